@@ -1,0 +1,1 @@
+"""seqcheck: checks."""

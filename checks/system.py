@@ -1,0 +1,135 @@
+"""The transition-system interface: the only thing the checker knows about a model.
+
+Rules:
+1. The checker (``checks/explore.py``, ``checks/liveness.py``) imports this module and nothing from
+   ``spec/`` or ``models/``. Anything protocol-specific reaches it through a ``TransitionSystem``.
+2. States are opaque, hashable, immutable values. Two states are the same state iff they are ``==``.
+3. ``successors`` is deterministic: the same state yields the same actions in the same order in every
+   run, so a trace of actions replays to the same states (stateright's rule, ``path.rs``).
+4. Properties are named predicates. A property is one claim; compound claims are split so a violation
+   points at one clause.
+
+Property kinds:
+- ``Always(name, holds)``: a safety invariant, checked on every reachable state (initial ones included).
+- ``Sometimes(name, holds)``: a witness that some reachable state satisfies ``holds``; guards against a
+  vacuous model. Reported as violated when no reachable state satisfies it.
+- ``Liveness(name, goal)``: "from every reachable state, some continuation made only of non-fault
+  actions reaches a state satisfying ``goal``" (AG EF goal on the fault-free subgraph). A violation
+  is a state from which recovery is impossible even if the network stops misbehaving; the
+  counterexample is the shortest path to the first such state. States whose successors were cut by
+  the model's bounds are treated as able to recover (so the verdict is never a false alarm, and the
+  report says how many states were cut).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+State = TypeVar("State", bound=Hashable)
+Action = TypeVar("Action", bound=Hashable)
+
+
+@dataclass(frozen=True, slots=True)
+class Always:
+    """Safety: ``holds(state)`` on every reachable state."""
+
+    name: str
+    holds: Callable[[Any], bool]
+    doc: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "always"
+
+
+@dataclass(frozen=True, slots=True)
+class Sometimes:
+    """Witness: ``holds(state)`` on at least one reachable state."""
+
+    name: str
+    holds: Callable[[Any], bool]
+    doc: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "sometimes"
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """From every reachable state a fault-free continuation reaches ``goal``."""
+
+    name: str
+    goal: Callable[[Any], bool]
+    doc: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "liveness"
+
+
+Property = Always | Sometimes | Liveness
+
+
+class TransitionSystem(Protocol):
+    """What a model must provide to be checked, replayed and rendered."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def properties(self) -> Sequence[Property]: ...
+
+    def init_states(self) -> Sequence[Hashable]:
+        """The initial states, in a fixed order."""
+        ...
+
+    def successors(self, state: Hashable) -> Iterable[tuple[Hashable, Hashable]]:
+        """Every enabled ``(action, next_state)`` pair, in a fixed order. No-op actions are left out."""
+        ...
+
+    def within_bounds(self, state: Hashable) -> bool:
+        """False for a state past the model's bounds: it is counted, checked, but not expanded."""
+        ...
+
+    def accepts_end(self, state: Hashable) -> bool:
+        """True if ``state`` may legitimately have no successors (else it is a deadlock)."""
+        ...
+
+    def is_fault(self, action: Hashable) -> bool:
+        """True for actions a liveness continuation may not use (loss, duplication, view changes...)."""
+        ...
+
+    def action_to_json(self, action: Hashable) -> dict[str, Any]:
+        """A JSON-able description of ``action``; equal actions give equal descriptions."""
+        ...
+
+    def format_action(self, action: Hashable) -> str:
+        """One line for people."""
+        ...
+
+
+def replay(system: TransitionSystem, actions: Sequence[dict[str, Any]]) -> list[tuple[Hashable, Hashable]]:
+    """Re-run recorded actions from the first initial state; returns ``[(action, state_after)]``.
+
+    Each recorded action is matched against the actions enabled in the current state by its JSON
+    description, so a trace replays from the actions alone. Raises ``ReplayError`` naming the step
+    whose action is not enabled (the model changed, or the model is nondeterministic).
+    """
+    state = system.init_states()[0]
+    path: list[tuple[Hashable, Hashable]] = []
+    for index, wanted in enumerate(actions):
+        for action, after in system.successors(state):
+            if system.action_to_json(action) == wanted:
+                path.append((action, after))
+                state = after
+                break
+        else:
+            raise ReplayError(f"step {index + 1}: action {wanted} is not enabled in the replayed state")
+    return path
+
+
+class ReplayError(Exception):
+    """A recorded trace does not replay on the model."""

@@ -1,0 +1,1 @@
+"""seqcheck implementation: sans-IO protocol engines, their data structures and wire format."""

@@ -1,0 +1,190 @@
+"""Model files (``models/<protocol>/<name>.toml``): parsing, validation, and building the world.
+
+A model file names a protocol and its variant, the members, the application workload, the fault
+budgets, the view scripts, the timers in play, the properties to check and the expected verdict.
+Every mistake is reported as one ``ModelError`` line naming the file, the key and what was expected.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from models.properties import build_properties, property_names
+from models.protocols import PROTOCOLS
+from models.world import Bounds, World
+from spec import unicast3 as u3
+
+VARIANT_ALIASES = {
+    "JGRP-1873": "no_timestamps", "JGRP-1548": "no_hs_resend", "JGRP-1586": "remove_on_view_change",
+    "JGRP-1578": "ack_only_new", "JGRP-1874": "no_sync_rate_limit",
+}
+TOP_KEYS = {"description", "protocol", "variant", "members", "sends", "faults", "views", "timers", "check"}
+FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}
+TIMER_KEYS = {"conn_expiry": False, "conn_close": True}
+
+
+class ModelError(Exception):
+    """A model file that cannot be used; the message is one line: file, key, what was expected."""
+
+
+@dataclass(frozen=True)
+class Model:
+    path: Path
+    description: str
+    protocol: str
+    variant: tuple[str, ...]
+    members: tuple[str, ...]
+    expect: str  # "pass" or "violation:<property>"
+    properties: tuple[str, ...]
+    pinned_states: int | None
+    max_states: int
+    world: World
+
+
+def load(path: str | Path) -> Model:
+    """Read, validate and build the model in ``path``."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ModelError(f"{path}: no such model file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ModelError(f"{path}: not valid TOML: {error}") from None
+    return _Reader(path, raw).model()
+
+
+class _Reader:
+    def __init__(self, path: Path, raw: dict[str, Any]) -> None:
+        self.path, self.raw = path, raw
+
+    def fail(self, key: str, expected: str) -> ModelError:
+        return ModelError(f"{self.path}: {key}: expected {expected}")
+
+    def table(self, key: str, allowed: set[str] | dict[str, Any]) -> dict[str, Any]:
+        value = self.raw.get(key, {})
+        if not isinstance(value, dict):
+            raise self.fail(key, "a table")
+        for name in value:
+            if name not in allowed and allowed:
+                raise self.fail(f"{key}.{name}", f"one of {', '.join(sorted(allowed))}")
+        return value
+
+    def natural(self, key: str, value: Any) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise self.fail(key, f"a whole number >= 0, got {value!r}")
+        return value
+
+    def model(self) -> Model:
+        for key in self.raw:
+            if key not in TOP_KEYS:
+                raise self.fail(key, f"one of {', '.join(sorted(TOP_KEYS))}")
+        protocol = self.raw.get("protocol")
+        if protocol not in PROTOCOLS:
+            raise self.fail("protocol", f"one of {', '.join(sorted(PROTOCOLS))}, got {protocol!r}")
+        members = self._members()
+        n = len(members)
+        variant = self._variant()
+        timers = {k: self._flag(f"timers.{k}", v) for k, v in {**TIMER_KEYS, **self.table("timers", TIMER_KEYS)}.items()}
+        cfg = u3.Config(n, variant=u3.Variant(**{name: True for name in variant}), **timers)
+        faults = {k: self.natural(f"faults.{k}", v) for k, v in {**FAULT_KEYS, **self.table("faults", FAULT_KEYS)}.items()}
+        if faults["max_in_flight"] < 1:
+            raise self.fail("faults.max_in_flight", "at least 1")
+        bounds = Bounds(self._sends(members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
+                        self._views(members), faults["max_in_flight"])
+        check = self.table("check", {"properties", "expect", "states", "max_states"})
+        adapter = PROTOCOLS[protocol]
+        known = property_names(adapter)
+        selected = self._properties(check.get("properties", ["all"]), known)
+        expect = self._expect(check.get("expect"), selected)
+        world = World(self.path.stem, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [])
+        world.member_names = members
+        world.properties = build_properties(world, adapter, selected)
+        pinned = check.get("states")
+        if pinned is not None:
+            pinned = self.natural("check.states", pinned)
+        max_states = self.natural("check.max_states", check.get("max_states", 5_000_000))
+        description = self.raw.get("description", "")
+        if not isinstance(description, str):
+            raise self.fail("description", "a string")
+        return Model(self.path, description, protocol, variant, members, expect, selected, pinned, max_states, world)
+
+    def _members(self) -> tuple[str, ...]:
+        members = self.raw.get("members")
+        if (not isinstance(members, list) or not 2 <= len(members) <= 4
+                or not all(isinstance(m, str) and m for m in members) or len(set(members)) != len(members)):
+            raise self.fail("members", "a list of 2 to 4 distinct member names")
+        return tuple(members)
+
+    def _flag(self, key: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(key, f"true or false, got {value!r}")
+        return value
+
+    def _variant(self) -> tuple[str, ...]:
+        raw = self.raw.get("variant", [])
+        raw = [raw] if isinstance(raw, str) else raw
+        names = {f.name for f in fields(u3.Variant)}
+        if not isinstance(raw, list):
+            raise self.fail("variant", "a list of variant names")
+        variant = []
+        for item in raw:
+            name = VARIANT_ALIASES.get(item, item)
+            if name not in names:
+                raise self.fail("variant", f"names from {', '.join(sorted(names | set(VARIANT_ALIASES)))}, got {item!r}")
+            variant.append(name)
+        return tuple(sorted(set(variant)))
+
+    def _member_index(self, key: str, name: Any, members: tuple[str, ...]) -> int:
+        if name not in members:
+            raise self.fail(key, f"a member name ({', '.join(members)}), got {name!r}")
+        return members.index(name)
+
+    def _sends(self, members: tuple[str, ...]) -> tuple[int, ...]:
+        n = len(members)
+        sends = [0] * (n * n)
+        for pair, count in self.table("sends", set()).items():
+            src, sep, dst = pair.partition("->")
+            if not sep:
+                raise self.fail(f"sends.{pair}", "a key of the form \"A->B\"")
+            s = self._member_index(f"sends.{pair}", src.strip(), members)
+            d = self._member_index(f"sends.{pair}", dst.strip(), members)
+            if s == d:
+                raise self.fail(f"sends.{pair}", "two different members")
+            sends[s * n + d] = self.natural(f"sends.{pair}", count)
+        return tuple(sends)
+
+    def _views(self, members: tuple[str, ...]) -> tuple[tuple[frozenset[int], ...], ...]:
+        scripts: list[list[frozenset[int]]] = [[] for _ in members]
+        views = self.raw.get("views", [])
+        if not isinstance(views, list):
+            raise self.fail("views", "an array of tables [[views]] with member and view")
+        for i, item in enumerate(views):
+            key = f"views[{i}]"
+            if not isinstance(item, dict) or set(item) != {"member", "view"} or not isinstance(item["view"], list):
+                raise self.fail(key, "a table with keys member (a name) and view (a list of names)")
+            member = self._member_index(f"{key}.member", item["member"], members)
+            view = frozenset(self._member_index(f"{key}.view", m, members) for m in item["view"])
+            if member not in view:
+                raise self.fail(f"{key}.view", "a view that contains its own member")
+            scripts[member].append(view)
+        return tuple(tuple(s) for s in scripts)
+
+    def _properties(self, raw: Any, known: list[str]) -> tuple[str, ...]:
+        if not isinstance(raw, list) or not all(isinstance(p, str) for p in raw):
+            raise self.fail("check.properties", "a list of property names (or [\"all\"])")
+        if raw == ["all"]:
+            return tuple(known)
+        for name in raw:
+            if name not in known:
+                raise self.fail("check.properties", f"names from: {', '.join(known)}; got {name!r}")
+        return tuple(raw)
+
+    def _expect(self, raw: Any, selected: tuple[str, ...]) -> str:
+        if raw == "pass":
+            return raw
+        if isinstance(raw, str) and raw.startswith("violation:") and raw[len("violation:"):] in selected + ("deadlock",):
+            return raw
+        raise self.fail("check.expect", f"\"pass\" or \"violation:<one of the checked properties>\", got {raw!r}")

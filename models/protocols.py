@@ -1,0 +1,155 @@
+"""How the world talks to a protocol spec: one ``ProtocolAdapter`` per ``spec/`` module.
+
+The adapter turns world stimuli into calls of the spec's handlers, tells which effects are packets,
+and maps the spec's observations onto history: the abstract channel of ``spec/reliable_fifo`` and
+one bit per violated *step* property (a property about a transition, such as "a purge never
+removes what the receiver's window still needs"). It also lists the protocol's properties by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from spec import reliable_fifo as fifo
+from spec import unicast3 as u3
+
+if TYPE_CHECKING:
+    from models.world import History
+
+
+@dataclass(frozen=True)
+class NodeProperty:
+    """A safety property of one member's state."""
+
+    name: str
+    holds: Callable[[Any], bool]
+    doc: str
+
+
+@dataclass(frozen=True)
+class PairProperty:
+    """A safety property of (sender state, receiver state)."""
+
+    name: str
+    holds: Callable[[Any, Any], bool]
+    doc: str
+
+
+@dataclass(frozen=True)
+class ProtocolAdapter:
+    name: str
+    node_properties: tuple[NodeProperty, ...]
+    pair_properties: tuple[PairProperty, ...]
+    step_properties: tuple[tuple[str, str], ...]  # (name, doc); bit i of History.step_violations
+
+    def step_bit(self, name: str) -> int:
+        return 1 << [n for n, _ in self.step_properties].index(name)
+
+    # The rest is protocol-specific; UNICAST3's is below.
+    def initial_node(self, cfg: Any, member: int, view: frozenset[int]) -> Any:
+        return u3.initial_node(member, cfg, view)
+
+    def handle(self, cfg: Any, node: Any, stimulus: Hashable) -> tuple[Any, tuple[Any, ...]]:
+        if isinstance(stimulus, tuple) and len(stimulus) == 4 and hasattr(stimulus, "msg"):
+            step = u3.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
+        elif stimulus[0] == "send":  # type: ignore[index]
+            step = u3.on_send(cfg, node, stimulus[1], stimulus[2])  # type: ignore[index]
+        elif stimulus[0] == "timer":  # type: ignore[index]
+            step = u3.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
+        elif stimulus[0] == "view":  # type: ignore[index]
+            step = u3.on_view(cfg, node, stimulus[1])  # type: ignore[index]
+        else:
+            step = u3.on_remove_receiver(cfg, node, stimulus[1])  # type: ignore[index]
+        return step.node, step.effects
+
+    def enabled_timers(self, cfg: Any, node: Any) -> tuple[Any, ...]:
+        return u3.enabled_timers(cfg, node)
+
+    def receivers(self, node: Any) -> list[int]:
+        return [peer for peer, entry in enumerate(node.recv) if entry is not None]
+
+    def timer_is_progress(self, timer: Any) -> bool:
+        """Timers a liveness continuation may use: the retransmit task and the sync expiry.
+        Idle closing and expiry removal discard state, so they count as disruptions."""
+        return bool(timer.kind in (u3.XMIT, u3.SYNC_EXPIRED))
+
+    def is_send(self, effect: Any) -> bool:
+        return isinstance(effect, u3.Send)
+
+    def nothing_unacked(self, node: Any, peer: int) -> bool:
+        return u3.nothing_unacked(node, peer)
+
+    def observe(self, history: History, member: int, old: Any, nodes: tuple[Any, ...],
+                observed: tuple[tuple[str, Any], ...], n: int) -> History:
+        """History after ``member`` moved from ``old`` to ``nodes[member]`` observing ``observed``."""
+        channels, syncs = list(history.channels), list(history.syncs)
+        violations = history.step_violations
+        for kind, value in observed:
+            if kind == "stimulus" and value[0] == "send":
+                channels[member * n + value[1]] = fifo.send(channels[member * n + value[1]])
+            elif kind == "stimulus" and value[1].kind == u3.SYNC_EXPIRED:
+                syncs[value[1].peer * n + member] = 0
+            elif kind == "Deliver":
+                channels[value.src * n + member] = fifo.deliver(channels[value.src * n + member], value.payload)
+            elif kind in ("WindowCreated", "WindowRemoved"):
+                channels[value.src * n + member] = fifo.new_incarnation(channels[value.src * n + member])
+                if kind == "WindowCreated" and not u3.window_within_store(nodes[value.src], member, value):
+                    violations |= self.step_bit("window_within_store")
+            elif kind == "Purged" and not u3.purge_is_safe(nodes[value.dst], member, value):
+                violations |= self.step_bit("no_spurious_purge")
+            elif kind == "SyncRequested":
+                syncs[value.dst * n + member] += 1
+                if syncs[value.dst * n + member] > 1:
+                    violations |= self.step_bit("sync_rate_limited")
+            elif kind == "Discarded" and value.flushed:
+                channels[member * n + value.dst] = fifo.excuse(channels[member * n + value.dst], value.payloads)
+        if not u3.acks_monotone(old, nodes[member]):
+            violations |= self.step_bit("acks_monotone")
+        return type(history)(tuple(channels), violations, tuple(syncs))
+
+    def format_action(self, action: Any, name: Callable[[int], str]) -> str:
+        from models.render_actions import format_action
+
+        return format_action(action, name)
+
+    # -- timestamp renumbering (a sound reduction; see models/world.py rule 5) -------------------
+    def node_timestamps(self, node: Any) -> tuple[int, tuple[int, ...]]:
+        """(timestamps issued so far, last timestamp accepted from each peer; 0 = none)."""
+        return node.timestamper, tuple(0 if e is None else e.last_ts for e in node.send)
+
+    def packet_timestamp(self, msg: Any) -> int:
+        """The timestamp a message carries, 0 if none."""
+        return msg.ts if isinstance(msg, (u3.Ack, u3.SendFirstSeqno)) else 0
+
+    def renumber_node(self, node: Any, ranks: tuple[dict[int, int], ...]) -> Any:
+        """``node`` with its own counter renumbered by ``ranks[node.me]`` and every send entry's
+        ``last_ts`` by the ranks of the peer that issued it."""
+        send = tuple(e if e is None or e.last_ts == 0 else replace(e, last_ts=ranks[peer][e.last_ts])
+                     for peer, e in enumerate(node.send))
+        return replace(node, timestamper=ranks[node.me].get(node.timestamper, node.timestamper), send=send)
+
+    def renumber_packet(self, packet_msg: Any, rank: dict[int, int]) -> Any:
+        return packet_msg._replace(ts=rank[packet_msg.ts]) if self.packet_timestamp(packet_msg) else packet_msg
+
+
+UNICAST3 = ProtocolAdapter(
+    name="unicast3",
+    node_properties=(
+        NodeProperty("window_order", u3.window_order, u3.window_order.__doc__ or ""),
+        NodeProperty("conn_id_purity", u3.conn_id_purity, u3.conn_id_purity.__doc__ or ""),
+    ),
+    pair_properties=(
+        PairProperty("timestamps_issued", u3.timestamps_issued, u3.timestamps_issued.__doc__ or ""),
+    ),
+    step_properties=(
+        ("no_spurious_purge", u3.purge_is_safe.__doc__ or ""),
+        ("window_within_store", u3.window_within_store.__doc__ or ""),
+        ("acks_monotone", u3.acks_monotone.__doc__ or ""),
+        ("sync_rate_limited", "JGRP-1874: at most one SEND_FIRST_SEQNO from a receiver to a sender "
+                              "per sync_min_interval."),
+    ),
+)
+
+PROTOCOLS: dict[str, ProtocolAdapter] = {"unicast3": UNICAST3}

@@ -1,0 +1,363 @@
+"""The world around a protocol: members, an unreliable network, membership, faults and history.
+
+Rules
+-----
+1. The protocol (a ``ProtocolAdapter`` over a ``spec/`` module) decides what members do; the world
+   decides everything else: which packet arrives next, which is lost or duplicated, when timers
+   fire, which view a member installs. The protocol never decides a fault.
+2. The network holds, per directed channel, a *set* of in-flight packets: any packet may be
+   delivered next (reordering), lost (within the loss budget) or delivered while a copy stays in
+   flight (duplication, within its budget). Sending a packet identical to one already in flight
+   adds nothing: the two copies are indistinguishable until one is duplicated, and the duplicate
+   budget covers that. This keeps retransmission loops finite.
+3. Bounds come from the model file: application sends per pair, loss, duplication and
+   receiver-removal budgets, the per-member view scripts, and ``max_in_flight`` per channel
+   (a state over it is a *cut* state: checked but not expanded, and reported).
+4. History (``spec/reliable_fifo.Channel`` per pair, plus one bit per violated step property) is
+   part of the state, so every violation is visible in the state where it happens.
+5. Timestamps are renumbered. UNICAST3 compares the timestamps of ACK and SEND_FIRST_SEQNO only
+   with each other (newer or not) and issues each new one as "one more than the last issued", so
+   replacing every member's timestamps in use (its counter, the ``last_ts`` others hold for it,
+   those in flight from it) by their ranks 1..k changes no future behaviour: the renumbered world
+   is bisimilar to the original. Without this, a receiver that keeps asking (an unfair schedule
+   that never delivers one packet) drives its counter up forever and the state space is infinite.
+   Traces therefore show ranks: only the order of two timestamps means anything.
+
+Representation (for speed, invisible to the spec): node states, networks, budgets and histories
+are interned to small ints, a world is a flat tuple of those ints, and every handler call is
+memoised on ``(node id, input)``. ``WorldView`` decodes a world for properties and people.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from models.protocols import ProtocolAdapter
+from spec import reliable_fifo
+from spec.reliable_fifo import Channel
+
+# --------------------------------------------------------------------------------------------
+# Packets and world actions.
+
+
+class Packet(NamedTuple):
+    """A message in flight. ``kind`` (the message type's name) makes packets of different message
+    types unequal even when their fields coincide."""
+
+    src: int
+    dst: int
+    kind: str
+    msg: Any
+
+
+class AppSend(NamedTuple):
+    src: int
+    dst: int
+
+
+class DeliverPacket(NamedTuple):
+    packet: Packet
+
+
+class DuplicatePacket(NamedTuple):
+    packet: Packet
+
+
+class LosePacket(NamedTuple):
+    packet: Packet
+
+
+class FireTimer(NamedTuple):
+    member: int
+    timer: Any  # the protocol's timer value
+
+
+class InstallView(NamedTuple):
+    member: int
+    members: tuple[int, ...]
+
+
+class RemoveReceiver(NamedTuple):
+    member: int
+    peer: int
+
+
+WorldAction = AppSend | DeliverPacket | DuplicatePacket | LosePacket | FireTimer | InstallView | RemoveReceiver
+FAULTS = (AppSend, DuplicatePacket, LosePacket, InstallView, RemoveReceiver)
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """What the environment may do, from the model file."""
+
+    sends: tuple[int, ...]  # per pair index src*n+dst: application messages the sender may send
+    loss: int
+    duplicate: int
+    receiver_removals: int
+    views: tuple[tuple[frozenset[int], ...], ...]  # per member, views installed in this order
+    max_in_flight: int
+
+
+class Env(NamedTuple):
+    """Remaining fault budgets and each member's position in its view script."""
+
+    loss: int
+    duplicate: int
+    removals: int
+    view_index: tuple[int, ...]
+
+
+class History(NamedTuple):
+    channels: tuple[Channel, ...]  # per pair index src*n+dst
+    step_violations: int  # bit i: the adapter's step property i was violated on some step
+    syncs: tuple[int, ...]  # per pair: sync requests dst->src since dst's last sync expiry
+
+
+@dataclass(frozen=True, slots=True)
+class WorldView:
+    """A decoded world, for properties, rendering and tests."""
+
+    nodes: tuple[Any, ...]
+    network: tuple[Packet, ...]
+    env: Env
+    history: History
+
+    def channel(self, src: int, dst: int) -> Channel:
+        return self.history.channels[src * len(self.nodes) + dst]
+
+
+class _Interner:
+    """Values <-> small ints, ids assigned in first-seen order (deterministic)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Hashable, int] = {}
+        self.values: list[Any] = []
+
+    def __call__(self, value: Hashable) -> int:
+        found = self.ids.get(value)
+        if found is None:
+            found = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return found
+
+
+class World:
+    """A protocol composed with the world, as a ``checks.system.TransitionSystem``."""
+
+    def __init__(self, name: str, adapter: ProtocolAdapter, cfg: Any, n: int, bounds: Bounds,
+                 initial_views: Sequence[frozenset[int]], properties: Sequence[Any]) -> None:
+        self.name = name
+        self.adapter, self.cfg, self.n, self.bounds = adapter, cfg, n, bounds
+        self.properties = list(properties)
+        self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
+        self._nodes, self._nets, self._envs, self._hists = _Interner(), _Interner(), _Interner(), _Interner()
+        self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...]]] = {}
+        self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
+        self._hist_memo: dict[Hashable, int] = {}
+        self._bounded: dict[int, bool] = {}
+        self._node_ts: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
+        nodes = tuple(self._nodes(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
+        history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
+        env = Env(bounds.loss, bounds.duplicate, bounds.receiver_removals, (0,) * n)
+        self._init = nodes + (self._nets(()), self._envs(env), self._hists(history))
+
+    # -- TransitionSystem ---------------------------------------------------------------------
+    def init_states(self) -> Sequence[tuple[int, ...]]:
+        return [self._init]
+
+    def successors(self, world: tuple[int, ...]) -> Iterator[tuple[WorldAction, tuple[int, ...]]]:
+        n = self.n
+        net: tuple[Packet, ...] = self._nets.values[world[n]]
+        env: Env = self._envs.values[world[n + 1]]
+        history: History = self._hists.values[world[n + 2]]
+        for src, dst in self.pairs:
+            sent = history.channels[src * n + dst].sent
+            if sent < self.bounds.sends[src * n + dst]:
+                yield from self._after(world, src, AppSend(src, dst), ("send", dst, sent + 1), None, env)
+        for packet in net:
+            yield from self._after(world, packet.dst, DeliverPacket(packet), packet, packet, env)
+            if env.duplicate:
+                yield from self._after(world, packet.dst, DuplicatePacket(packet), packet, None,
+                                       env._replace(duplicate=env.duplicate - 1))
+            if env.loss:
+                nodes, lost = self._renumber_timestamps(world[:n], self._net_after(world[n], packet, ()))
+                yield LosePacket(packet), nodes + (lost, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
+        for member in range(n):
+            node = self._nodes.values[world[member]]
+            for timer in self.adapter.enabled_timers(self.cfg, node):
+                yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
+        yield from self._environment_actions(world, env)
+
+    def _environment_actions(self, world: tuple[int, ...], env: Env) -> Iterator[tuple[WorldAction, tuple[int, ...]]]:
+        for member in range(self.n):
+            script = self.bounds.views[member]
+            index = env.view_index[member]
+            if index < len(script):
+                view = script[index]
+                moved = env._replace(view_index=env.view_index[:member] + (index + 1,) + env.view_index[member + 1:])
+                yield from self._after(world, member, InstallView(member, tuple(sorted(view))), ("view", view), None, moved)
+        if env.removals:
+            fewer = env._replace(removals=env.removals - 1)
+            for member in range(self.n):
+                node = self._nodes.values[world[member]]
+                for peer in self.adapter.receivers(node):
+                    yield from self._after(world, member, RemoveReceiver(member, peer), ("remove", peer), None, fewer)
+
+    def within_bounds(self, world: tuple[int, ...]) -> bool:
+        net_id = world[self.n]
+        ok = self._bounded.get(net_id)
+        if ok is None:
+            counts: dict[tuple[int, int], int] = {}
+            for packet in self._nets.values[net_id]:
+                counts[packet.src, packet.dst] = counts.get((packet.src, packet.dst), 0) + 1
+            ok = self._bounded[net_id] = max(counts.values(), default=0) <= self.bounds.max_in_flight
+        return ok
+
+    def accepts_end(self, world: tuple[int, ...]) -> bool:
+        """A world may stop once every message is delivered and acknowledged."""
+        history: History = self._hists.values[world[self.n + 2]]
+        nodes = [self._nodes.values[i] for i in world[:self.n]]
+        return all(c.all_delivered() for c in history.channels) and all(
+            self.adapter.nothing_unacked(nodes[s], d) for s, d in self.pairs)
+
+    def is_fault(self, action: Hashable) -> bool:
+        if isinstance(action, FireTimer):
+            return not self.adapter.timer_is_progress(action.timer)
+        return isinstance(action, FAULTS)
+
+    def action_to_json(self, action: Hashable) -> dict[str, Any]:
+        return {"action": type(action).__name__, **_to_json(action._asdict())}  # type: ignore[attr-defined]
+
+    def format_action(self, action: Hashable) -> str:
+        return self.adapter.format_action(action, self.member_name)
+
+    # -- decoding -----------------------------------------------------------------------------
+    def view(self, world: tuple[int, ...]) -> WorldView:
+        n = self.n
+        return WorldView(tuple(self._nodes.values[i] for i in world[:n]), self._nets.values[world[n]],
+                         self._envs.values[world[n + 1]], self._hists.values[world[n + 2]])
+
+    member_names: tuple[str, ...] = ()
+
+    def member_name(self, member: int) -> str:
+        return self.member_names[member] if member < len(self.member_names) else str(member)
+
+    # -- composition --------------------------------------------------------------------------
+    def _after(self, world: tuple[int, ...], member: int, action: WorldAction, stimulus: Hashable,
+               consumed: Packet | None, env: Env) -> Iterator[tuple[WorldAction, tuple[int, ...]]]:
+        """The world after ``member`` handles ``stimulus``; nothing if the step changes nothing."""
+        n = self.n
+        node_id = world[member]
+        key = (node_id, stimulus)
+        result = self._node_memo.get(key)
+        if result is None:
+            result = self._node_memo[key] = self._handle(member, node_id, stimulus)
+        new_node, packets, observed = result
+        net_id = world[n]
+        if consumed is not None or packets:
+            net_id = self._net_after(net_id, consumed, packets)
+        nodes = world[:member] + (new_node,) + world[member + 1:n]
+        nodes, net_id = self._renumber_timestamps(nodes, net_id)
+        hist_id = world[n + 2]
+        if observed or new_node != node_id:
+            hist_id = self._history_after(hist_id, member, node_id, nodes, observed)
+        after = nodes + (net_id, self._envs(env), hist_id)
+        if after != world:
+            yield action, after
+
+    def _handle(self, member: int, node_id: int, stimulus: Hashable) -> tuple[int, tuple[Packet, ...], tuple[Any, ...]]:
+        node = self._nodes.values[node_id]
+        new_node, effects = self.adapter.handle(self.cfg, node, stimulus)
+        packets, observed = [], []
+        for effect in effects:
+            if self.adapter.is_send(effect):
+                packets.append(Packet(member, effect.dst, type(effect.msg).__name__, effect.msg))
+            else:
+                observed.append((type(effect).__name__, effect))
+        if isinstance(stimulus, tuple) and stimulus[0] in ("send", "timer"):
+            observed.append(("stimulus", stimulus))
+        return self._nodes(new_node), tuple(packets), tuple(observed)
+
+    def _renumber_timestamps(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:
+        """Rule 5: each member's timestamps in use become 1..k, in the same order."""
+        n = self.n
+        infos = [self._timestamps_of_node(i) for i in nodes]
+        in_flight = self._timestamps_in_flight(net_id)
+        used: list[set[int]] = []
+        canonical = True
+        for issuer in range(n):
+            values = set(in_flight[issuer])
+            values.add(infos[issuer][0])
+            values.update(info[1][issuer] for info in infos)
+            values.discard(0)
+            canonical = canonical and len(values) == infos[issuer][0]
+            used.append(values)
+        if canonical:
+            return nodes, net_id
+        ranks = tuple({value: rank for rank, value in enumerate(sorted(values), 1)} for values in used)
+        renumbered = tuple(self._nodes(self.adapter.renumber_node(self._nodes.values[i], ranks)) for i in nodes)
+        packets = tuple(sorted(p._replace(msg=self.adapter.renumber_packet(p.msg, ranks[p.src]))
+                               for p in self._nets.values[net_id]))
+        return renumbered, self._nets(packets)
+
+    def _timestamps_of_node(self, node_id: int) -> tuple[int, tuple[int, ...]]:
+        found = self._node_ts.get(node_id)
+        if found is None:
+            found = self._node_ts[node_id] = self.adapter.node_timestamps(self._nodes.values[node_id])
+        return found
+
+    def _timestamps_in_flight(self, net_id: int) -> tuple[frozenset[int], ...]:
+        found = self._net_ts.get(net_id)
+        if found is None:
+            per_src: list[set[int]] = [set() for _ in range(self.n)]
+            for packet in self._nets.values[net_id]:
+                per_src[packet.src].add(self.adapter.packet_timestamp(packet.msg))
+            found = self._net_ts[net_id] = tuple(frozenset(s) for s in per_src)
+        return found
+
+    def _net_after(self, net_id: int, consumed: Packet | None, added: tuple[Packet, ...]) -> int:
+        key = (net_id, consumed, added)
+        found = self._net_memo.get(key)
+        if found is None:
+            packets = set(self._nets.values[net_id])
+            if consumed is not None:
+                packets.discard(consumed)
+            packets.update(added)
+            found = self._net_memo[key] = self._nets(tuple(sorted(packets)))
+        return found
+
+    def _history_after(self, hist_id: int, member: int, old_node: int, nodes: tuple[int, ...],
+                       observed: tuple[Any, ...]) -> int:
+        key = (hist_id, member, old_node, nodes, observed)
+        found = self._hist_memo.get(key)
+        if found is None:
+            history = self._hists.values[hist_id]
+            decoded = tuple(self._nodes.values[i] for i in nodes)
+            updated = self.adapter.observe(history, member, self._nodes.values[old_node], decoded, observed, self.n)
+            found = self._hist_memo[key] = self._hists(updated)
+        return found
+
+    def stats(self) -> dict[str, int]:
+        return {"node_states": len(self._nodes.values), "networks": len(self._nets.values),
+                "histories": len(self._hists.values), "handler_calls_memoised": len(self._node_memo)}
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _to_json(v) for k, v in value.items()}
+    if hasattr(value, "_asdict"):
+        return {"type": type(value).__name__, **_to_json(value._asdict())}
+    if isinstance(value, (tuple, list, frozenset)):
+        return [_to_json(v) for v in (sorted(value) if isinstance(value, frozenset) else value)]
+    return value
+
+
+def lift_channel_property(predicate: Callable[[Channel], bool]) -> Callable[[WorldView], bool]:
+    """A per-pair predicate of ``spec/reliable_fifo`` as a predicate over every pair of a world."""
+    return lambda world: all(predicate(ch) for ch in world.history.channels)
+
+
+__all__ = ["World", "WorldView", "Bounds", "Env", "History", "Packet", "reliable_fifo"]

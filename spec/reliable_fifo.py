@@ -1,0 +1,102 @@
+"""The abstract "what" of reliable unicast: one FIFO channel per (sender, receiver) pair.
+
+Rules
+-----
+1. This is the service UNICAST2/3 promise, stated without any protocol machinery. A concrete run is
+   correct when every delivery it makes is a step this abstract channel allows.
+2. The sender's application messages are numbered 1, 2, 3, ... per pair (payload n is the n-th
+   message the sender's application sent to that receiver).
+3. The receiver's deliveries are grouped into *incarnations*: one per life of its receive window for
+   the sender. Within an incarnation, deliveries form a contiguous, increasing, duplicate-free run
+   of sent payloads. A new incarnation may start anywhere (messages of an earlier incarnation may be
+   missing after a sender-side reset, or repeated after a receiver-side reset: digest P1, P2).
+4. Liveness ("what eventually"): every sent payload is delivered at least once, unless the sender
+   discarded it after the grace period the protocol promises (UNICAST3: conn_close_timeout of
+   CLOSING, digest P11). Those payloads are *excused*.
+
+The protocol models map onto this channel through three observations: a delivery, the start of a
+new receive-window incarnation, and a legitimate discard. ``Channel`` records the abstract state
+plus a bit per violated clause, so a violation is visible in the state where it happens (a history
+variable, in TLA+ terms).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+# Violated clauses, one bit each.
+DUPLICATE = 1  # a payload delivered twice within one incarnation
+OUT_OF_ORDER = 2  # a delivery that is not the successor of the previous one in its incarnation
+NOT_SENT = 4  # a delivery of a payload that was never sent
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    """Abstract state of one (sender, receiver) pair."""
+
+    sent: int = 0  # payloads 1..sent have been sent
+    delivered: int = 0  # bit n-1 set: payload n delivered at least once (any incarnation)
+    excused: int = 0  # bit n-1 set: payload n discarded by the sender after its grace period
+    run_first: int = 0  # first payload delivered in the current incarnation; 0 = none yet
+    run_last: int = 0  # last payload delivered in the current incarnation
+    violations: int = 0  # DUPLICATE | OUT_OF_ORDER | NOT_SENT bits
+
+    def all_delivered(self) -> bool:
+        """Every sent payload delivered at least once, or excused."""
+        everything = (1 << self.sent) - 1
+        return (self.delivered | self.excused) & everything == everything
+
+
+def send(channel: Channel) -> Channel:
+    """The sender's application sends the next payload (number ``sent + 1``)."""
+    return replace(channel, sent=channel.sent + 1)
+
+
+def deliver(channel: Channel, payload: int) -> Channel:
+    """The receiver delivers ``payload``; record which clause, if any, this breaks."""
+    violations = channel.violations
+    if not 1 <= payload <= channel.sent:
+        violations |= NOT_SENT
+    if channel.run_first and channel.run_first <= payload <= channel.run_last:
+        violations |= DUPLICATE
+    elif channel.run_first and payload != channel.run_last + 1:
+        violations |= OUT_OF_ORDER
+    return Channel(
+        channel.sent,
+        channel.delivered | (1 << (payload - 1)) if payload >= 1 else channel.delivered,
+        channel.excused,
+        channel.run_first or payload,
+        max(payload, channel.run_last),
+        violations,
+    )
+
+
+def new_incarnation(channel: Channel) -> Channel:
+    """The receiver's window for the sender was created or removed: a new run starts."""
+    if channel.run_first == 0:
+        return channel
+    return replace(channel, run_first=0, run_last=0)
+
+
+def excuse(channel: Channel, payloads: tuple[int, ...]) -> Channel:
+    """The sender discarded ``payloads`` after the grace period: they need not arrive."""
+    mask = 0
+    for payload in payloads:
+        mask |= 1 << (payload - 1)
+    return replace(channel, excused=channel.excused | mask)
+
+
+# Named predicates over one channel; the models lift them to every pair.
+def no_duplicate(channel: Channel) -> bool:
+    """Within one incarnation, no payload is delivered twice."""
+    return not channel.violations & DUPLICATE
+
+
+def in_order(channel: Channel) -> bool:
+    """Within one incarnation, each delivery is the successor of the previous one (FIFO, no gap)."""
+    return not channel.violations & OUT_OF_ORDER
+
+
+def delivered_was_sent(channel: Channel) -> bool:
+    """Nothing is delivered that the sender did not send."""
+    return not channel.violations & NOT_SENT

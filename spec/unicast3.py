@@ -1,0 +1,629 @@
+"""UNICAST3 (with the receiver sync of JGRP-1875) as an executable specification of one member.
+
+Rules
+-----
+1. This module is the documentation of UNICAST3. It says *what one member does*: its state, and a
+   handler for every input (application send, each message type, view change, each timer, the
+   receiver-removal test hook). It knows nothing of networks, budgets or other members' states:
+   ``models/`` composes members with a network into a transition system.
+2. State is a value: frozen dataclasses of ints, bools and tuples. Per-peer maps are tuples indexed
+   by member number. Handlers are pure functions ``(node, input) -> Step`` and never mutate.
+3. Every handler returns the new node and its *effects as data*: packets to send, deliveries to the
+   application, and observations (window created, purge, sync request, messages discarded) that the
+   properties and the trace renderer use. Observations do not influence the protocol.
+4. Time is abstract: each timer of the retransmit task is an input that may arrive at any moment
+   (``Timer`` kinds below). Nothing here reads a clock.
+
+Theory of operation
+-------------------
+Member A sends to B on a *send entry* (conn_id, next seqno, window of unacknowledged messages).
+Every DATA carries (seqno, conn_id, first), first being true for seqno 1. B keeps a *receive entry*
+per sender (conn_id, window). B creates it only from a DATA marked first; a non-first DATA with no
+entry or another conn_id makes B ask A for its first seqno (SEND_FIRST_SEQNO, at most one per
+``sync_min_interval``), and A answers with its lowest unacknowledged message marked first.
+B acknowledges cumulatively (ACK of its highest delivered seqno, flushed by the retransmit task);
+A purges up to the ACK. Lost messages are recovered in three ways: B asks for gaps it already saw
+on the previous run (XMIT_REQ), A resends its highest sent message while (HA, HS) stays unchanged
+(so a lost *last* message comes back), and the SEND_FIRST_SEQNO exchange (a lost *first* message).
+Every ACK and SEND_FIRST_SEQNO carries a timestamp from B's counter; A accepts only strictly newer
+ones, so a delayed ACK from before a receiver reset cannot purge messages the new window needs.
+Entries leaving the view become CLOSING (still retransmitting), are removed after
+``conn_close_timeout`` (the sender sends CLOSE), and reopen on traffic.
+
+Decisions (digest section 6), each with JGroups' code as the reference
+---------------------------------------------------------------------
+1. ACK value: the receiver's highest *deliverable* seqno. Delivery happens inside the same handler
+   (removeAndDeliver), so highest deliverable == highest delivered here.
+2. ACK timing: every DATA received (new or duplicate) sets ``ack_pending``; the retransmit task
+   sends one ACK per pending entry. Batches and ``ack_threshold`` (immediate ACK for batches of
+   100) are not modelled: every reception is a single message.
+3. Timestamps: ACK and SEND_FIRST_SEQNO share one ``last_ts`` per send entry; the first one is
+   accepted unconditionally (0 = none yet), later ones only if strictly newer.
+4. SEND_FIRST_SEQNO answer: only the lowest unacknowledged message, as a copy marked first (the
+   seed's "lowest and highest" is not what the code does; the highest comes from the HS resend).
+5. Rate limit: per destination, ``last_sync_sent`` holds peers asked within the last
+   sync_min_interval, tracked even when no receive entry exists; its expiry is the ``SYNC_EXPIRED``
+   timer.
+6. Which conn_id wins: any *different* conn_id carried by a first DATA replaces the receive window
+   (UNICAST3; UNICAST4 would compare them numerically).
+7. Messages arriving before a usable receive entry: dropped (the 2019 MessageCache is left out; it
+   changes latency, not the properties checked). ??? The batch path drops them too.
+8. Closing: view change -> CLOSING; traffic or a view containing the peer -> OPEN; CLOSE_EXPIRED
+   removes the entry (sender: CLOSE sent if the peer is a member; receiver: pending ACKs flushed
+   first). CLOSE removes a receive entry with the same conn_id.
+9. Sending on a CLOSED entry: entries are removed the moment they become CLOSED, so a send finds
+   none and opens a new connection (the fetch/close race of the threaded code does not exist in an
+   atomic model).
+10. Duplicates after a receiver-side reset are possible and allowed (properties are per window
+    incarnation).
+11. HS resend: on a run where HA < HS and (HA, HS) equals the previous run's watermark, resend the
+    message HS with its original header; repeat on every run while stalled.
+20. XMIT_REQ carries no conn_id: it is served from the current send window.
+24. Time base: abstract timers (see ``Timer``); the AgeOutCache for connections to non-members
+    (max_retransmit_time) is left out: idle closing covers the same ground in the models.
+
+Variants (flags in ``Variant``) bring back historical defects so the checker can find them:
+``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548), ``remove_on_view_change``
+(JGRP-1586), ``ack_only_new`` (JGRP-1578), ``no_sync_rate_limit`` (JGRP-1874).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import NamedTuple, TypeVar
+
+E = TypeVar("E")
+
+# ---------------------------------------------------------------------------------------------
+# Connection states (digest 1.2 (e)). CLOSED entries are removed at once, so never stored.
+OPEN = 0
+CLOSING = 1
+STATE_NAMES = ("OPEN", "CLOSING")
+
+
+# ---------------------------------------------------------------------------------------------
+# Messages (UnicastHeader3). Payloads are abstract: the application's n-th message to a peer is
+# payload n. Plain NamedTuples: hashable, ordered, cheap.
+class Data(NamedTuple):
+    seqno: int
+    conn_id: int
+    first: bool
+    payload: int
+
+
+class Ack(NamedTuple):
+    seqno: int
+    conn_id: int
+    ts: int
+
+
+class SendFirstSeqno(NamedTuple):
+    ts: int
+
+
+class XmitReq(NamedTuple):
+    seqnos: tuple[int, ...]
+
+
+class Close(NamedTuple):
+    conn_id: int
+
+
+Msg = Data | Ack | SendFirstSeqno | XmitReq | Close
+
+
+# ---------------------------------------------------------------------------------------------
+# Effects: what a handler asks the world to do, or lets it observe.
+class Send(NamedTuple):
+    """Put ``msg`` on the wire to ``dst``."""
+
+    dst: int
+    msg: Msg
+
+
+class Deliver(NamedTuple):
+    """Pass ``payload`` from ``src`` up to the application."""
+
+    src: int
+    payload: int
+
+
+class WindowCreated(NamedTuple):
+    """A receive window for ``src`` was created (a new incarnation) below seqno ``offset + 1``."""
+
+    src: int
+    conn_id: int
+    offset: int
+
+
+class WindowRemoved(NamedTuple):
+    """The receive window for ``src`` was removed (its incarnation ended)."""
+
+    src: int
+
+
+class Purged(NamedTuple):
+    """The send window to ``dst`` (connection ``conn_id``) dropped every seqno <= ``upto``."""
+
+    dst: int
+    conn_id: int
+    upto: int
+
+
+class SyncRequested(NamedTuple):
+    """A SEND_FIRST_SEQNO was sent to ``dst``."""
+
+    dst: int
+
+
+class Discarded(NamedTuple):
+    """A send entry to ``dst`` was removed with ``payloads`` still unacknowledged.
+
+    ``flushed`` is true when the entry had been CLOSING until conn_close_timeout expired, the one
+    case in which UNICAST3 promises nothing more about those messages (digest P11).
+    """
+
+    dst: int
+    payloads: tuple[int, ...]
+    flushed: bool
+
+
+Effect = Send | Deliver | WindowCreated | WindowRemoved | Purged | SyncRequested | Discarded
+
+
+# ---------------------------------------------------------------------------------------------
+# Timers: the parts of the retransmit task, each an input that may fire at any time.
+XMIT = 0  # one run of the retransmit task: pending ACKs, XMIT_REQs, HS resend
+IDLE_SEND = 1  # conn_expiry_timeout elapsed on an OPEN send entry -> CLOSING
+IDLE_RECV = 2  # ... on an OPEN receive entry -> CLOSING
+CLOSE_SEND = 3  # conn_close_timeout elapsed on a CLOSING send entry -> removed, CLOSE sent
+CLOSE_RECV = 4  # ... on a CLOSING receive entry -> removed
+SYNC_EXPIRED = 5  # sync_min_interval elapsed since the last SEND_FIRST_SEQNO to peer
+TIMER_NAMES = ("xmit", "idle_send", "idle_recv", "close_send", "close_recv", "sync_expired")
+
+
+class Timer(NamedTuple):
+    kind: int
+    peer: int  # -1 for XMIT, which covers every peer
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """Switches that bring back historical defects. All off is UNICAST3 as JGroups ships it."""
+
+    no_timestamps: bool = False  # JGRP-1873: ACK / SEND_FIRST_SEQNO carry no timestamp
+    no_hs_resend: bool = False  # JGRP-1548: a lost last message is never resent
+    remove_on_view_change: bool = False  # JGRP-1586: entries removed at once, unacked lost
+    ack_only_new: bool = False  # JGRP-1578: duplicates are not re-acknowledged
+    no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """What a member knows before it starts."""
+
+    members: int  # members are 0 .. members-1
+    variant: Variant = Variant()
+    conn_expiry: bool = True  # conn_expiry_timeout > 0: idle entries become CLOSING
+    conn_close: bool = True  # conn_close_timeout > 0: CLOSING entries are removed
+
+
+# ---------------------------------------------------------------------------------------------
+# State of one member.
+@dataclass(frozen=True, slots=True)
+class SendEntry:
+    """Connection to one peer, sender side (SenderEntry)."""
+
+    conn_id: int
+    state: int
+    acked: int  # HA: highest acknowledged seqno; everything <= acked is purged
+    unacked: tuple[int, ...]  # payloads of seqnos acked+1 .. HS, all still stored
+    watermark: tuple[int, int]  # (HA, HS) as read by the previous retransmit run
+    last_ts: int  # newest ACK / SEND_FIRST_SEQNO timestamp accepted; 0 = none yet
+
+    @property
+    def highest_sent(self) -> int:
+        return self.acked + len(self.unacked)
+
+
+@dataclass(frozen=True, slots=True)
+class RecvEntry:
+    """Connection to one peer, receiver side (ReceiverEntry)."""
+
+    conn_id: int
+    state: int
+    delivered: int  # highest seqno delivered; slots up to it are gone
+    buffered: tuple[Data | None, ...]  # seqnos delivered+1 .. highest received; None = gap
+    ack_pending: bool
+
+    @property
+    def highest_received(self) -> int:
+        return self.delivered + len(self.buffered)
+
+    def missing(self) -> tuple[int, ...]:
+        return tuple(self.delivered + 1 + i for i, m in enumerate(self.buffered) if m is None)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """Everything one member's UNICAST3 holds."""
+
+    me: int
+    members: frozenset[int]  # the current view
+    send: tuple[SendEntry | None, ...]  # indexed by peer
+    recv: tuple[RecvEntry | None, ...]  # indexed by peer
+    sync_sent: frozenset[int]  # last_sync_sent: peers asked within sync_min_interval
+    xmit_last: tuple[int, ...]  # xmit_task_map: highest missing seqno seen last run; 0 = none
+    timestamper: int  # last timestamp issued
+    next_conn_id: int  # conn_id of the next send entry
+
+
+class Step(NamedTuple):
+    node: Node
+    effects: tuple[Effect, ...]
+
+
+def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
+    """A member that has just started: no connections, view ``members``."""
+    none = (None,) * cfg.members
+    return Node(me, members, none, none, frozenset(), (0,) * cfg.members, 0, 0)
+
+
+def _set(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
+    """``entries`` with the slot of ``peer`` replaced."""
+    return entries[:peer] + (value,) + entries[peer + 1 :]
+
+
+# ---------------------------------------------------------------------------------------------
+# Application send (UNICAST3.down, getSenderEntry).
+def on_send(cfg: Config, node: Node, dst: int, payload: int) -> Step:
+    """The application sends ``payload`` to ``dst``.
+
+    No entry: open a connection with a fresh conn_id. CLOSING: reopen. The message gets the next
+    seqno, is stored before it is sent (so a failed send is retransmitted later), and is marked
+    first iff its seqno is 1.
+    """
+    entry = node.send[dst]
+    next_conn_id = node.next_conn_id
+    if entry is None:
+        entry = SendEntry(next_conn_id, OPEN, 0, (), (0, 0), 0)
+        next_conn_id += 1
+    seqno = entry.highest_sent + 1
+    entry = replace(entry, state=OPEN, unacked=entry.unacked + (payload,))
+    node = replace(node, send=_set(node.send, dst, entry), next_conn_id=next_conn_id)
+    return Step(node, (Send(dst, Data(seqno, entry.conn_id, seqno == 1, payload)),))
+
+
+# ---------------------------------------------------------------------------------------------
+# Receiving (UNICAST3.up -> handleDataReceived, handleAckReceived, ...).
+def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+    """Dispatch a message from ``src`` to its handler."""
+    if isinstance(msg, Data):
+        return _on_data(cfg, node, src, msg)
+    if isinstance(msg, Ack):
+        return _on_ack(cfg, node, src, msg)
+    if isinstance(msg, SendFirstSeqno):
+        return _on_send_first_seqno(cfg, node, src, msg)
+    if isinstance(msg, XmitReq):
+        return _on_xmit_req(node, src, msg)
+    return _on_close(node, src, msg)
+
+
+def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
+    """DATA: find or create the receive entry, add, set ACK pending, deliver in order.
+
+    A first DATA with no entry, or with a conn_id different from the entry's, starts a new window
+    just below its seqno (replacing the old one). A non-first DATA without a matching entry is
+    dropped and triggers a (rate-limited) SEND_FIRST_SEQNO.
+    """
+    entry = node.recv[src]
+    effects: list[Effect] = []
+    if entry is None or entry.conn_id != msg.conn_id:
+        if not msg.first:
+            return _request_first_seqno(cfg, node, src)
+        entry = RecvEntry(msg.conn_id, OPEN, msg.seqno - 1, (), False)
+        effects.append(WindowCreated(src, msg.conn_id, msg.seqno - 1))
+    index = msg.seqno - entry.delivered - 1
+    added = index >= 0 and (index >= len(entry.buffered) or entry.buffered[index] is None)
+    buffered = entry.buffered
+    if added:
+        padding = (None,) * (index - len(buffered) + 1) if index >= len(buffered) else ()
+        buffered = (buffered + padding)[:index] + (msg,) + (buffered + padding)[index + 1 :]
+    delivered = entry.delivered
+    while buffered and buffered[0] is not None:
+        effects.append(Deliver(src, buffered[0].payload))
+        buffered = buffered[1:]
+        delivered += 1
+    # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
+    # messages that delivered something new.
+    ack_pending = True
+    if cfg.variant.ack_only_new:
+        ack_pending = entry.ack_pending or delivered > entry.delivered
+    entry = RecvEntry(entry.conn_id, OPEN, delivered, buffered, ack_pending)
+    return Step(replace(node, recv=_set(node.recv, src, entry)), tuple(effects))
+
+
+def _request_first_seqno(cfg: Config, node: Node, peer: int) -> Step:
+    """sendRequestForFirstSeqno: at most one SEND_FIRST_SEQNO to ``peer`` per sync_min_interval."""
+    if peer in node.sync_sent and not cfg.variant.no_sync_rate_limit:
+        return Step(node, ())
+    node, ts = _next_timestamp(cfg, node)
+    node = replace(node, sync_sent=node.sync_sent | {peer})
+    return Step(node, (Send(peer, SendFirstSeqno(ts)), SyncRequested(peer)))
+
+
+def _next_timestamp(cfg: Config, node: Node) -> tuple[Node, int]:
+    if cfg.variant.no_timestamps:
+        return node, 0
+    return replace(node, timestamper=node.timestamper + 1), node.timestamper + 1
+
+
+def _accepts_timestamp(cfg: Config, entry: SendEntry, ts: int) -> bool:
+    """updateLastTimestamp: the first timestamp is accepted, later ones only if strictly newer."""
+    return cfg.variant.no_timestamps or entry.last_ts == 0 or ts > entry.last_ts
+
+
+def _on_ack(cfg: Config, node: Node, src: int, msg: Ack) -> Step:
+    """ACK(seqno, conn_id, ts): with a matching conn_id and a newer timestamp, purge up to seqno.
+
+    The purge is forced (HA := min(seqno, HS)): everything the receiver holds contiguously is gone
+    from the sender.
+    """
+    entry = node.send[src]
+    if entry is None or entry.conn_id != msg.conn_id or not _accepts_timestamp(cfg, entry, msg.ts):
+        return Step(node, ())
+    last_ts = entry.last_ts if cfg.variant.no_timestamps else msg.ts
+    upto = min(msg.seqno, entry.highest_sent)
+    effects: tuple[Effect, ...] = ()
+    if upto > entry.acked:
+        entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked :])
+        effects = (Purged(src, entry.conn_id, upto),)
+    entry = replace(entry, last_ts=last_ts)
+    return Step(replace(node, send=_set(node.send, src, entry)), effects)
+
+
+def _on_send_first_seqno(cfg: Config, node: Node, src: int, msg: SendFirstSeqno) -> Step:
+    """SEND_FIRST_SEQNO(ts): with a newer timestamp, resend the lowest unacked message as first."""
+    entry = node.send[src]
+    if entry is None or not _accepts_timestamp(cfg, entry, msg.ts):
+        return Step(node, ())
+    if not cfg.variant.no_timestamps:
+        entry = replace(entry, last_ts=msg.ts)
+        node = replace(node, send=_set(node.send, src, entry))
+    if not entry.unacked:
+        return Step(node, ())
+    lowest = Data(entry.acked + 1, entry.conn_id, True, entry.unacked[0])
+    return Step(node, (Send(src, lowest),))
+
+
+def _on_xmit_req(node: Node, src: int, msg: XmitReq) -> Step:
+    """XMIT_REQ(seqnos): resend every listed seqno still stored, with its original header."""
+    entry = node.send[src]
+    if entry is None:
+        return Step(node, ())
+    resent = tuple(
+        Send(src, Data(s, entry.conn_id, s == 1, entry.unacked[s - entry.acked - 1]))
+        for s in msg.seqnos
+        if entry.acked < s <= entry.highest_sent
+    )
+    return Step(node, resent)
+
+
+def _on_close(node: Node, src: int, msg: Close) -> Step:
+    """CLOSE(conn_id): remove the receive entry for ``src`` if it has that conn_id."""
+    entry = node.recv[src]
+    if entry is None or entry.conn_id != msg.conn_id:
+        return Step(node, ())
+    return Step(replace(node, recv=_set(node.recv, src, None)), (WindowRemoved(src),))
+
+
+# ---------------------------------------------------------------------------------------------
+# Membership.
+def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
+    """A new view: entries of peers that left become CLOSING; CLOSING entries of members reopen.
+
+    Variant ``remove_on_view_change`` (JGRP-1586): entries of peers that left are removed at once,
+    discarding unacknowledged messages.
+    """
+    send, recv, effects = list(node.send), list(node.recv), []
+    xmit_last = list(node.xmit_last)
+    for peer in range(cfg.members):
+        s, r, member = send[peer], recv[peer], peer in members
+        if not member:
+            xmit_last[peer] = 0
+        if cfg.variant.remove_on_view_change and not member:
+            if s is not None:
+                if s.unacked:
+                    effects.append(Discarded(peer, s.unacked, False))
+                send[peer] = None
+            if r is not None:
+                recv[peer] = None
+                effects.append(WindowRemoved(peer))
+            continue
+        state = OPEN if member else CLOSING
+        if s is not None and s.state != state:
+            send[peer] = replace(s, state=state)
+        if r is not None and r.state != state:
+            recv[peer] = replace(r, state=state)
+    node = replace(node, members=members, send=tuple(send), recv=tuple(recv),
+                   xmit_last=tuple(xmit_last))
+    return Step(node, tuple(effects))
+
+
+def on_remove_receiver(cfg: Config, node: Node, peer: int) -> Step:
+    """removeReceiveConnection (the hook JGroups' tests use): flush pending ACKs, drop the entry."""
+    node, effects = _send_pending_acks(cfg, node)
+    if node.recv[peer] is None:
+        return Step(node, tuple(effects))
+    node = replace(node, recv=_set(node.recv, peer, None))
+    return Step(node, tuple(effects) + (WindowRemoved(peer),))
+
+
+# ---------------------------------------------------------------------------------------------
+# Timers (the retransmit task and the expiry caches).
+def enabled_timers(cfg: Config, node: Node) -> tuple[Timer, ...]:
+    """The timers that can fire now, in a fixed order."""
+    timers = [Timer(XMIT, -1)]
+    for peer in range(cfg.members):
+        s, r = node.send[peer], node.recv[peer]
+        if cfg.conn_expiry and s is not None and s.state == OPEN:
+            timers.append(Timer(IDLE_SEND, peer))
+        if cfg.conn_expiry and r is not None and r.state == OPEN:
+            timers.append(Timer(IDLE_RECV, peer))
+        if cfg.conn_close and s is not None and s.state == CLOSING:
+            timers.append(Timer(CLOSE_SEND, peer))
+        if cfg.conn_close and r is not None and r.state == CLOSING:
+            timers.append(Timer(CLOSE_RECV, peer))
+        if peer in node.sync_sent:
+            timers.append(Timer(SYNC_EXPIRED, peer))
+    return tuple(timers)
+
+
+def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
+    """Fire ``timer`` (it must be one of ``enabled_timers``)."""
+    peer = timer.peer
+    if timer.kind == XMIT:
+        return _retransmit_task(cfg, node)
+    if timer.kind == SYNC_EXPIRED:
+        return Step(replace(node, sync_sent=node.sync_sent - {peer}), ())
+    if timer.kind == IDLE_SEND:
+        sender = node.send[peer]
+        assert sender is not None
+        return Step(replace(node, send=_set(node.send, peer, replace(sender, state=CLOSING))), ())
+    if timer.kind == IDLE_RECV:
+        receiver = node.recv[peer]
+        assert receiver is not None
+        return Step(replace(node, recv=_set(node.recv, peer, replace(receiver, state=CLOSING))), ())
+    if timer.kind == CLOSE_SEND:
+        return _close_send_entry(node, peer)
+    return on_remove_receiver(cfg, node, peer)  # CLOSE_RECV: same as the hook
+
+
+def _close_send_entry(node: Node, peer: int) -> Step:
+    """conn_close_timeout expired on a CLOSING send entry: remove it; CLOSE the peer if a member."""
+    entry = node.send[peer]
+    assert entry is not None
+    effects: list[Effect] = []
+    if peer in node.members:
+        effects.append(Send(peer, Close(entry.conn_id)))
+    if entry.unacked:
+        effects.append(Discarded(peer, entry.unacked, True))
+    return Step(replace(node, send=_set(node.send, peer, None)), tuple(effects))
+
+
+def _retransmit_task(cfg: Config, node: Node) -> Step:
+    """One run: pending ACKs, previous-batch XMIT_REQs (receivers), then HS resend (senders)."""
+    node, effects = _send_pending_acks(cfg, node)
+    node, requests = _request_missing(node)
+    effects.extend(requests)
+    send = list(node.send)
+    for peer, entry in enumerate(send):
+        if entry is None:
+            continue
+        mark = (entry.acked, entry.highest_sent)
+        if mark[0] < mark[1] and entry.watermark == mark:
+            if not cfg.variant.no_hs_resend:
+                hs = mark[1]
+                effects.append(Send(peer, Data(hs, entry.conn_id, hs == 1, entry.unacked[-1])))
+        elif entry.watermark != mark:
+            send[peer] = replace(entry, watermark=mark)
+    return Step(replace(node, send=tuple(send)), tuple(effects))
+
+
+def _send_pending_acks(cfg: Config, node: Node) -> tuple[Node, list[Effect]]:
+    """sendPendingAcks: ACK(highest delivered, conn_id, new timestamp) for every pending entry."""
+    effects: list[Effect] = []
+    recv = list(node.recv)
+    for peer, entry in enumerate(recv):
+        if entry is None or not entry.ack_pending:
+            continue
+        node, ts = _next_timestamp(cfg, node)
+        recv[peer] = replace(entry, ack_pending=False)
+        effects.append(Send(peer, Ack(entry.delivered, entry.conn_id, ts)))
+    return replace(node, recv=tuple(recv)), effects
+
+
+def _request_missing(node: Node) -> tuple[Node, list[Effect]]:
+    """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run."""
+    effects: list[Effect] = []
+    xmit_last = list(node.xmit_last)
+    for peer, entry in enumerate(node.recv):
+        missing = entry.missing() if entry is not None else ()
+        if not missing:
+            xmit_last[peer] = 0
+            continue
+        highest, last = missing[-1], xmit_last[peer]
+        if last == 0:
+            xmit_last[peer] = highest
+            continue
+        wanted = tuple(s for s in missing if s <= last)
+        xmit_last[peer] = max(last, highest)
+        if wanted:
+            effects.append(Send(peer, XmitReq(wanted)))
+    return replace(node, xmit_last=tuple(xmit_last)), effects
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties of UNICAST3 state (digest section 2). The delivery properties (FIFO, no duplicate,
+# nothing unsent) are stated once for every protocol in ``spec/reliable_fifo.py``.
+def window_order(node: Node) -> bool:
+    """I1: windows are well formed: low <= hd <= hr.
+
+    Receive side: the slot after the last delivered one is a gap (else it would have been
+    delivered) and the highest received slot is present. Send side: the watermark never runs
+    ahead of (HA, HS).
+    """
+    for entry in node.recv:
+        if entry is not None and entry.buffered:
+            if entry.buffered[0] is not None or entry.buffered[-1] is None:
+                return False
+    for sender in node.send:
+        if sender is not None and not (0 <= sender.acked and sender.watermark[1] <= sender.highest_sent):
+            return False
+    return True
+
+
+def conn_id_purity(node: Node) -> bool:
+    """I4: a receive window holds only messages of its own connection, each in its own slot."""
+    for entry in node.recv:
+        if entry is None:
+            continue
+        for index, msg in enumerate(entry.buffered):
+            if msg is not None and (msg.conn_id != entry.conn_id or msg.seqno != entry.delivered + 1 + index):
+                return False
+    return True
+
+
+def timestamps_issued(sender: Node, receiver: Node) -> bool:
+    """I7: the sender's last accepted timestamp from the receiver was issued by the receiver."""
+    entry = sender.send[receiver.me]
+    return entry is None or entry.last_ts <= receiver.timestamper
+
+
+def acks_monotone(before: Node, after: Node) -> bool:
+    """I3: HA never decreases on a connection (same conn_id), and HA <= HS."""
+    for old, new in zip(before.send, after.send):
+        if old is not None and new is not None and old.conn_id == new.conn_id:
+            if new.acked < old.acked or new.acked > new.highest_sent:
+                return False
+    return True
+
+
+def purge_is_safe(receiver: Node, sender: int, purged: Purged) -> bool:
+    """P6 (checked at the purge): if the receiver's window is on the purged connection, it has
+    already delivered every purged seqno. (With no window, a resync restarts above the purge.)"""
+    entry = receiver.recv[sender]
+    return entry is None or entry.conn_id != purged.conn_id or entry.delivered >= purged.upto
+
+
+def window_within_store(sender: Node, receiver: int, created: WindowCreated) -> bool:
+    """P7 (checked at window creation): a new receive window starts no lower than the sender's
+    lowest stored message on that connection, so every seqno it will wait for can still be sent."""
+    entry = sender.send[receiver]
+    return entry is None or entry.conn_id != created.conn_id or entry.acked <= created.offset
+
+
+def nothing_unacked(node: Node, peer: int) -> bool:
+    """Liveness goal clause: the send entry to ``peer`` (if any) has every message acknowledged."""
+    entry = node.send[peer]
+    return entry is None or not entry.unacked
