@@ -36,9 +36,9 @@ WITNESS = ("all_delivered_witness", "Some reachable state has every budgeted mes
 
 
 def property_names(adapter: ProtocolAdapter) -> list[str]:
-    return ([n for n, _ in CHANNEL_PROPERTIES] + [p.name for p in adapter.node_properties]
-            + [p.name for p in adapter.pair_properties] + [n for n, _ in adapter.step_properties]
-            + [n for n, _ in LIVENESS] + [WITNESS[0], "deadlock"])
+    return ([n for n, _ in CHANNEL_PROPERTIES] + [n for n, _ in adapter.step_properties]
+            + [p.name for p in adapter.node_properties] + [p.name for p in adapter.pair_properties]
+            + [n for n, _ in LIVENESS] + [WITNESS[0]])
 
 
 def property_docs(adapter: ProtocolAdapter) -> dict[str, str]:
@@ -47,8 +47,6 @@ def property_docs(adapter: ProtocolAdapter) -> dict[str, str]:
     docs.update({n: d.strip() for n, d in adapter.step_properties})
     docs.update(dict(LIVENESS))
     docs[WITNESS[0]] = WITNESS[1]
-    docs["deadlock"] = ("No reachable state is stuck (nothing can happen) while a message is undelivered "
-                        "or unacknowledged.")
     return {k: " ".join(v.split()) for k, v in docs.items()}
 
 
@@ -86,6 +84,12 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
         if name in selected:
             out.append(Always(name, _memo(history_key, lambda w, p=predicate: all(  # type: ignore[misc]
                 p(c) for c in hist[w[n + 2]].channels)), docs[name]))
+    for name, _ in adapter.step_properties:
+        if name in selected:
+            bit = adapter.step_bit(name)
+            out.append(Always(name, _memo(history_key, lambda w, b=bit: not hist[w[n + 2]].step_violations & b),  # type: ignore[misc]
+                              docs[name]))
+
     for node_prop in adapter.node_properties:
         if node_prop.name in selected:
             out.append(Always(node_prop.name, _memo(nodes_key, lambda w, p=node_prop.holds: all(  # type: ignore[misc]
@@ -94,12 +98,6 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
         if pair_prop.name in selected:
             out.append(Always(pair_prop.name, _memo(nodes_key, lambda w, p=pair_prop.holds: all(  # type: ignore[misc]
                 p(nodes[w[s]], nodes[w[d]]) for s, d in world.pairs)), docs[pair_prop.name]))
-    for name, _ in adapter.step_properties:
-        if name in selected:
-            bit = adapter.step_bit(name)
-            out.append(Always(name, _memo(history_key, lambda w, b=bit: not hist[w[n + 2]].step_violations & b),  # type: ignore[misc]
-                              docs[name]))
-
     def delivered(w: tuple[int, ...]) -> bool:
         return all(c.all_delivered() for c in hist[w[n + 2]].channels)
 

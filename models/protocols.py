@@ -8,7 +8,7 @@ removes what the receiver's window still needs"). It also lists the protocol's p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,20 @@ class ProtocolAdapter:
         Idle closing and expiry removal discard state, so they count as disruptions."""
         return bool(timer.kind in (u3.XMIT, u3.SYNC_EXPIRED))
 
+    def receiver_removed_by(self, timer: Any) -> int | None:
+        """The peer whose receive window ``timer`` removes, if it removes one."""
+        return int(timer.peer) if timer.kind == u3.CLOSE_RECV else None
+
+    def receive_window_of(self, packet: Any) -> tuple[int, int] | None:
+        """(sender, receiver) of the receive window ``packet`` belongs to, if any: a DATA belongs
+        to its destination's window for its source; an ACK, SEND_FIRST_SEQNO or XMIT_REQ to its
+        source's window for its destination."""
+        if isinstance(packet.msg, u3.Data):
+            return packet.src, packet.dst
+        if isinstance(packet.msg, (u3.Ack, u3.SendFirstSeqno, u3.XmitReq)):
+            return packet.dst, packet.src
+        return None
+
     def is_send(self, effect: Any) -> bool:
         return isinstance(effect, u3.Send)
 
@@ -95,8 +109,6 @@ class ProtocolAdapter:
                 channels[value.src * n + member] = fifo.deliver(channels[value.src * n + member], value.payload)
             elif kind in ("WindowCreated", "WindowRemoved"):
                 channels[value.src * n + member] = fifo.new_incarnation(channels[value.src * n + member])
-                if kind == "WindowCreated" and not u3.window_within_store(nodes[value.src], member, value):
-                    violations |= self.step_bit("window_within_store")
             elif kind == "Purged" and not u3.purge_is_safe(nodes[value.dst], member, value):
                 violations |= self.step_bit("no_spurious_purge")
             elif kind == "SyncRequested":
@@ -113,6 +125,27 @@ class ProtocolAdapter:
         from models.render_actions import format_action
 
         return format_action(action, name)
+
+    def format_message(self, kind: str, msg: Any) -> str:
+        from models.render_actions import format_message
+
+        return format_message(kind, msg)
+
+    def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:
+        """One line per connection of ``node``, for the end of a chart."""
+        lines = []
+        for peer, entry in enumerate(node.send):
+            if entry is not None:
+                unacked = ", ".join(f"#{entry.acked + 1 + i}" for i in range(len(entry.unacked))) or "none"
+                lines.append(f"send to {names[peer]}: conn_id={entry.conn_id} {u3.STATE_NAMES[entry.state]}, "
+                             f"acked (purged) up to #{entry.acked}, unacked {unacked}, last_ts={entry.last_ts}")
+        for peer, rentry in enumerate(node.recv):
+            if rentry is not None:
+                missing = ", ".join(f"#{s}" for s in rentry.missing()) or "none"
+                held = ", ".join(f"#{m.seqno}" for m in rentry.buffered if m is not None) or "none"
+                lines.append(f"receive from {names[peer]}: conn_id={rentry.conn_id} {u3.STATE_NAMES[rentry.state]}, "
+                             f"delivered up to #{rentry.delivered}, holding {held}, missing {missing}")
+        return lines or ["no connections"]
 
     # -- timestamp renumbering (a sound reduction; see models/world.py rule 5) -------------------
     def node_timestamps(self, node: Any) -> tuple[int, tuple[int, ...]]:
@@ -141,11 +174,11 @@ UNICAST3 = ProtocolAdapter(
         NodeProperty("conn_id_purity", u3.conn_id_purity, u3.conn_id_purity.__doc__ or ""),
     ),
     pair_properties=(
+        PairProperty("purge_covered", u3.purge_covered, u3.purge_covered.__doc__ or ""),
         PairProperty("timestamps_issued", u3.timestamps_issued, u3.timestamps_issued.__doc__ or ""),
     ),
     step_properties=(
         ("no_spurious_purge", u3.purge_is_safe.__doc__ or ""),
-        ("window_within_store", u3.window_within_store.__doc__ or ""),
         ("acks_monotone", u3.acks_monotone.__doc__ or ""),
         ("sync_rate_limited", "JGRP-1874: at most one SEND_FIRST_SEQNO from a receiver to a sender "
                               "per sync_min_interval."),

@@ -616,11 +616,13 @@ def purge_is_safe(receiver: Node, sender: int, purged: Purged) -> bool:
     return entry is None or entry.conn_id != purged.conn_id or entry.delivered >= purged.upto
 
 
-def window_within_store(sender: Node, receiver: int, created: WindowCreated) -> bool:
-    """P7 (checked at window creation): a new receive window starts no lower than the sender's
-    lowest stored message on that connection, so every seqno it will wait for can still be sent."""
-    entry = sender.send[receiver]
-    return entry is None or entry.conn_id != created.conn_id or entry.acked <= created.offset
+def purge_covered(sender: Node, receiver: Node) -> bool:
+    """P6/P7 as a state invariant: when the receiver's window for the sender is on the sender's
+    current connection, it has delivered every seqno the sender has purged. Otherwise the window
+    waits for a seqno that no longer exists anywhere: it can never deliver again."""
+    entry = sender.send[receiver.me]
+    window = receiver.recv[sender.me]
+    return entry is None or window is None or window.conn_id != entry.conn_id or window.delivered >= entry.acked
 
 
 def nothing_unacked(node: Node, peer: int) -> bool:

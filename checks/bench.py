@@ -1,0 +1,97 @@
+"""``seqcheck bench``: the checker's speed and memory on a fixed model, against a baseline.
+
+Each measurement runs in a fresh Python process so that peak resident memory (the only memory
+figure the OS reports without instrumenting the allocator) starts from the same floor. Two kinds:
+
+- ``checker``: ``checks.explore.explore`` with every property of the model;
+- ``baseline``: a textbook breadth-first search over the same transition system, keeping every
+  full state in a Python ``set`` and checking nothing: what one would write first.
+
+Reported: medians over ``repeat`` runs of each, and the ratios checker / baseline.
+``bytes_per_state`` is the growth of peak RSS during the exploration divided by distinct states.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(model_path: Path, mode: str) -> dict[str, Any]:
+    """One measurement in this process (call it in a fresh one)."""
+    from checks.explore import explore
+    from models.modelfile import load
+
+    model = load(model_path)
+    before = _rss_mb()
+    started = time.perf_counter()
+    if mode == "checker":
+        result = explore(model.world, max_states=model.max_states)
+        states, transitions = result.stats.distinct, result.stats.transitions
+        complete = result.stats.complete
+    else:
+        states, transitions = _baseline_bfs(model.world)
+        complete = True
+    seconds = time.perf_counter() - started
+    growth = _rss_mb() - before
+    return {"states": states, "transitions": transitions, "seconds": round(seconds, 3), "complete": complete,
+            "states_per_s": round(states / seconds), "peak_rss_mb": round(_rss_mb(), 1),
+            "bytes_per_state": round(growth * 1024 * 1024 / max(states, 1), 1)}
+
+
+def _baseline_bfs(system: Any) -> tuple[int, int]:
+    seen: set[Hashable] = set(system.init_states())
+    queue: deque[Hashable] = deque(seen)
+    transitions = 0
+    while queue:
+        state = queue.popleft()
+        if not system.within_bounds(state):
+            continue
+        for _, after in system.successors(state):
+            transitions += 1
+            if after not in seen:
+                seen.add(after)
+                queue.append(after)
+    return len(seen), transitions
+
+
+def _in_fresh_process(model_path: Path, mode: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, "-m", "checks.bench", str(model_path), mode],
+                          check=True, capture_output=True, text=True)
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def run_bench(model_path: Path, *, repeat: int = 1) -> dict[str, Any]:
+    checker = [_in_fresh_process(model_path, "checker") for _ in range(repeat)]
+    baseline = [_in_fresh_process(model_path, "baseline") for _ in range(repeat)]
+
+    def median(runs: list[dict[str, Any]], key: str) -> float:
+        return float(statistics.median(r[key] for r in runs))
+
+    out: dict[str, Any] = {"bench": "checker", "model": str(model_path), "repeat": repeat,
+                           "states": checker[0]["states"], "transitions": checker[0]["transitions"],
+                           "complete": checker[0]["complete"]}
+    for key in ("seconds", "states_per_s", "peak_rss_mb", "bytes_per_state"):
+        out[key] = median(checker, key)
+    out["baseline"] = {key: median(baseline, key) for key in ("seconds", "states_per_s", "bytes_per_state")}
+    out["baseline"]["states"] = baseline[0]["states"]
+    out["speed_ratio_vs_baseline"] = round(out["states_per_s"] / max(out["baseline"]["states_per_s"], 1), 2)
+    out["memory_ratio_vs_baseline"] = round(out["bytes_per_state"] / max(out["baseline"]["bytes_per_state"], 1), 3)
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(Path(sys.argv[1]), sys.argv[2])))

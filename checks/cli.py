@@ -1,0 +1,207 @@
+"""The ``seqcheck`` command: check, show, list, bench.
+
+Exit codes: 0 every verdict matches its expectation; 1 some verdict does not; 2 a usage error
+(unknown option, unreadable model or trace file), reported as one line naming the input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import models
+from checks.explore import Stats
+from checks.run import Outcome, check_model
+from checks.trace import Trace, TraceError, validate
+from models.modelfile import ModelError, load
+
+MODELS_DIR = Path(models.__file__).resolve().parent
+BENCH_DIR = MODELS_DIR / "bench"
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for; printed as one line, exit code 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (UsageError, ModelError, TraceError) as error:
+        print(f"seqcheck: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("seqcheck: interrupted", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="seqcheck", description="Model-check JGroups reliable-delivery protocols.")
+    sub = parser.add_subparsers(required=True, metavar="COMMAND")
+    check = sub.add_parser("check", help="check model files against their expected verdicts")
+    check.add_argument("paths", nargs="*", type=Path, help="model files or folders (default: every shipped model)")
+    check.add_argument("--json", action="store_true", help="print one JSON object per model instead of a table")
+    check.add_argument("--trace-dir", type=Path, default=Path("traces"),
+                       help="where counterexample traces are written (default: ./traces)")
+    check.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
+    check.set_defaults(run=_check)
+    show = sub.add_parser("show", help="render a trace file as a message-sequence chart")
+    show.add_argument("trace", type=Path)
+    show.set_defaults(run=_show)
+    listing = sub.add_parser("list", help="list protocols, variants and properties")
+    listing.set_defaults(run=_list)
+    bench = sub.add_parser("bench", help="run the fixed benchmark and print one JSON line")
+    bench.add_argument("--model", type=Path, default=BENCH_DIR / "unicast3-bench.toml")
+    bench.add_argument("--repeat", type=int, default=1, help="runs to take the median of (default 1)")
+    bench.set_defaults(run=_bench)
+    return parser
+
+
+# -- check --------------------------------------------------------------------------------------
+def model_paths(paths: Sequence[Path]) -> list[Path]:
+    """The model files named by ``paths`` (folders are searched); default: every shipped model
+    except the benchmark models in ``models/bench``."""
+    if not paths:
+        return sorted(p for p in MODELS_DIR.rglob("*.toml") if BENCH_DIR not in p.parents)
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(path.rglob("*.toml")))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise UsageError(f"{path}: no such model file or folder")
+    if not found:
+        raise UsageError(f"{', '.join(map(str, paths))}: no model files (*.toml) there")
+    return found
+
+
+def _check(args: argparse.Namespace) -> int:
+    paths = model_paths(args.paths)
+    loaded = [load(p) for p in paths]  # every file is validated before anything runs
+    table = _Table(sys.stdout) if not args.json else None
+    show_progress = not args.no_progress and sys.stderr.isatty()
+    all_match = True
+    for model in loaded:
+        progress = _progress_line(model.path.name) if show_progress else None
+        outcome = check_model(model, trace_dir=args.trace_dir, progress=progress)
+        if show_progress:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        all_match = all_match and outcome.matches
+        if table is not None:
+            table.row(outcome)
+        else:
+            print(json.dumps(outcome.to_json()), flush=True)
+    if table is not None:
+        table.footer(all_match)
+    return 0 if all_match else 1
+
+
+def _progress_line(name: str) -> object:
+    def report(stats: Stats, frontier: int) -> None:
+        print(f"\r\033[K  {name}: {stats.distinct:,} states, frontier {frontier:,}, depth {stats.depth}, "
+              f"{stats.states_per_second:,.0f} states/s", end="", file=sys.stderr, flush=True)
+
+    return report
+
+
+class _Table:
+    COLUMNS = ("model", "expected", "verdict", "states", "depth", "cut", "trace", "seconds", "")
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.header = f"{'model':<44} {'expected':<30} {'verdict':<30} {'states':>10} {'depth':>5} " \
+                      f"{'cut':>7} {'trace':>5} {'seconds':>8}"
+        print(self.header, file=out)
+        print("─" * len(self.header), file=out, flush=True)
+        self.rows: list[Outcome] = []
+
+    def row(self, o: Outcome) -> None:
+        self.rows.append(o)
+        s = o.result.stats
+        name = _short(o.model.path)
+        trace = str(len(o.trace.actions)) if o.trace else "-"
+        mark = "ok" if o.matches else f"MISMATCH: {o.mismatch_reason}"
+        print(f"{name:<44} {o.model.expect:<30} {o.verdict:<30} {s.distinct:>10,} {s.depth:>5} {s.cut:>7,} "
+              f"{trace:>5} {o.seconds:>8.1f}  {mark}", file=self.out, flush=True)
+
+    def footer(self, all_match: bool) -> None:
+        print("─" * len(self.header), file=self.out)
+        bad = [o for o in self.rows if not o.matches]
+        total = sum(o.seconds for o in self.rows)
+        print(f"{len(self.rows)} models, {len(self.rows) - len(bad)} as expected, {len(bad)} not; {total:.1f} s. "
+              "Verdicts hold within each model's bounds (sends, fault budgets, views); 'cut' counts states at "
+              "max_in_flight, checked but not expanded.", file=self.out)
+        traces = [o for o in self.rows if o.trace_path]
+        if traces:
+            print(f"Counterexamples written to {traces[0].trace_path.parent}/ (read one: seqcheck show "  # type: ignore[union-attr]
+                  f"{traces[0].trace_path})", file=self.out)
+
+
+def _short(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(MODELS_DIR.parent))
+    except ValueError:
+        return str(path)
+
+
+# -- show ---------------------------------------------------------------------------------------
+def _show(args: argparse.Namespace) -> int:
+    from models.chart import chart
+
+    trace = Trace.load(args.trace)
+    model_path = _trace_model(trace, args.trace)
+    model = load(model_path)
+    path = validate(model.world, trace)
+    kind = {"always": "safety property", "liveness": "liveness property", "deadlock": ""}.get(trace.kind, "")
+    doc = next((p.doc for p in model.world.properties if p.name == trace.prop), "")
+    print(f"{model_path}: {model.description}")
+    print(f"violates {kind} {trace.prop} after {len(trace.actions)} steps (a shortest counterexample)")
+    footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
+    if trace.kind == "liveness":
+        footer.append("from this state no continuation without further faults delivers every message")
+    print(chart(model.world, path, footer=footer), end="")
+    return 0
+
+
+def _trace_model(trace: Trace, trace_file: Path) -> Path:
+    for candidate in (Path(trace.model), trace_file.parent / trace.model, MODELS_DIR.parent / trace.model):
+        if candidate.is_file():
+            return candidate
+    raise UsageError(f"{trace_file}: model {trace.model} not found")
+
+
+# -- list ---------------------------------------------------------------------------------------
+def _list(args: argparse.Namespace) -> int:
+    from models.modelfile import VARIANT_ALIASES
+    from models.properties import property_docs
+    from models.protocols import PROTOCOLS
+
+    for name, adapter in PROTOCOLS.items():
+        print(f"protocol {name}")
+        print("  variants:")
+        for jira, flag in VARIANT_ALIASES.items():
+            print(f"    {flag:<24} {jira}")
+        print("  properties:")
+        for prop, doc in property_docs(adapter).items():
+            print(f"    {prop:<24} {doc}")
+    return 0
+
+
+# -- bench --------------------------------------------------------------------------------------
+def _bench(args: argparse.Namespace) -> int:
+    from checks.bench import run_bench
+
+    if args.repeat < 1:
+        raise UsageError(f"--repeat: expected a whole number >= 1, got {args.repeat}")
+    print(json.dumps(run_bench(args.model, repeat=args.repeat)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Counterexample traces: a value that names the model and the actions, replays, and re-checks itself.
+
+Rules
+-----
+1. A trace is data: the model file it came from (and a digest of that file's text), the seed of the
+   run that found it (``None`` for exhaustive checking), the property it violates and the actions,
+   each as the JSON description the model gives it. States are never stored: they are recomputed
+   by replaying the actions, so a trace stays small and cannot disagree with the model.
+2. Nothing is reported that has not been validated (GUIDE C3): ``validate`` replays the actions and
+   re-evaluates the property on the replayed states. Safety: the last state violates it and no
+   earlier one does. Deadlock: the last state has no successor and may not end. Liveness: from the
+   last state no fault-free continuation reaches the goal, confirmed by a fresh exhaustive search
+   of the fault-free continuations from that state.
+3. This module is protocol-agnostic: it sees the model through ``checks.system``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from checks.system import Always, Liveness, Property, ReplayError, TransitionSystem, replay
+
+FORMAT = "seqcheck-trace/1"
+
+
+class TraceError(Exception):
+    """A trace file that cannot be read or does not replay; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    model: str  # path of the model file, as given when the trace was made
+    model_digest: str  # sha256 of the model file's text when the trace was made
+    prop: str  # the violated property ("deadlock" for a deadlock)
+    kind: str  # always | liveness | deadlock
+    actions: tuple[dict[str, Any], ...]
+    seed: int | None = None
+    summary: tuple[str, ...] = field(default=(), compare=False)  # one line per step, for people
+
+    def to_json(self) -> dict[str, Any]:
+        return {"format": FORMAT, "model": self.model, "model_digest": self.model_digest,
+                "seed": self.seed, "property": self.prop, "kind": self.kind,
+                "length": len(self.actions), "steps": [
+                    {"action": a, "text": t} for a, t in zip(self.actions, self.summary or [""] * len(self.actions))]}
+
+    def save(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=1) + "\n")
+        return path
+
+    @staticmethod
+    def load(path: str | Path) -> Trace:
+        path = Path(path)
+        try:
+            raw = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise TraceError(f"{path}: no such trace file") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise TraceError(f"{path}: not a JSON trace file: {error}") from None
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            raise TraceError(f"{path}: format: expected \"{FORMAT}\"")
+        try:
+            steps = raw["steps"]
+            return Trace(str(raw["model"]), str(raw["model_digest"]), str(raw["property"]), str(raw["kind"]),
+                         tuple(dict(s["action"]) for s in steps), raw.get("seed"),
+                         tuple(str(s.get("text", "")) for s in steps))
+        except (KeyError, TypeError, ValueError) as error:
+            raise TraceError(f"{path}: missing or malformed field {error}") from None
+
+
+def file_digest(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def make_trace(system: TransitionSystem, model_path: str | Path, prop: str, kind: str,
+               path: Sequence[tuple[Hashable, Hashable]], seed: int | None = None) -> Trace:
+    """A trace of ``path`` (``[(action, state_after)]`` from the first initial state)."""
+    return Trace(str(model_path), file_digest(model_path), prop, kind,
+                 tuple(system.action_to_json(a) for a, _ in path), seed,
+                 tuple(system.format_action(a) for a, _ in path))
+
+
+def validate(system: TransitionSystem, trace: Trace, *, max_states: int = 2_000_000) -> list[tuple[Hashable, Hashable]]:
+    """Replay ``trace`` on ``system`` and confirm it shows its violation; returns the replayed path.
+
+    Raises ``TraceError`` (one line) when the actions do not replay or the property is not violated
+    where the trace says.
+    """
+    try:
+        path = replay(system, trace.actions)
+    except ReplayError as error:
+        raise TraceError(f"trace does not replay on {trace.model}: {error}") from None
+    init = system.init_states()[0]
+    states = [init] + [s for _, s in path]
+    if trace.kind == "deadlock":
+        last = states[-1]
+        if any(True for _ in system.successors(last)) or system.accepts_end(last):
+            raise TraceError("trace does not end in a deadlock")
+        return path
+    prop = _find_property(system.properties, trace.prop)
+    if isinstance(prop, Always):
+        if prop.holds(states[-1]):
+            raise TraceError(f"the last state of the trace satisfies {trace.prop}")
+        early = next((i for i, s in enumerate(states[:-1]) if not prop.holds(s)), None)
+        if early is not None:
+            raise TraceError(f"{trace.prop} is already violated after step {early}; the trace is not minimal")
+        return path
+    if isinstance(prop, Liveness):
+        if can_reach_goal(system, states[-1], prop.goal, max_states=max_states):
+            raise TraceError(f"from the last state of the trace a fault-free continuation reaches {trace.prop}")
+        return path
+    raise TraceError(f"{trace.prop} is a {prop.kind} property; only always, liveness and deadlock traces replay")
+
+
+def _find_property(properties: Iterable[Property], name: str) -> Property:
+    for prop in properties:
+        if prop.name == name:
+            return prop
+    raise TraceError(f"the model has no property named {name!r}")
+
+
+def can_reach_goal(system: TransitionSystem, start: Hashable, goal: Callable[[Any], bool], *,
+                   max_states: int) -> bool:
+    """True if some path of non-fault actions from ``start`` reaches a state satisfying ``goal``
+    (or the search hits a bound, which gives the benefit of the doubt as the checker does)."""
+    seen = {start}
+    frontier = [start]
+    while frontier:
+        next_frontier = []
+        for state in frontier:
+            if goal(state) or not system.within_bounds(state):
+                return True
+            for action, after in system.successors(state):
+                if not system.is_fault(action) and after not in seen:
+                    seen.add(after)
+                    next_frontier.append(after)
+            if len(seen) > max_states:
+                return True
+        frontier = next_frontier
+    return False

@@ -1,0 +1,119 @@
+"""UNICAST3 engine configuration: one frozen ``Config`` with JGroups' defaults and its validation.
+
+This module owns every tunable number of the engine and the rules that make a set of numbers
+valid; nothing else in ``impl/unicast3`` has a default. All durations are integer milliseconds,
+the same unit as the engine's ``now`` (JGroups' properties are in ms too).
+
+Two groups of fields:
+
+- JGroups' UNICAST3 properties (digest 1.2 (d)), with JGroups' defaults. Where the engine departs
+  from JGroups the field's comment says how (``ack_threshold``, ``max_retransmit_time``,
+  ``max_xmit_req_size``; ``xmit_table_resize_factor`` and ``xmit_table_max_compaction_time`` do
+  not exist because ``impl.window.Table`` frees rows as it goes instead of compacting).
+- Limits against hostile or broken peers (not in JGroups): they bound the memory and work one
+  datagram, or a flood of them, can cost. Each is far above what a well-behaved peer needs, so the
+  engine behaves exactly like ``spec/unicast3.py`` below them.
+
+``Config()`` is valid; ``Config(field=bad)`` raises ``ValueError`` naming the field and what was
+expected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from impl.codec import DEFAULT_LIMITS, CodecLimits
+from spec.unicast3 import Variant
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything an engine is told before it starts (durations in ms)."""
+
+    # --- JGroups UNICAST3 properties ------------------------------------------------------------
+    xmit_interval: int = 500
+    """Period of the retransmit task (> 0; JGroups silently resets <= 0 to 500, we reject it)."""
+    conn_expiry_timeout: int = 120_000
+    """Idle time after which an OPEN entry becomes CLOSING; 0 disables idle closing."""
+    conn_close_timeout: int = 240_000
+    """Time in CLOSING after which an entry is removed (sender sends CLOSE); 0 disables removal."""
+    max_retransmit_time: int = 0
+    """AgeOutCache: a connection opened to a non-member is closed (CLOSING) after this long unless
+    the peer joins the view. 0 disables it. JGroups' default is 60000; ours is 0 because the spec
+    leaves the AgeOutCache out (its decision 24), and a lockstep comparison needs it off."""
+    sync_min_interval: int = 2_000
+    """At most one SEND_FIRST_SEQNO per peer within this interval (JGRP-1874); 0 = no limit."""
+    ack_threshold: int = 100
+    """Accepted for parity with JGroups, with no effect: the engine receives single messages, never
+    batches, so it acknowledges only from the retransmit task, like the spec (decision 2). An
+    immediate ACK per message (JGroups' ack_threshold <= 1) is not supported and rejected."""
+    max_xmit_req_size: int = 8_192
+    """How many seqnos above the highest deliverable one a retransmit run scans for gaps: bounds
+    one XMIT_REQ (JGroups derives ~511600 from the bundler size; ours must fit one datagram under
+    ``codec_limits``)."""
+    xmit_table_num_rows: int = 100
+    """Initial rows of each window (``Table(initial_rows=...)``)."""
+    xmit_table_msgs_per_row: int = 1_024
+    """Slots per window row, rounded up to a power of two by ``Table``."""
+
+    # --- behaviour switches ---------------------------------------------------------------------
+    variant: Variant = field(default_factory=Variant)
+    """Historical defects to bring back (shared with the spec); all off is JGroups' UNICAST3."""
+    codec_limits: CodecLimits = DEFAULT_LIMITS
+    """Datagram limits for both directions (decoding peers' datagrams and encoding ours)."""
+
+    # --- limits against hostile input (not in JGroups) ------------------------------------------
+    max_receive_span: int = 1 << 20
+    """Largest ``seqno - low`` a receive window stores: a DATA further ahead is dropped (and
+    counted) instead of allocating rows up to it. Applies from the message after the first."""
+    max_send_window: int = 1 << 20
+    """Most unacknowledged messages per destination; ``send`` beyond it raises ``SendWindowFull``
+    (back-pressure for the application; JGroups' UNICAST3 is unbounded)."""
+    max_xmit_served: int = 8_192
+    """Most messages resent for one XMIT_REQ (the rest of the request is ignored and counted)."""
+    max_receive_entries: int = 4_096
+    """Most receive entries, and most peers remembered in last_sync_sent: a first DATA from yet
+    another sender, or a SEND_FIRST_SEQNO to yet another peer, is dropped (and counted)."""
+    min_window_replace_interval: int = 0
+    """Conn-id churn guard: a first DATA with a new conn_id replaces a receive window only if that
+    window is at least this old (ms). 0 (default) = JGroups: replace at once."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name in ("variant", "codec_limits"):
+                continue
+            if type(value) is not int:
+                _reject(f.name, "an int (milliseconds or a count)", value)
+        _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
+        for name in ("conn_expiry_timeout", "conn_close_timeout", "max_retransmit_time",
+                     "sync_min_interval", "min_window_replace_interval"):
+            _require(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
+        _require(self, "ack_threshold", self.ack_threshold > 1,
+                 "> 1 (immediate ACKs are not supported: the engine acks from the retransmit task)")
+        for name in ("xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
+                     "max_send_window", "max_xmit_served", "max_receive_entries"):
+            _require(self, name, getattr(self, name) >= 1, ">= 1")
+        if not isinstance(self.variant, Variant):
+            _reject("variant", "a spec.unicast3.Variant", self.variant)
+        if not isinstance(self.codec_limits, CodecLimits):
+            _reject("codec_limits", "an impl.codec.CodecLimits", self.codec_limits)
+        limit = min(self.codec_limits.max_xmit_seqnos, self.codec_limits.max_xmit_span)
+        _require(self, "max_xmit_req_size", 1 <= self.max_xmit_req_size <= limit,
+                 f"in 1..{limit} (one XMIT_REQ must fit codec_limits' max_xmit_seqnos and"
+                 " max_xmit_span)")
+        # Our largest control datagram is an XMIT_REQ: 2 header + 19 count/lowest/length bytes
+        # + the bitset; it must fit, or the receiver could never ask for a retransmission.
+        need = 21 + (self.max_xmit_req_size + 7) // 8
+        if self.codec_limits.max_datagram < need:
+            _reject("codec_limits", f"max_datagram >= {need} (an XMIT_REQ of max_xmit_req_size"
+                    f"={self.max_xmit_req_size} seqnos must fit one datagram)", self.codec_limits)
+
+
+def _reject(name: str, expected: str, value: object) -> None:
+    raise ValueError(f"Config.{name}: expected {expected}, got {value!r}")
+
+
+def _require(cfg: Config, name: str, ok: bool, expected: str) -> None:
+    if not ok:
+        _reject(name, expected, getattr(cfg, name))

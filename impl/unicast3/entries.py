@@ -1,0 +1,198 @@
+"""Per-peer connection entries, their life-cycle table, the timestamp counter, and the errors.
+
+This module owns the finite control of UNICAST3 connections (digest 1.2 (e)) as data:
+``TRANSITIONS[(role, state)][event]`` is the next state, ``None`` meaning "removed" (UNICAST3's
+CLOSED, which the engine never stores, exactly like the spec). An event missing from the table is
+illegal in that state. ``Entry.fire`` is the only code that changes an entry's state, and it
+resets the entry's age on every *change* (JGroups' ``update()`` on state changes); activity
+(``touch``) resets the age without a change.
+
+It also owns the two wrap-around counters the wire format needs: timestamps (``Timestamper``,
+< 2**31, serial-number comparison, digest 5.2) and conn_ids (< 2**15, digest 5.1).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from impl.codec import MAX_CONN_ID, MAX_TIMESTAMP, DataMsg
+from impl.window import Table
+from spec import unicast3 as spec
+
+
+class ProtocolError(Exception):
+    """Base of the engine's errors; never raised for anything a peer sends (that is dropped)."""
+
+    def __init__(self, message: str) -> None:
+        if type(self) is ProtocolError:
+            raise TypeError("ProtocolError is abstract; raise LocalProtocolError or a subclass")
+        super().__init__(message)
+
+
+class LocalProtocolError(ProtocolError):
+    """The caller misused the engine (bad argument, time going backwards, illegal hook call)."""
+
+
+class SendWindowFull(LocalProtocolError):
+    """``send`` would exceed ``Config.max_send_window`` unacknowledged messages to one peer."""
+
+
+class ConnState(enum.IntEnum):
+    """Stored connection states; the values equal ``spec.unicast3.OPEN`` / ``CLOSING``."""
+
+    OPEN = spec.OPEN
+    CLOSING = spec.CLOSING
+
+
+class Role(enum.Enum):
+    SEND = "send"
+    RECV = "recv"
+
+
+class Event(enum.Enum):
+    """What can happen to an entry; which ones apply to which role is in ``TRANSITIONS``."""
+
+    ACTIVITY = "activity"  # application send (SEND) / DATA on this connection (RECV)
+    VIEW_MEMBER = "view_member"  # a view containing the peer
+    VIEW_LEFT = "view_left"  # a view without the peer
+    IDLE = "idle"  # age >= conn_expiry_timeout while OPEN
+    CLOSE_CONNECTION = "close_connection"  # closeConnection(): AgeOutCache or the API call
+    EXPIRED = "expired"  # age >= conn_close_timeout while CLOSING
+    CLOSE_MSG = "close_msg"  # CLOSE(conn_id) from the sender (RECV only)
+    REMOVE = "remove"  # removeReceiveConnection / remove_on_view_change variant
+
+
+OPEN, CLOSING = ConnState.OPEN, ConnState.CLOSING
+_COMMON: dict[ConnState, dict[Event, ConnState | None]] = {
+    OPEN: {
+        Event.ACTIVITY: OPEN,
+        Event.VIEW_MEMBER: OPEN,
+        Event.VIEW_LEFT: CLOSING,
+        Event.IDLE: CLOSING,
+        Event.CLOSE_CONNECTION: CLOSING,
+        Event.REMOVE: None,
+    },
+    CLOSING: {
+        Event.ACTIVITY: OPEN,
+        Event.VIEW_MEMBER: OPEN,
+        Event.VIEW_LEFT: CLOSING,
+        Event.CLOSE_CONNECTION: CLOSING,
+        Event.EXPIRED: None,
+        Event.REMOVE: None,
+    },
+}
+TRANSITIONS: dict[tuple[Role, ConnState], dict[Event, ConnState | None]] = {
+    (Role.SEND, OPEN): dict(_COMMON[OPEN]),
+    (Role.SEND, CLOSING): dict(_COMMON[CLOSING]),
+    (Role.RECV, OPEN): {**_COMMON[OPEN], Event.CLOSE_MSG: None},
+    (Role.RECV, CLOSING): {**_COMMON[CLOSING], Event.CLOSE_MSG: None},
+}
+
+
+class Entry:
+    """What send and receive entries share: conn_id, state and age (``touched``, ms)."""
+
+    __slots__ = ("conn_id", "state", "touched")
+    ROLE: Role
+
+    def __init__(self, conn_id: int, *, now: int) -> None:
+        self.conn_id = conn_id
+        self.state = OPEN
+        self.touched = now
+
+    def fire(self, event: Event, *, now: int) -> bool:
+        """Apply ``event``; True if the entry is now removed. Illegal events raise."""
+        try:
+            new = TRANSITIONS[(self.ROLE, self.state)][event]
+        except KeyError:
+            raise LocalProtocolError(
+                f"no transition for a {self.ROLE.value} entry (conn_id {self.conn_id}) in state"
+                f" {self.state.name} on {event.name}"
+            ) from None
+        if new is None:
+            return True
+        if new is not self.state:
+            self.state = new
+            self.touched = now  # every state change resets the age
+        return False
+
+    def touch(self, *, now: int) -> None:
+        """Activity on the connection: JGroups' ``update()`` (ACTIVITY fires too, for reopening)."""
+        self.fire(Event.ACTIVITY, now=now)
+        self.touched = now
+
+    def age(self, *, now: int) -> int:
+        return now - self.touched
+
+
+class SendEntry(Entry):
+    """SenderEntry: messages to one peer. HA = ``window.hd`` (forced purge), HS = ``window.hr``."""
+
+    __slots__ = ("last_ts", "watermark", "window")
+    ROLE = Role.SEND
+
+    def __init__(self, conn_id: int, window: Table[bytes], *, now: int) -> None:
+        super().__init__(conn_id, now=now)
+        self.window = window  # offset 0: seqno s holds the payload of the s-th message
+        self.watermark = (0, 0)  # (HA, HS) as read by the previous retransmit run
+        self.last_ts = 0  # newest accepted ACK / SEND_FIRST_SEQNO timestamp; 0 = none yet
+
+    @property
+    def acked(self) -> int:
+        return self.window.hd
+
+    @property
+    def highest_sent(self) -> int:
+        return self.window.hr
+
+
+class RecvEntry(Entry):
+    """ReceiverEntry: messages from one peer, window created just below the first seqno seen."""
+
+    __slots__ = ("ack_pending", "created", "window")
+    ROLE = Role.RECV
+
+    def __init__(self, conn_id: int, window: Table[DataMsg], *, now: int) -> None:
+        super().__init__(conn_id, now=now)
+        self.window = window  # items are the DATA messages as received (for the snapshot)
+        self.ack_pending = False
+        self.created = now
+
+    @property
+    def delivered(self) -> int:
+        return self.window.hd
+
+
+# ---------------------------------------------------------------------------------------------
+# Counters that wrap.
+TS_MODULUS = MAX_TIMESTAMP + 1  # 2**31: timestamps live in 0 .. 2**31 - 1
+_TS_HALF = TS_MODULUS // 2
+
+
+def ts_newer(ts: int, last: int) -> bool:
+    """Serial-number comparison in 31 bits (RFC 1982, digest 5.2): ``ts`` is after ``last``.
+
+    Equals ``ts > last`` (the spec's comparison) while the two are less than 2**30 apart and no
+    wrap lies between them; across a wrap, a small new value is still newer than a large old one.
+    """
+    return 0 < (ts - last) % TS_MODULUS < _TS_HALF
+
+
+@dataclass(slots=True)
+class Timestamper:
+    """The per-engine counter stamping ACKs and SEND_FIRST_SEQNOs: 1, 2, ..., 2**31 - 1, 1, ...
+
+    0 is skipped when wrapping because a ``last_ts`` of 0 means "no timestamp yet" (accept any).
+    """
+
+    last: int = 0
+
+    def next(self) -> int:
+        self.last = self.last % MAX_TIMESTAMP + 1
+        return self.last
+
+
+def next_conn_id(conn_id: int) -> int:
+    """The conn_id after ``conn_id``: +1, wrapping to 0 after 32767 (digest 5.1)."""
+    return 0 if conn_id >= MAX_CONN_ID else conn_id + 1

@@ -1,0 +1,150 @@
+"""One member's mutable UNICAST3 state, its outputs, and the helpers every handler shares.
+
+This module owns the data (``Member``: the send and receive tables, last_sync_sent, xmit_task_map,
+the AgeOutCache, the counters, the output queues) and the small operations used by both the
+message handlers (``receive.py``) and the periodic task (``tasks.py``): emitting a datagram,
+stamping and accepting timestamps, asking for a first seqno, flushing pending ACKs, removing
+entries. It makes no decision of its own about *when* any of them happens.
+
+Iteration order: wherever the spec walks its per-peer tuples by member number, we walk our dicts
+in ``sorted`` peer order, so with peers 0..n-1 the engine emits its datagrams in the spec's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+from impl.codec import AckMsg, SendFirstSeqnoMsg, WireMsg, encode
+from impl.unicast3.config import Config
+from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper, ts_newer
+
+
+class PeerAddress(Protocol):
+    """What a peer address must be: hashable (dict key) and ordered (deterministic iteration)."""
+
+    def __hash__(self) -> int: ...
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+P = TypeVar("P", bound=PeerAddress)
+
+
+@dataclass(slots=True)
+class Stats:
+    """Counters; nothing in the protocol reads them."""
+
+    datagrams_received: int = 0
+    datagrams_sent: int = 0
+    delivered: int = 0
+    malformed: int = 0  # codec DecodeError: dropped
+    bad_seqno: int = 0  # DATA with seqno 0 (UNICAST3 seqnos start at 1): dropped
+    beyond_window: int = 0  # DATA more than max_receive_span above the window's low: dropped
+    data_without_window: int = 0  # non-first DATA, no matching receive entry (spec: dropped)
+    receive_table_full: int = 0  # first DATA refused: max_receive_entries reached
+    sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: last_sync_sent full
+    windows_replaced: int = 0  # first DATA with a different conn_id replaced a window
+    replace_refused: int = 0  # ... refused by min_window_replace_interval
+    stale_timestamps: int = 0  # ACK / SEND_FIRST_SEQNO not newer than last_ts: ignored
+    foreign_acks: int = 0  # ACK for no send entry or another conn_id: ignored
+    xmit_seqnos_ignored: int = 0  # XMIT_REQ seqnos beyond max_xmit_served
+    unacked_discarded: int = 0  # messages dropped with a removed send entry
+
+
+class Member(Generic[P]):
+    """The state of one member. Handlers in ``receive`` and ``tasks`` mutate it in place."""
+
+    def __init__(self, config: Config, members: frozenset[P]) -> None:
+        self.config = config
+        self.variant = config.variant
+        self.members = members
+        self.send: dict[P, SendEntry] = {}
+        self.recv: dict[P, RecvEntry] = {}
+        self.sync_sent: dict[P, int] = {}  # last_sync_sent: peer -> time of the last request
+        self.xmit_last: dict[P, int] = {}  # xmit_task_map: highest missing seqno of last run
+        self.age_out: dict[P, int] = {}  # AgeOutCache: non-member destination -> deadline
+        self.timestamper = Timestamper()
+        self.next_conn_id = 0
+        self.outbox: list[tuple[P, bytes]] = []
+        self.deliveries: list[tuple[P, bytes]] = []
+        self.stats = Stats()
+
+    # ------------------------------------------------------------------ outputs
+
+    def emit(self, dst: P, msg: WireMsg) -> None:
+        """Queue ``msg`` for ``dst``. Config validation makes every message we build encodable."""
+        self.outbox.append((dst, encode(msg, self.config.codec_limits)))
+        self.stats.datagrams_sent += 1
+
+    def deliver(self, src: P, payload: bytes) -> None:
+        self.deliveries.append((src, payload))
+        self.stats.delivered += 1
+
+    # ------------------------------------------------------------------ timestamps
+
+    def next_timestamp(self) -> int:
+        """The timestamp for the next ACK / SEND_FIRST_SEQNO (0, counter untouched, without)."""
+        if self.variant.no_timestamps:
+            return 0
+        return self.timestamper.next()
+
+    def accept_timestamp(self, entry: SendEntry, ts: int) -> bool:
+        """updateLastTimestamp: first one accepted, later ones only if newer; records it."""
+        if self.variant.no_timestamps:
+            return True
+        if entry.last_ts != 0 and not ts_newer(ts, entry.last_ts):
+            self.stats.stale_timestamps += 1
+            return False
+        entry.last_ts = ts
+        return True
+
+    # ------------------------------------------------------------------ SEND_FIRST_SEQNO
+
+    def sync_active(self, peer: P, *, now: int) -> bool:
+        """True if ``peer`` was sent a SEND_FIRST_SEQNO within sync_min_interval."""
+        sent = self.sync_sent.get(peer)
+        return sent is not None and now - sent < self.config.sync_min_interval
+
+    def purge_expired_syncs(self, *, now: int) -> None:
+        for peer in [p for p in self.sync_sent if not self.sync_active(p, now=now)]:
+            del self.sync_sent[peer]
+
+    def request_first_seqno(self, peer: P, *, now: int) -> None:
+        """sendRequestForFirstSeqno: at most one SEND_FIRST_SEQNO per peer per sync_min_interval
+        (``addIfAbsentOrExpired``); the no_sync_rate_limit variant sends one every time."""
+        if self.sync_active(peer, now=now):
+            if not self.variant.no_sync_rate_limit:
+                return
+        else:
+            if peer not in self.sync_sent and len(self.sync_sent) >= self.config.max_receive_entries:
+                self.purge_expired_syncs(now=now)
+                if len(self.sync_sent) >= self.config.max_receive_entries:
+                    self.stats.sync_table_full += 1
+                    return
+            self.sync_sent[peer] = now
+        self.emit(peer, SendFirstSeqnoMsg(self.next_timestamp()))
+
+    # ------------------------------------------------------------------ ACKs and removal
+
+    def send_pending_acks(self) -> None:
+        """sendPendingAcks: ACK(highest delivered, conn_id, new timestamp) per pending entry."""
+        for peer in sorted(self.recv):
+            entry = self.recv[peer]
+            if entry.ack_pending:
+                entry.ack_pending = False
+                self.emit(peer, AckMsg(entry.delivered, entry.conn_id, self.next_timestamp()))
+
+    def remove_recv(self, peer: P, event: Event, *, now: int) -> None:
+        """Remove the receive entry of ``peer`` through ``event`` (which must remove it)."""
+        removed = self.recv[peer].fire(event, now=now)
+        assert removed, event
+        del self.recv[peer]
+
+    def remove_send(self, peer: P, event: Event, *, now: int) -> None:
+        """Remove the send entry of ``peer`` through ``event``; its unacked messages are gone."""
+        entry = self.send[peer]
+        removed = entry.fire(event, now=now)
+        assert removed, event
+        self.stats.unacked_discarded += entry.highest_sent - entry.acked
+        del self.send[peer]
+        self.age_out.pop(peer, None)
