@@ -98,16 +98,16 @@ class _Search:
         self.cut_states = array("i")
 
     def _check(self, state: Hashable, index: int) -> None:
-        for prop in self.always:
-            if prop.name not in self.violated and not prop.holds(state):
-                self.violated.add(prop.name)
-                self.findings.append(Finding(prop.name, "always", index))
-        for prop in self.sometimes:
-            if prop.name not in self.witnessed and prop.holds(state):
-                self.witnessed[prop.name] = index
-        for prop in self.liveness:
-            if prop.goal(state):
-                self.goal[prop.name].append(index)
+        for always in self.always:
+            if always.name not in self.violated and not always.holds(state):
+                self.violated.add(always.name)
+                self.findings.append(Finding(always.name, "always", index))
+        for sometimes in self.sometimes:
+            if sometimes.name not in self.witnessed and sometimes.holds(state):
+                self.witnessed[sometimes.name] = index
+        for liveness in self.liveness:
+            if liveness.goal(state):
+                self.goal[liveness.name].append(index)
 
     def _stop(self) -> bool:
         return (self.stop_at_first and bool(self.findings)) or self.stats.distinct >= self.max_states
@@ -123,7 +123,9 @@ class _Search:
             self._check(state, index)
         frontier = [(s, i) for i, s in enumerate(init)]
         started, last_report = time.perf_counter(), 0.0
-        while frontier and not self._stop():
+        stopped = self._stop()
+        leftover = False  # part of a level was never expanded
+        while frontier and not stopped:
             next_frontier: list[tuple[Hashable, int]] = []
             for start in range(0, len(frontier), CHUNK):
                 self._expand(frontier[start:start + CHUNK], next_frontier)
@@ -133,13 +135,15 @@ class _Search:
                     last_report = now
                     self.progress(self.stats, len(frontier) - start + len(next_frontier))
                 if self._stop():
+                    stopped = True
+                    leftover = start + CHUNK < len(frontier)
                     break
             if next_frontier:
                 self.stats.depth += 1
             self.stats.max_frontier = max(self.stats.max_frontier, len(next_frontier))
             frontier = next_frontier
         self.stats.seconds = time.perf_counter() - started
-        self.stats.complete = not frontier
+        self.stats.complete = not frontier and not leftover
         return init
 
     def _expand(self, chunk: list[tuple[Hashable, int]], next_frontier: list[tuple[Hashable, int]]) -> None:
@@ -202,7 +206,7 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
     for prop in search.sometimes:
         if prop.name not in search.witnessed and search.stats.complete:
             findings.append(Finding(prop.name, "sometimes", -1))
-    if search.liveness and search.stats.complete and not findings:
+    if search.liveness and search.stats.complete and not (findings and stop_at_first):
         findings.extend(_liveness_findings(search))
     result = Result(system.name, search.stats, findings, search.witnessed, init[0] if init else None)
     for finding in findings:

@@ -157,11 +157,11 @@ class ProtocolAdapter:
         return msg.ts if isinstance(msg, (u3.Ack, u3.SendFirstSeqno)) else 0
 
     def renumber_node(self, node: Any, ranks: tuple[dict[int, int], ...]) -> Any:
-        """``node`` with its own counter renumbered by ``ranks[node.me]`` and every send entry's
-        ``last_ts`` by the ranks of the peer that issued it."""
+        """``node`` with every send entry's ``last_ts`` renumbered by the ranks of the peer that
+        issued it, and its own counter set to the number of its timestamps still in use."""
         send = tuple(e if e is None or e.last_ts == 0 else replace(e, last_ts=ranks[peer][e.last_ts])
                      for peer, e in enumerate(node.send))
-        return replace(node, timestamper=ranks[node.me].get(node.timestamper, node.timestamper), send=send)
+        return replace(node, timestamper=len(ranks[node.me]), send=send)
 
     def renumber_packet(self, packet_msg: Any, rank: dict[int, int]) -> Any:
         return packet_msg._replace(ts=rank[packet_msg.ts]) if self.packet_timestamp(packet_msg) else packet_msg

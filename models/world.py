@@ -17,9 +17,10 @@ Rules
    part of the state, so every violation is visible in the state where it happens.
 5. Timestamps are renumbered. UNICAST3 compares the timestamps of ACK and SEND_FIRST_SEQNO only
    with each other (newer or not) and issues each new one as "one more than the last issued", so
-   replacing every member's timestamps in use (its counter, the ``last_ts`` others hold for it,
-   those in flight from it) by their ranks 1..k changes no future behaviour: the renumbered world
-   is bisimilar to the original. Without this, a receiver that keeps asking (an unfair schedule
+   replacing every member's timestamps in use (the ``last_ts`` others hold for it, those in
+   flight from it) by their ranks 1..k changes no future behaviour: the renumbered world
+   is bisimilar to the original. The counter itself becomes k: the next timestamp only has to be
+   newer than every one still in use. Without this, a receiver that keeps asking (an unfair schedule
    that never delivers one packet) drives its counter up forever and the state space is infinite.
    Traces therefore show ranks: only the order of two timestamps means anything.
 6. Packets do not outlive a receive window. A member drops its receive window for a peer (the test
@@ -136,6 +137,9 @@ class WorldView:
         return self.history.channels[src * len(self.nodes) + dst]
 
 
+RENUMBER_MEMO_LIMIT = 200_000  # bounds the memory the timestamp renumbering memo may take
+
+
 class _Interner:
     """Values <-> small ints, ids assigned in first-seen order (deterministic)."""
 
@@ -161,12 +165,13 @@ class World:
         self.properties = list(properties)
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
         self._nodes, self._nets, self._envs, self._hists = _Interner(), _Interner(), _Interner(), _Interner()
-        self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...]]] = {}
+        self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]] = {}
         self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
         self._hist_memo: dict[Hashable, int] = {}
         self._bounded: dict[int, bool] = {}
         self._node_ts: dict[int, tuple[int, tuple[int, ...]]] = {}
         self._busy: dict[int, frozenset[tuple[int, int]]] = {}
+        self._renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
         self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
         nodes = tuple(self._nodes(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
@@ -192,7 +197,9 @@ class World:
                 yield from self._after(world, packet.dst, DuplicatePacket(packet), packet, None,
                                        env._replace(duplicate=env.duplicate - 1))
             if env.loss:
-                nodes, lost = self._renumber_timestamps(world[:n], self._net_after(world[n], packet, ()))
+                nodes, lost = world[:n], self._net_after(world[n], packet, ())
+                if self.adapter.packet_timestamp(packet.msg):
+                    nodes, lost = self._renumber_timestamps(nodes, lost)
                 yield LosePacket(packet), nodes + (lost, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
         for member in range(n):
             node = self._nodes.values[world[member]]
@@ -276,12 +283,13 @@ class World:
         result = self._node_memo.get(key)
         if result is None:
             result = self._node_memo[key] = self._handle(member, node_id, stimulus)
-        new_node, packets, observed = result
+        new_node, packets, observed, drops_timestamp = result
         net_id = world[n]
         if consumed is not None or packets:
             net_id = self._net_after(net_id, consumed, packets)
         nodes = world[:member] + (new_node,) + world[member + 1:n]
-        nodes, net_id = self._renumber_timestamps(nodes, net_id)
+        if drops_timestamp:
+            nodes, net_id = self._renumber_timestamps(nodes, net_id)
         hist_id = world[n + 2]
         if observed or new_node != node_id:
             hist_id = self._history_after(hist_id, member, node_id, nodes, observed)
@@ -289,7 +297,10 @@ class World:
         if after != world:
             yield action, after
 
-    def _handle(self, member: int, node_id: int, stimulus: Hashable) -> tuple[int, tuple[Packet, ...], tuple[Any, ...]]:
+    def _handle(self, member: int, node_id: int, stimulus: Hashable
+                ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]:
+        """Run the handler: (new node id, packets sent, observations, may a timestamp in use have
+        disappeared, so that rule 5's renumbering must look)."""
         node = self._nodes.values[node_id]
         new_node, effects = self.adapter.handle(self.cfg, node, stimulus)
         packets, observed = [], []
@@ -300,7 +311,10 @@ class World:
                 observed.append((type(effect).__name__, effect))
         if isinstance(stimulus, tuple) and stimulus[0] in ("send", "timer"):
             observed.append(("stimulus", stimulus))
-        return self._nodes(new_node), tuple(packets), tuple(observed)
+        new_id = self._nodes(new_node)
+        drops = (isinstance(stimulus, Packet) and self.adapter.packet_timestamp(stimulus.msg) != 0) or (
+            self._timestamps_of_node(node_id)[1] != self._timestamps_of_node(new_id)[1])
+        return new_id, tuple(packets), tuple(observed), drops
 
     def _renumber_timestamps(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:
         """Rule 5: each member's timestamps in use become 1..k, in the same order."""
@@ -311,18 +325,24 @@ class World:
         canonical = True
         for issuer in range(n):
             values = set(in_flight[issuer])
-            values.add(infos[issuer][0])
             values.update(info[1][issuer] for info in infos)
             values.discard(0)
             canonical = canonical and len(values) == infos[issuer][0]
             used.append(values)
         if canonical:
             return nodes, net_id
-        ranks = tuple({value: rank for rank, value in enumerate(sorted(values), 1)} for values in used)
-        renumbered = tuple(self._nodes(self.adapter.renumber_node(self._nodes.values[i], ranks)) for i in nodes)
-        packets = tuple(sorted(p._replace(msg=self.adapter.renumber_packet(p.msg, ranks[p.src]))
-                               for p in self._nets.values[net_id]))
-        return renumbered, self._nets(packets)
+        in_use = tuple(tuple(sorted(values)) for values in used)
+        key = (nodes, net_id, in_use)
+        found = self._renumbered.get(key)
+        if found is None:
+            ranks = tuple({value: rank for rank, value in enumerate(values, 1)} for values in in_use)
+            renumbered = tuple(self._nodes(self.adapter.renumber_node(self._nodes.values[i], ranks)) for i in nodes)
+            packets = tuple(sorted(p._replace(msg=self.adapter.renumber_packet(p.msg, ranks[p.src]))
+                                   for p in self._nets.values[net_id]))
+            found = renumbered, self._nets(packets)
+            if len(self._renumbered) < RENUMBER_MEMO_LIMIT:
+                self._renumbered[key] = found
+        return found
 
     def _timestamps_of_node(self, node_id: int) -> tuple[int, tuple[int, ...]]:
         found = self._node_ts.get(node_id)

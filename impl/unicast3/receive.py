@@ -1,0 +1,151 @@
+"""Handlers for the five UNICAST3 message types (UNICAST3.up: handleDataReceived and friends).
+
+This module owns what a member does with one *decoded* message from a peer, and nothing about
+bytes (``engine.py`` decodes) or time-driven work (``tasks.py``). Each handler mirrors the
+spec function named in its docstring, statement for statement; the only additions are the
+hostile-input limits of ``Config``, each counted in ``Stats`` when it bites:
+
+- DATA with seqno 0 is dropped (seqnos start at 1; the spec never produces 0, and a window at
+  offset -1 would make us ACK -1, which has no encoding).
+- DATA more than ``max_receive_span`` above a window's low is dropped before it touches the entry.
+- A first DATA that would create receive entry number ``max_receive_entries + 1``, or replace a
+  window younger than ``min_window_replace_interval``, is dropped.
+- An XMIT_REQ is served for at most ``max_xmit_served`` seqnos (found by bisection, so the work is
+  bounded by what is served, not by what is asked).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
+from impl.unicast3.entries import Event, RecvEntry
+from impl.unicast3.state import Member, P
+from impl.window import Table, WindowSpanError
+
+
+def on_message(m: Member[P], src: P, msg: WireMsg, *, now: int) -> None:
+    """Dispatch one decoded message from ``src`` (spec ``on_receive``)."""
+    if isinstance(msg, DataMsg):
+        on_data(m, src, msg, now=now)
+    elif isinstance(msg, AckMsg):
+        on_ack(m, src, msg)
+    elif isinstance(msg, SendFirstSeqnoMsg):
+        on_send_first_seqno(m, src, msg)
+    elif isinstance(msg, XmitReqMsg):
+        on_xmit_req(m, src, msg)
+    else:
+        on_close(m, src, msg, now=now)
+
+
+def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
+    """DATA (spec ``_on_data``): find or create the receive entry, add, ACK pending, deliver.
+
+    A first DATA with no entry or another conn_id opens a window just below its seqno (replacing
+    the old one); a non-first one without a matching entry is dropped and triggers a
+    rate-limited SEND_FIRST_SEQNO.
+    """
+    if msg.seqno == 0:
+        m.stats.bad_seqno += 1
+        return
+    entry = m.recv.get(src)
+    if entry is None or entry.conn_id != msg.conn_id:
+        if not msg.first:
+            m.stats.data_without_window += 1
+            m.request_first_seqno(src, now=now)
+            return
+        entry = _open_window(m, src, msg, now=now)
+        if entry is None:
+            return
+    try:
+        entry.window.add(msg.seqno, msg)
+    except WindowSpanError:
+        m.stats.beyond_window += 1  # only an existing window can get here: seqno - low > 1
+        return
+    before = entry.delivered
+    for item in entry.window.remove_many():
+        m.deliver(src, item.payload)
+    # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
+    # receptions that delivered something new.
+    if m.variant.ack_only_new:
+        entry.ack_pending = entry.ack_pending or entry.delivered > before
+    else:
+        entry.ack_pending = True
+    entry.touch(now=now)
+
+
+def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry | None:
+    """A new receive entry for ``src`` at ``msg.seqno - 1`` (None if a limit refuses it)."""
+    cfg = m.config
+    old = m.recv.get(src)
+    if old is None and len(m.recv) >= cfg.max_receive_entries:
+        m.stats.receive_table_full += 1
+        return None
+    if old is not None:
+        if now - old.created < cfg.min_window_replace_interval:
+            m.stats.replace_refused += 1
+            return None
+        m.stats.windows_replaced += 1
+    window: Table[DataMsg] = Table(
+        msg.seqno - 1,
+        msgs_per_row=cfg.xmit_table_msgs_per_row,
+        initial_rows=cfg.xmit_table_num_rows,
+        max_span=cfg.max_receive_span,
+    )
+    entry = RecvEntry(msg.conn_id, window, now=now)
+    m.recv[src] = entry
+    return entry
+
+
+def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:
+    """ACK (spec ``_on_ack``): matching conn_id and newer timestamp -> forced purge to the seqno."""
+    entry = m.send.get(src)
+    if entry is None or entry.conn_id != msg.conn_id:
+        m.stats.foreign_acks += 1
+        return
+    if not m.accept_timestamp(entry, msg.timestamp):
+        return
+    upto = min(msg.seqno, entry.highest_sent)
+    if upto > entry.acked:
+        entry.window.purge(upto, force=True)
+
+
+def on_send_first_seqno(m: Member[P], src: P, msg: SendFirstSeqnoMsg) -> None:
+    """SEND_FIRST_SEQNO (spec ``_on_send_first_seqno``): resend the lowest unacked as first."""
+    entry = m.send.get(src)
+    if entry is None or not m.accept_timestamp(entry, msg.timestamp):
+        return
+    if entry.acked == entry.highest_sent:
+        return  # nothing unacknowledged
+    lowest = entry.acked + 1
+    payload = entry.window.get(lowest)
+    assert payload is not None
+    m.emit(src, DataMsg(lowest, entry.conn_id, True, payload))
+
+
+def on_xmit_req(m: Member[P], src: P, msg: XmitReqMsg) -> None:
+    """XMIT_REQ (spec ``_on_xmit_req``): resend every listed seqno still stored, original header.
+
+    No conn_id check (decision 20): served from the current send window.
+    """
+    entry = m.send.get(src)
+    if entry is None:
+        return
+    seqnos = msg.seqnos  # strictly increasing (the codec guarantees it)
+    lo = bisect_right(seqnos, entry.acked)
+    hi = bisect_right(seqnos, entry.highest_sent, lo)
+    cap = m.config.max_xmit_served
+    if hi - lo > cap:
+        m.stats.xmit_seqnos_ignored += hi - lo - cap
+        hi = lo + cap
+    for seqno in seqnos[lo:hi]:
+        payload = entry.window.get(seqno)
+        assert payload is not None
+        m.emit(src, DataMsg(seqno, entry.conn_id, seqno == 1, payload))
+
+
+def on_close(m: Member[P], src: P, msg: CloseMsg, *, now: int) -> None:
+    """CLOSE (spec ``_on_close``): remove the receive entry of ``src`` if it has that conn_id."""
+    entry = m.recv.get(src)
+    if entry is not None and entry.conn_id == msg.conn_id:
+        m.remove_recv(src, Event.CLOSE_MSG, now=now)
