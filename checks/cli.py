@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 import models
-from checks.explore import Stats
+from checks.explore import Progress, Stats
 from checks.run import Outcome, check_model
 from checks.trace import Trace, TraceError, validate
 from models.modelfile import ModelError, load
@@ -102,7 +102,7 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if all_match else 1
 
 
-def _progress_line(name: str) -> object:
+def _progress_line(name: str) -> Progress:
     def report(stats: Stats, frontier: int) -> None:
         print(f"\r\033[K  {name}: {stats.distinct:,} states, frontier {frontier:,}, depth {stats.depth}, "
               f"{stats.states_per_second:,.0f} states/s", end="", file=sys.stderr, flush=True)

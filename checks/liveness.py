@@ -35,8 +35,8 @@ def unrecoverable_states(count: int, edges_from: array[int], edges_to: array[int
             break
         firsts = np.repeat(starts[frontier] - np.cumsum(lengths) + lengths, lengths)
         preds = predecessor[firsts + np.arange(total)]
-        preds = np.unique(preds[~can[preds]])
+        preds = np.unique(preds[~can[preds]]).astype(np.int64)
         can[preds] = True
-        frontier = preds
+        frontier = preds  # type: ignore[assignment]
     stuck = np.flatnonzero(~can)
     return int(stuck[0]) if len(stuck) else -1

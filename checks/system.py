@@ -82,31 +82,31 @@ class TransitionSystem(Protocol):
     @property
     def properties(self) -> Sequence[Property]: ...
 
-    def init_states(self) -> Sequence[Hashable]:
+    def init_states(self) -> Sequence[Any]:
         """The initial states, in a fixed order."""
         ...
 
-    def successors(self, state: Hashable) -> Iterable[tuple[Hashable, Hashable]]:
+    def successors(self, state: Any) -> Iterable[tuple[Any, Any]]:
         """Every enabled ``(action, next_state)`` pair, in a fixed order. No-op actions are left out."""
         ...
 
-    def within_bounds(self, state: Hashable) -> bool:
+    def within_bounds(self, state: Any) -> bool:
         """False for a state past the model's bounds: it is counted, checked, but not expanded."""
         ...
 
-    def accepts_end(self, state: Hashable) -> bool:
+    def accepts_end(self, state: Any) -> bool:
         """True if ``state`` may legitimately have no successors (else it is a deadlock)."""
         ...
 
-    def is_fault(self, action: Hashable) -> bool:
+    def is_fault(self, action: Any) -> bool:
         """True for actions a liveness continuation may not use (loss, duplication, view changes...)."""
         ...
 
-    def action_to_json(self, action: Hashable) -> dict[str, Any]:
+    def action_to_json(self, action: Any) -> dict[str, Any]:
         """A JSON-able description of ``action``; equal actions give equal descriptions."""
         ...
 
-    def format_action(self, action: Hashable) -> str:
+    def format_action(self, action: Any) -> str:
         """One line for people."""
         ...
 

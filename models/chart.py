@@ -9,7 +9,7 @@ describes the last state of every connection and names the violated property.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from checks.render import Arrow, ChartStep, Event, Note, render_chart
@@ -18,10 +18,10 @@ from models.world import DeliverPacket, DuplicatePacket, LosePacket, Packet, Wor
 PER_PEER_FIELDS = {"send", "recv", "xmit_last"}
 
 
-def chart(world: World, path: Sequence[tuple[Hashable, Hashable]], *, footer: Sequence[str] = ()) -> str:
+def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str] = ()) -> str:
     """The message-sequence chart of ``path`` (``[(action, state_after)]`` from the initial state)."""
     names = world.member_names or tuple(str(m) for m in range(world.n))
-    state_before = world.init_states()[0]
+    state_before: tuple[int, ...] = world.init_states()[0]
     before = world.view(state_before)
     in_flight: dict[Packet, tuple[str, int]] = {}  # packet -> (name, step it was sent at)
     counter = 0

@@ -87,9 +87,11 @@ class _Reader:
         members = self._members()
         n = len(members)
         variant = self._variant()
-        timers = {k: self._flag(f"timers.{k}", v) for k, v in {**TIMER_KEYS, **self.table("timers", TIMER_KEYS)}.items()}
+        timer_table = {**TIMER_KEYS, **self.table("timers", TIMER_KEYS)}
+        timers = {k: self._flag(f"timers.{k}", v) for k, v in timer_table.items()}
         cfg = u3.Config(n, variant=u3.Variant(**{name: True for name in variant}), **timers)
-        faults = {k: self.natural(f"faults.{k}", v) for k, v in {**FAULT_KEYS, **self.table("faults", FAULT_KEYS)}.items()}
+        fault_table = {**FAULT_KEYS, **self.table("faults", FAULT_KEYS)}
+        faults = {k: self.natural(f"faults.{k}", v) for k, v in fault_table.items()}
         if faults["max_in_flight"] < 1:
             raise self.fail("faults.max_in_flight", "at least 1")
         bounds = Bounds(self._sends(members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
@@ -133,7 +135,8 @@ class _Reader:
         for item in raw:
             name = VARIANT_ALIASES.get(item, item)
             if name not in names:
-                raise self.fail("variant", f"names from {', '.join(sorted(names | set(VARIANT_ALIASES)))}, got {item!r}")
+                known = ", ".join(sorted(names | set(VARIANT_ALIASES)))
+                raise self.fail("variant", f"names from {known}, got {item!r}")
             variant.append(name)
         return tuple(sorted(set(variant)))
 

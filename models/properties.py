@@ -43,7 +43,7 @@ def property_names(adapter: ProtocolAdapter) -> list[str]:
 
 def property_docs(adapter: ProtocolAdapter) -> dict[str, str]:
     docs = {n: (f.__doc__ or "").strip() for n, f in CHANNEL_PROPERTIES}
-    docs.update({p.name: p.doc.strip() for p in adapter.node_properties + adapter.pair_properties})  # type: ignore[operator]
+    docs.update({p.name: p.doc.strip() for p in adapter.node_properties + adapter.pair_properties})
     docs.update({n: d.strip() for n, d in adapter.step_properties})
     docs.update(dict(LIVENESS))
     docs[WITNESS[0]] = WITNESS[1]

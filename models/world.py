@@ -217,7 +217,8 @@ class World:
             if index < len(script):
                 view = script[index]
                 moved = env._replace(view_index=env.view_index[:member] + (index + 1,) + env.view_index[member + 1:])
-                yield from self._after(world, member, InstallView(member, tuple(sorted(view))), ("view", view), None, moved)
+                action = InstallView(member, tuple(sorted(view)))
+                yield from self._after(world, member, action, ("view", view), None, moved)
         if env.removals:
             fewer = env._replace(removals=env.removals - 1)
             for member in range(self.n):
@@ -420,4 +421,4 @@ def lift_channel_property(predicate: Callable[[Channel], bool]) -> Callable[[Wor
     return lambda world: all(predicate(ch) for ch in world.history.channels)
 
 
-__all__ = ["World", "WorldView", "Bounds", "Env", "History", "Packet", "reliable_fifo"]
+__all__ = ["Bounds", "Env", "History", "Packet", "World", "WorldView", "reliable_fifo"]

@@ -47,7 +47,7 @@ Decisions (digest section 6), each with JGroups' code as the reference
 6. Which conn_id wins: any *different* conn_id carried by a first DATA replaces the receive window
    (UNICAST3; UNICAST4 would compare them numerically).
 7. Messages arriving before a usable receive entry: dropped (the 2019 MessageCache is left out; it
-   changes latency, not the properties checked). ??? The batch path drops them too.
+   changes latency, not the properties checked). (JGroups' batch path drops them too.)
 8. Closing: view change -> CLOSING; traffic or a view containing the peer -> OPEN; CLOSE_EXPIRED
    removes the entry (sender: CLOSE sent if the peer is a member; receiver: pending ACKs flushed
    first). CLOSE removes a receive entry with the same conn_id.
@@ -425,7 +425,8 @@ def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
     Variant ``remove_on_view_change`` (JGRP-1586): entries of peers that left are removed at once,
     discarding unacknowledged messages.
     """
-    send, recv, effects = list(node.send), list(node.recv), []
+    send, recv = list(node.send), list(node.recv)
+    effects: list[Effect] = []
     xmit_last = list(node.xmit_last)
     for peer in range(cfg.members):
         s, r, member = send[peer], recv[peer], peer in members
@@ -544,11 +545,16 @@ def _send_pending_acks(cfg: Config, node: Node) -> tuple[Node, list[Effect]]:
 
 
 def _request_missing(node: Node) -> tuple[Node, list[Effect]]:
-    """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run."""
+    """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run.
+
+    Only peers with a receive entry are visited (triggerXmit): a peer's record survives the removal
+    of its window and is dropped by a view without the peer or by a gap-free run."""
     effects: list[Effect] = []
     xmit_last = list(node.xmit_last)
     for peer, entry in enumerate(node.recv):
-        missing = entry.missing() if entry is not None else ()
+        if entry is None:
+            continue
+        missing = entry.missing()
         if not missing:
             xmit_last[peer] = 0
             continue
@@ -578,7 +584,7 @@ def window_order(node: Node) -> bool:
             if entry.buffered[0] is not None or entry.buffered[-1] is None:
                 return False
     for sender in node.send:
-        if sender is not None and not (0 <= sender.acked and sender.watermark[1] <= sender.highest_sent):
+        if sender is not None and not (sender.acked >= 0 and sender.watermark[1] <= sender.highest_sent):
             return False
     return True
 

@@ -32,9 +32,8 @@ def request_missing(m: Member[P]) -> None:
     """Previous-batch retransmission (JGRP-1539, spec ``_request_missing``): ask only for gaps that
     were already there on the last run. Gaps are looked for in the first max_xmit_req_size seqnos
     above the highest deliverable one (JGroups' getMissing(max_xmit_req_size))."""
-    for peer in sorted(m.recv.keys() | m.xmit_last.keys()):
-        entry = m.recv.get(peer)
-        missing = entry.window.missing(m.config.max_xmit_req_size) if entry is not None else []
+    for peer in sorted(m.recv.keys()):
+        missing = m.recv[peer].window.missing(m.config.max_xmit_req_size)
         if not missing:
             m.xmit_last.pop(peer, None)
             continue

@@ -916,10 +916,6 @@ def test_gap_requested_only_on_the_run_after_it_was_seen() -> None:
     assert s.channel(A).all_delivered()
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC DEVIATION: triggerXmit only visits peers that have a receive "
-                   "entry, so xmit_task_map[A] survives the removal of B's window for a member A (until a view "
-                   "without A, or a gap-free run of a new window); _request_missing (spec/unicast3.py:550-554) "
-                   "resets xmit_last for peers without an entry on the next run")
 def test_xmit_last_survives_window_removal() -> None:
     """Digest 1.0.2 / UNICAST3.triggerXmit: ``for (target, entry) in recv_table: ... else
     xmit_task_map.remove(target)``. A closes its connection while B is a member (CLOSE) with B's

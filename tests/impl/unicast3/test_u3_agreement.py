@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, decode
+from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, decode, encode
 from impl.unicast3 import Config, Unicast3Engine, Variant, spec_payload, view_of_spec_node
 from spec import unicast3 as u3
 
@@ -74,7 +74,7 @@ class Lockstep:
         elif choice < 0.65:
             i = rng.randrange(len(self.flight))
             src, dst, msg, smsg = self.flight[i] if rng.random() < 0.1 else self.flight.pop(i)  # 10% duplicate
-            self.engines[dst].received(src, bytes(_encode(msg)), now=0)
+            self.engines[dst].received(src, encode(msg), now=0)
             self.apply(dst, u3.on_receive(self.cfg, self.nodes[dst], src, smsg))
         elif choice < 0.75:
             self.flight.pop(rng.randrange(len(self.flight)))  # loss
@@ -93,12 +93,6 @@ class Lockstep:
         del self.flight[40:]  # keep the network small: the excess is lost
 
 
-def _encode(msg: WireMsg) -> bytes:
-    from impl.codec import encode
-
-    return encode(msg)
-
-
 VARIANTS = [
     Variant(),
     Variant(no_timestamps=True),
@@ -109,7 +103,11 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: "-".join(k for k in v.__slots__ if getattr(v, k)) or "default")
+def _name(v: Variant) -> str:
+    return "-".join(k for k in v.__slots__ if getattr(v, k)) or "default"
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=_name)
 @pytest.mark.parametrize("n", [2, 3])
 def test_engine_agrees_with_spec_on_random_walks(variant: Variant, n: int) -> None:
     delivered = 0

@@ -52,7 +52,8 @@ def test_config_is_frozen() -> None:
     ],
 )
 def test_invalid_values_are_rejected_by_name(field: str, value: object, expected: str) -> None:
-    with pytest.raises(ValueError, match=rf"^Config\.{field}: expected .*{re.escape(expected)}.*got {re.escape(repr(value))}"):
+    pattern = rf"^Config\.{field}: expected .*{re.escape(expected)}.*got {re.escape(repr(value))}"
+    with pytest.raises(ValueError, match=pattern):
         Config(**{field: value})  # type: ignore[arg-type]
 
 
@@ -92,5 +93,5 @@ def test_caller_mistakes_raise_local_protocol_error() -> None:
     assert len(engine.datagrams_to_send()) == 2
     with pytest.raises(LocalProtocolError, match="no entry"):
         engine.fire_timer(1, "C", now=10)  # IDLE_SEND for a peer with no connection
-    with pytest.raises(LocalProtocolError, match="entry for .B. is OPEN"):
+    with pytest.raises(LocalProtocolError, match=r"entry for .B. is OPEN"):
         engine.fire_timer(3, "B", now=10)  # CLOSE_SEND on an OPEN entry

@@ -7,14 +7,14 @@ default xmit_interval the retransmit task runs at 500, 1000, 1500, ...
 from __future__ import annotations
 
 import pytest
+from u3_link import Drop, Link
 
 from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from impl.unicast3 import Config, RecvView, SendView, Variant, spec_payload
 from spec import unicast3 as u3
-from u3_link import Link
 
 
-def data(seqno: int) -> object:
+def data(seqno: int) -> Drop:
     """A drop/hold predicate: the first transmission of DATA ``seqno`` from A."""
     seen: set[int] = set()
 

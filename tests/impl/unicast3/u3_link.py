@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from impl.codec import WireMsg, decode
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
 
 Drop = Callable[[str, str, WireMsg], bool]
+M = TypeVar("M", bound=WireMsg)
 
 
 @dataclass
@@ -86,6 +88,6 @@ class Link:
         """Payload numbers ``dst`` delivered from ``src``."""
         return [p for s, p in self.delivered[dst] if s == src]
 
-    def sent(self, kind: type, src: str | None = None, since: int = 0) -> list[WireMsg]:
+    def sent(self, kind: type[M], src: str | None = None, since: int = 0) -> list[M]:
         """Messages of type ``kind`` sent (by ``src``) at or after time ``since``."""
         return [m for t, s, _, m in self.log if isinstance(m, kind) and (src is None or s == src) and t >= since]
