@@ -90,12 +90,13 @@ class _Reader:
         timer_table = {**TIMER_KEYS, **self.table("timers", TIMER_KEYS)}
         timers = {k: self._flag(f"timers.{k}", v) for k, v in timer_table.items()}
         cfg = u3.Config(n, variant=u3.Variant(**{name: True for name in variant}), **timers)
-        fault_table = {**FAULT_KEYS, **self.table("faults", FAULT_KEYS)}
+        fault_table = {**FAULT_KEYS, **self.table("faults", {**FAULT_KEYS, "stale_packets": False})}
+        stale = self._flag("faults.stale_packets", fault_table.pop("stale_packets", False))
         faults = {k: self.natural(f"faults.{k}", v) for k, v in fault_table.items()}
         if faults["max_in_flight"] < 1:
             raise self.fail("faults.max_in_flight", "at least 1")
         bounds = Bounds(self._sends(members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
-                        self._views(members), faults["max_in_flight"])
+                        self._views(members), faults["max_in_flight"], stale)
         check = self.table("check", {"properties", "expect", "states", "max_states"})
         adapter = PROTOCOLS[protocol]
         known = property_names(adapter)

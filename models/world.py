@@ -107,6 +107,7 @@ class Bounds:
     receiver_removals: int
     views: tuple[tuple[frozenset[int], ...], ...]  # per member, views installed in this order
     max_in_flight: int
+    stale_packets: bool = False  # lift rule 6: windows may be dropped with their packets in flight
 
 
 class Env(NamedTuple):
@@ -230,6 +231,8 @@ class World:
 
     def _quiet(self, net_id: int, sender: int, receiver: int) -> bool:
         """Rule 6: nothing of ``receiver``'s window for ``sender`` is in flight."""
+        if self.bounds.stale_packets:
+            return True
         busy = self._busy.get(net_id)
         if busy is None:
             busy = self._busy[net_id] = frozenset(
