@@ -16,6 +16,7 @@ from checks.render import Arrow, ChartStep, Event, Note, render_chart
 from models.world import DeliverPacket, DuplicatePacket, LosePacket, Packet, World, WorldView
 
 PER_PEER_FIELDS = {"send", "recv", "xmit_last"}
+STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
 
 
 def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str] = ()) -> str:
@@ -60,6 +61,8 @@ def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str
         before, state_before = after, state
     end = [f"end state of {names[m]}: {line}" for m in range(world.n)
            for line in world.adapter.describe_node(before.nodes[m], names)]
+    for s, d in world.pairs:
+        end.extend(world.adapter.describe_pair(before.nodes[s], before.nodes[d], names))
     return render_chart(names, steps, footer=[*end, *footer])
 
 
@@ -77,6 +80,9 @@ def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterat
             else:
                 yield from _changes(a, b, names, f"{path}.{name}" if path else name)
         return
+    if path.endswith(".state") and isinstance(old, int) and isinstance(new, int):
+        yield f"{path}: {STATE_NAMES[old]} -> {STATE_NAMES[new]}"
+        return
     yield f"{path}: {_value(old, names)} -> {_value(new, names)}"
 
 
@@ -86,8 +92,16 @@ def _value(value: Any, names: Sequence[str]) -> str:
     if isinstance(value, frozenset):
         return "{" + ", ".join(names[m] for m in sorted(value)) + "}"
     if dataclasses.is_dataclass(value):
-        inner = ", ".join(f"{f.name}={_value(getattr(value, f.name), names)}" for f in dataclasses.fields(value))
-        return f"{type(value).__name__}({inner})"
+        parts = []
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if isinstance(item, bool):
+                parts.extend([f.name] if item else [])
+            elif f.name == "state" and isinstance(item, int):
+                parts.append(STATE_NAMES[item] if item < len(STATE_NAMES) else str(item))
+            else:
+                parts.append(f"{f.name}={_value(item, names)}")
+        return f"{type(value).__name__}({', '.join(parts)})"
     if isinstance(value, tuple) and value and all(v is None or hasattr(v, "seqno") for v in value):
         return "[" + ", ".join("_" if v is None else f"#{v.seqno}" for v in value) + "]"
     return repr(value)

@@ -147,6 +147,16 @@ class ProtocolAdapter:
                              f"delivered up to #{rentry.delivered}, holding {held}, missing {missing}")
         return lines or ["no connections"]
 
+    def describe_pair(self, sender: Any, receiver: Any, names: Sequence[str]) -> list[str]:
+        """What the chart's reader must see about one direction: seqnos the sender purged that the
+        receiver's window on the same connection never delivered (gone for good)."""
+        entry, window = sender.send[receiver.me], receiver.recv[sender.me]
+        if entry is None or window is None or entry.conn_id != window.conn_id or window.delivered >= entry.acked:
+            return []
+        gone = ", ".join(f"#{s}" for s in range(window.delivered + 1, entry.acked + 1))
+        return [f"gone for good: {gone} from {names[sender.me]} to {names[receiver.me]}: purged by "
+                f"{names[sender.me]}, never delivered by {names[receiver.me]}'s window (conn_id={window.conn_id})"]
+
     # -- timestamp renumbering (a sound reduction; see models/world.py rule 5) -------------------
     def node_timestamps(self, node: Any) -> tuple[int, tuple[int, ...]]:
         """(timestamps issued so far, last timestamp accepted from each peer; 0 = none)."""

@@ -23,6 +23,16 @@ def format_message(kind: str, msg: Any) -> str:
     return f"{_MESSAGE_NAMES.get(kind, kind)}({', '.join(fields)})"
 
 
+_TIMER_TEXT = (
+    "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend)",
+    "send entry to {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",
+    "receive entry for {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",
+    "conn_close_timeout expires on the CLOSING send entry to {peer}",
+    "conn_close_timeout expires on the CLOSING receive entry for {peer}",
+    "sync_min_interval elapses: {peer} may be asked for its first seqno again",
+)
+
+
 def format_action(action: Any, name: Callable[[int], str]) -> str:
     kind = type(action).__name__
     if kind == "AppSend":
@@ -34,10 +44,8 @@ def format_action(action: Any, name: Callable[[int], str]) -> str:
         return f"{name(p.dst)} {verb} {format_message(p.kind, p.msg)} from {name(p.src)}"
     if kind == "FireTimer":
         timer = action.timer
-        from spec.unicast3 import TIMER_NAMES
-
-        peer = "" if timer.peer < 0 else f" for {name(timer.peer)}"
-        return f"{name(action.member)}: timer {TIMER_NAMES[timer.kind]}{peer}"
+        peer = name(timer.peer) if timer.peer >= 0 else ""
+        return f"{name(action.member)}: " + _TIMER_TEXT[timer.kind].format(peer=peer)
     if kind == "InstallView":
         return f"{name(action.member)} installs view [{', '.join(name(m) for m in action.members)}]"
     if kind == "RemoveReceiver":
