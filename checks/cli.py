@@ -21,6 +21,7 @@ from models.modelfile import ModelError, load
 
 MODELS_DIR = Path(models.__file__).resolve().parent
 BENCH_DIR = MODELS_DIR / "bench"
+UNCHECKED = {"bench", "fuzz"}  # model folders for the benchmark and for random walks, not for `check`
 
 
 class UsageError(Exception):
@@ -65,9 +66,9 @@ def _parser() -> argparse.ArgumentParser:
 # -- check --------------------------------------------------------------------------------------
 def model_paths(paths: Sequence[Path]) -> list[Path]:
     """The model files named by ``paths`` (folders are searched); default: every shipped model
-    except the benchmark models in ``models/bench``."""
+    except those in ``models/bench`` and ``models/fuzz``."""
     if not paths:
-        return sorted(p for p in MODELS_DIR.rglob("*.toml") if BENCH_DIR not in p.parents)
+        return sorted(p for p in MODELS_DIR.rglob("*.toml") if p.relative_to(MODELS_DIR).parts[0] not in UNCHECKED)
     found: list[Path] = []
     for path in paths:
         if path.is_dir():

@@ -44,8 +44,12 @@ class Model:
     world: World
 
 
-def load(path: str | Path) -> Model:
-    """Read, validate and build the model in ``path``."""
+def load(path: str | Path, *, reduce_timestamps: bool = True, variant: tuple[str, ...] | None = None) -> Model:
+    """Read, validate and build the model in ``path``.
+
+    ``reduce_timestamps=False`` builds the world without rule 5 of ``models/world.py`` (real
+    timestamps, for driving engines); ``variant`` replaces the file's variant (``()`` = the
+    protocol as shipped, to run a defect's trace against the fix)."""
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text())
@@ -53,12 +57,14 @@ def load(path: str | Path) -> Model:
         raise ModelError(f"{path}: no such model file") from None
     except tomllib.TOMLDecodeError as error:
         raise ModelError(f"{path}: not valid TOML: {error}") from None
-    return _Reader(path, raw).model()
+    return _Reader(path, raw, reduce_timestamps, variant).model()
 
 
 class _Reader:
-    def __init__(self, path: Path, raw: dict[str, Any]) -> None:
+    def __init__(self, path: Path, raw: dict[str, Any], reduce_timestamps: bool = True,
+                 variant: tuple[str, ...] | None = None) -> None:
         self.path, self.raw = path, raw
+        self.reduce_timestamps, self.variant_override = reduce_timestamps, variant
 
     def fail(self, key: str, expected: str) -> ModelError:
         return ModelError(f"{self.path}: {key}: expected {expected}")
@@ -86,7 +92,7 @@ class _Reader:
             raise self.fail("protocol", f"one of {', '.join(sorted(PROTOCOLS))}, got {protocol!r}")
         members = self._members()
         n = len(members)
-        variant = self._variant()
+        variant = self._variant() if self.variant_override is None else self.variant_override
         timer_table = {**TIMER_KEYS, **self.table("timers", TIMER_KEYS)}
         timers = {k: self._flag(f"timers.{k}", v) for k, v in timer_table.items()}
         cfg = u3.Config(n, variant=u3.Variant(**{name: True for name in variant}), **timers)
@@ -102,7 +108,8 @@ class _Reader:
         known = property_names(adapter)
         selected = self._properties(check.get("properties", ["all"]), known)
         expect = self._expect(check.get("expect"), selected)
-        world = World(self.path.stem, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [])
+        world = World(self.path.stem, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],
+                      reduce_timestamps=self.reduce_timestamps)
         world.member_names = members
         world.properties = build_properties(world, adapter, selected)
         pinned = check.get("states")

@@ -160,8 +160,11 @@ class World:
     """A protocol composed with the world, as a ``checks.system.TransitionSystem``."""
 
     def __init__(self, name: str, adapter: ProtocolAdapter, cfg: Any, n: int, bounds: Bounds,
-                 initial_views: Sequence[frozenset[int]], properties: Sequence[Any]) -> None:
+                 initial_views: Sequence[frozenset[int]], properties: Sequence[Any], *,
+                 reduce_timestamps: bool = True) -> None:
         self.name = name
+        self.initial_views = tuple(initial_views)
+        self.reduce_timestamps = reduce_timestamps  # rule 5; off for driving real engines
         self.adapter, self.cfg, self.n, self.bounds = adapter, cfg, n, bounds
         self.properties = list(properties)
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
@@ -199,7 +202,7 @@ class World:
                                        env._replace(duplicate=env.duplicate - 1))
             if env.loss:
                 nodes, lost = world[:n], self._net_after(world[n], packet, ())
-                if self.adapter.packet_timestamp(packet.msg):
+                if self.reduce_timestamps and self.adapter.packet_timestamp(packet.msg):
                     nodes, lost = self._renumber_timestamps(nodes, lost)
                 yield LosePacket(packet), nodes + (lost, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
         for member in range(n):
@@ -292,7 +295,7 @@ class World:
         if consumed is not None or packets:
             net_id = self._net_after(net_id, consumed, packets)
         nodes = world[:member] + (new_node,) + world[member + 1:n]
-        if drops_timestamp:
+        if drops_timestamp and self.reduce_timestamps:
             nodes, net_id = self._renumber_timestamps(nodes, net_id)
         hist_id = world[n + 2]
         if observed or new_node != node_id:
@@ -387,6 +390,12 @@ class World:
 
     def emitted(self, world: tuple[int, ...], action: WorldAction) -> tuple[Packet, ...]:
         """The packets the handler of ``action`` put on the wire (before any de-duplication)."""
+        return self.step_effects(world, action)[1]
+
+    def step_effects(self, world: tuple[int, ...], action: WorldAction
+                     ) -> tuple[int | None, tuple[Packet, ...], tuple[tuple[int, int], ...]]:
+        """(member that acted, packets it sent in order, (src, payload) it delivered in order);
+        a loss involves no member."""
         stimulus: Hashable
         if isinstance(action, AppSend):
             member = action.src
@@ -401,8 +410,24 @@ class World:
         elif isinstance(action, RemoveReceiver):
             member, stimulus = action.member, ("remove", action.peer)
         else:
-            return ()
-        return self._handle(member, world[member], stimulus)[1]
+            return None, (), ()
+        _, packets, observed, _ = self._handle(member, world[member], stimulus)
+        delivered = tuple((e.src, e.payload) for kind, e in observed if kind == "Deliver")
+        return member, packets, delivered
+
+    def canonical_action(self, world: tuple[int, ...], action: WorldAction) -> WorldAction:
+        """``action`` with the timestamps it carries replaced by their rank among the timestamps
+        in use in ``world`` (rule 5): how a world that renumbers would name the same action."""
+        packet = getattr(action, "packet", None)
+        if packet is None or not self.adapter.packet_timestamp(packet.msg):
+            return action
+        infos = [self._timestamps_of_node(i) for i in world[:self.n]]
+        values = set(self._timestamps_in_flight(world[self.n])[packet.src])
+        values.update(info[1][packet.src] for info in infos)
+        values.discard(0)
+        rank = {value: r for r, value in enumerate(sorted(values), 1)}
+        renamed = packet._replace(msg=self.adapter.renumber_packet(packet.msg, rank))
+        return type(action)(renamed)  # type: ignore[call-arg]
 
     def stats(self) -> dict[str, int]:
         return {"node_states": len(self._nodes.values), "networks": len(self._nets.values),

@@ -1,0 +1,98 @@
+"""The production engines as the lockstep harness drives them: one engine per world member.
+
+This module owns the mapping between the world of ``models/`` and ``impl/``: how a world action
+becomes engine calls, which bytes stand for a world packet, and which engine state stands for a
+spec member. The harness itself (``checks/differential.py``) knows none of it.
+
+Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now`` and
+sets every real duration far away, so only the timers the world fires act, exactly as in the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, encode
+from impl.unicast3 import Config, EngineView, Unicast3Engine, spec_payload, view_of_spec_node
+from models.world import (
+    AppSend,
+    DeliverPacket,
+    DuplicatePacket,
+    FireTimer,
+    InstallView,
+    LosePacket,
+    Packet,
+    RemoveReceiver,
+)
+from spec import unicast3 as u3
+
+FAR = 10**12  # ms: "never", for every real duration of the engine
+
+
+def wire_message(msg: u3.Msg) -> WireMsg:
+    """The codec message a spec message stands for (payload n is ``spec_payload(n)``)."""
+    if isinstance(msg, u3.Data):
+        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload))
+    if isinstance(msg, u3.Ack):
+        return AckMsg(msg.seqno, msg.conn_id, msg.ts)
+    if isinstance(msg, u3.SendFirstSeqno):
+        return SendFirstSeqnoMsg(msg.ts)
+    if isinstance(msg, u3.XmitReq):
+        return XmitReqMsg(msg.seqnos)
+    return CloseMsg(msg.conn_id)
+
+
+def wire_bytes(packet: Packet) -> bytes:
+    return encode(wire_message(packet.msg))
+
+
+class Unicast3Engines:
+    """n UNICAST3 engines standing for the n members of a world."""
+
+    def __init__(self, spec_cfg: u3.Config, members: int, initial_views: Sequence[frozenset[int]]) -> None:
+        config = Config(variant=spec_cfg.variant, sync_min_interval=FAR, conn_expiry_timeout=FAR,
+                        conn_close_timeout=FAR)
+        self.now = 0
+        self.engines = [Unicast3Engine[int](config, members=initial_views[m], now=0) for m in range(members)]
+
+    def drive(self, action: Any, payload_number: int) -> int | None:
+        """Apply ``action`` to the engines; returns the member that acted (None for a loss).
+        ``payload_number`` is the number of the application message an ``AppSend`` sends."""
+        now = self.now
+        if isinstance(action, AppSend):
+            self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now)
+            return int(action.src)
+        if isinstance(action, (DeliverPacket, DuplicatePacket)):
+            packet = action.packet
+            self.engines[packet.dst].received(packet.src, wire_bytes(packet), now=now)
+            return int(packet.dst)
+        if isinstance(action, FireTimer):
+            timer = action.timer
+            self.engines[action.member].fire_timer(timer.kind, None if timer.peer < 0 else timer.peer, now=now)
+            return int(action.member)
+        if isinstance(action, InstallView):
+            self.engines[action.member].install_view(action.members, now=now)
+            return int(action.member)
+        if isinstance(action, RemoveReceiver):
+            self.engines[action.member].remove_receive_connection(action.peer)
+            return int(action.member)
+        assert isinstance(action, LosePacket), action
+        return None
+
+    def datagrams(self, member: int) -> list[tuple[int, bytes]]:
+        return self.engines[member].datagrams_to_send()
+
+    def deliveries(self, member: int) -> list[tuple[int, bytes]]:
+        return self.engines[member].deliveries()
+
+    def view(self, member: int) -> EngineView[int]:
+        return self.engines[member].snapshot(now=self.now)
+
+    @staticmethod
+    def spec_view(node: u3.Node) -> EngineView[int]:
+        return view_of_spec_node(node)
+
+    @staticmethod
+    def spec_delivery(src: int, payload: int) -> tuple[int, bytes]:
+        return src, spec_payload(payload)
