@@ -16,7 +16,7 @@ from typing import TextIO
 import models
 from checks.explore import Progress, Stats
 from checks.run import Outcome, check_model
-from checks.trace import Trace, TraceError, validate
+from checks.trace import Trace, TraceError, file_digest, validate
 from models.modelfile import ModelError, load
 
 MODELS_DIR = Path(models.__file__).resolve().parent
@@ -158,11 +158,17 @@ def _show(args: argparse.Namespace) -> int:
     trace = Trace.load(args.trace)
     model_path = _trace_model(trace, args.trace)
     model = load(model_path)
-    path = validate(model.world, trace)
-    kind = {"always": "safety property", "liveness": "liveness property", "deadlock": ""}.get(trace.kind, "")
+    try:
+        path = validate(model.world, trace)
+    except TraceError as error:
+        raise TraceError(f"{args.trace}: {error}") from None
+    if file_digest(model_path) != trace.model_digest:
+        print(f"seqcheck: note: {model_path} changed since {args.trace} was made; the trace still replays",
+              file=sys.stderr)
+    kind = {"always": "safety property ", "liveness": "liveness property "}.get(trace.kind, "")
     doc = next((p.doc for p in model.world.properties if p.name == trace.prop), "")
     print(f"{model_path}: {model.description}")
-    print(f"violates {kind} {trace.prop} after {len(trace.actions)} steps (a shortest counterexample)")
+    print(f"violates {kind}{trace.prop} after {len(trace.actions)} steps (a shortest counterexample)")
     footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
     if trace.kind == "liveness":
         footer.append("from this state no continuation without further faults delivers every message")
@@ -171,7 +177,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _trace_model(trace: Trace, trace_file: Path) -> Path:
-    for candidate in (Path(trace.model), trace_file.parent / trace.model, MODELS_DIR.parent / trace.model):
+    for candidate in (MODELS_DIR.parent / trace.model, Path(trace.model), trace_file.parent / trace.model):
         if candidate.is_file():
             return candidate
     raise UsageError(f"{trace_file}: model {trace.model} not found")

@@ -12,6 +12,15 @@ Rules
    (n^2 / 2^65) next to the verdict.
 5. A state outside the model's bounds is checked but not expanded, and counted as *cut*; a verdict
    reached with cut states says so.
+6. The optional capabilities of ``checks/system.py`` are used when the system offers them: batch
+   expansion (no action objects, fault flags in bulk), packed frontier levels (4 bytes per int of a
+   state, ``checks/frontier.py``) and property keys (each property evaluated once per key). Every
+   system gets the same pipeline: a chunk of the frontier is expanded into its successor states,
+   fingerprinted and looked up in bulk, and the new ones are numbered, checked and queued.
+7. Memory per state: 12 bytes in the fingerprint set, 4 for the parent index, and for liveness
+   4 for its recovery-edge count plus 4 per recovery edge (targets; the sources are implied by the
+   counts, as states are expanded in index order). The fingerprint of a state is read back from the
+   fingerprint set when a counterexample is rebuilt.
 """
 
 from __future__ import annotations
@@ -23,9 +32,11 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from checks.fpset import FingerprintSet
-from checks.liveness import unrecoverable_states
+from checks.frontier import Level, new_level
+from checks.liveness import RecoveryGraph
 from checks.system import Always, Liveness, Property, Sometimes, TransitionSystem
 
 CHUNK = 2048  # frontier states expanded between two batch look-ups
@@ -74,6 +85,8 @@ class Result:
 
 
 Progress = Callable[[Stats, int], None]  # (stats so far, frontier size)
+_Verdict = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]  # (failed Always, held Sometimes, goals)
+_NOTHING: _Verdict = ((), (), ())
 
 
 class _Search:
@@ -87,15 +100,23 @@ class _Search:
         self.check_deadlock, self.progress = check_deadlock, progress
         self.seen = FingerprintSet()
         self.parents = array("i")
-        self.fingerprints = array("q")
         self.stats = Stats()
         self.findings: list[Finding] = []
         self.witnessed: dict[str, int] = {}
         self.violated: set[str] = set()
-        # for liveness: edges that a recovery may use, the goal states and the cut states
-        self.edges_from, self.edges_to = array("i"), array("i")
+        # for liveness: per expanded state (in index order) how many recovery edges leave it, their
+        # targets, the goal states and the cut states
+        self.edge_counts, self.edge_targets = array("I"), array("i")
         self.goal: dict[str, array[int]] = {p.name: array("i") for p in self.liveness}
         self.cut_states = array("i")
+        self.expand_batch: Callable[[Sequence[Hashable]], tuple[list[Hashable], list[int], list[bool]]] = \
+            getattr(system, "expand_batch", None) or self._expand_generic
+        width = getattr(system, "state_width", None)
+        self.width = width if isinstance(width, int) else None
+        own = list(getattr(system, "properties", ()))
+        key_of = getattr(system, "property_key", None)
+        self.key_of = key_of if callable(key_of) and all(any(p is q for q in own) for p in properties) else None
+        self.verdicts: dict[Hashable, _Verdict] = {}
 
     def _check(self, state: Hashable, index: int) -> None:
         for always in self.always:
@@ -109,6 +130,40 @@ class _Search:
             if liveness.goal(state):
                 self.goal[liveness.name].append(index)
 
+    def _check_all(self, states: Sequence[Hashable], first: int) -> None:
+        """Check ``states``, numbered from ``first``; once per property key if the system has one."""
+        key_of = self.key_of
+        if key_of is None:
+            for offset, state in enumerate(states):
+                self._check(state, first + offset)
+            return
+        verdicts = self.verdicts
+        for offset, state in enumerate(states):
+            key = key_of(state)
+            verdict = verdicts.get(key)
+            if verdict is None:
+                verdict = verdicts[key] = self._verdict(state)
+            if verdict is not _NOTHING:
+                self._record(verdict, first + offset)
+
+    def _verdict(self, state: Hashable) -> _Verdict:
+        verdict = (tuple(p.name for p in self.always if not p.holds(state)),
+                   tuple(p.name for p in self.sometimes if p.holds(state)),
+                   tuple(p.name for p in self.liveness if p.goal(state)))
+        return _NOTHING if verdict == _NOTHING else verdict
+
+    def _record(self, verdict: _Verdict, index: int) -> None:
+        failed, witnessed, goals = verdict
+        for name in failed:
+            if name not in self.violated:
+                self.violated.add(name)
+                self.findings.append(Finding(name, "always", index))
+        for name in witnessed:
+            if name not in self.witnessed:
+                self.witnessed[name] = index
+        for name in goals:
+            self.goal[name].append(index)
+
     def _stop(self) -> bool:
         return (self.stop_at_first and bool(self.findings)) or self.stats.distinct >= self.max_states
 
@@ -117,18 +172,19 @@ class _Search:
         fps = np.array([hash(s) for s in init], dtype=np.int64)
         self.seen.add_new(fps, 0)
         self.parents.extend([-1] * len(init))
-        self.fingerprints.extend(fps.tolist())
         self.stats.distinct = len(init)
-        for index, state in enumerate(init):
-            self._check(state, index)
-        frontier = [(s, i) for i, s in enumerate(init)]
+        frontier = new_level(self.width)
+        frontier.extend(init)
+        self._check_all(init, 0)
+        first = 0  # index of the first state of the frontier
         started, last_report = time.perf_counter(), 0.0
         stopped = self._stop()
         leftover = False  # part of a level was never expanded
-        while frontier and not stopped:
-            next_frontier: list[tuple[Hashable, int]] = []
+        while len(frontier) and not stopped:
+            next_frontier = new_level(self.width)
+            next_first = self.stats.distinct
             for start in range(0, len(frontier), CHUNK):
-                self._expand(frontier[start:start + CHUNK], next_frontier)
+                self._expand(frontier.chunk(start, start + CHUNK), first + start, next_frontier)
                 now = time.perf_counter()
                 self.stats.seconds = now - started
                 if self.progress and now - last_report > 0.5:
@@ -138,58 +194,69 @@ class _Search:
                     stopped = True
                     leftover = start + CHUNK < len(frontier)
                     break
-            if next_frontier:
+            if len(next_frontier):
                 self.stats.depth += 1
             self.stats.max_frontier = max(self.stats.max_frontier, len(next_frontier))
-            frontier = next_frontier
+            frontier, first = next_frontier, next_first
         self.stats.seconds = time.perf_counter() - started
-        self.stats.complete = not frontier and not leftover
+        self.stats.complete = not len(frontier) and not leftover
         return init
 
-    def _expand(self, chunk: list[tuple[Hashable, int]], next_frontier: list[tuple[Hashable, int]]) -> None:
+    def _expand_generic(self, chunk: Sequence[Hashable]) -> tuple[list[Hashable], list[int], list[bool]]:
+        """``BatchExpansion.expand_batch`` from the ``TransitionSystem`` methods."""
         system = self.system
-        states: list[Hashable] = []
-        hashes: list[int] = []
-        parents: list[int] = []
-        recovering: list[int] = []  # candidate positions of fault-free edges (liveness only)
+        afters: list[Hashable] = []
+        counts: list[int] = []
+        progress: list[bool] = []
         want_edges = bool(self.liveness)
-        for state, index in chunk:
+        for state in chunk:
             if not system.within_bounds(state):
+                counts.append(-1)
+                continue
+            before = len(afters)
+            for action, after in system.successors(state):
+                afters.append(after)
+                progress.append(want_edges and not system.is_fault(action))
+            counts.append(len(afters) - before)
+        return afters, counts, progress
+
+    def _expand(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> None:
+        """Expand the states ``chunk``, numbered from ``first``; new states go to ``next_frontier``."""
+        afters, counts, progress = self.expand_batch(chunk)
+        per_state = np.array(counts, dtype=np.int64)
+        self._cut_and_deadlocks(chunk, per_state, first)
+        self.stats.transitions += len(afters)
+        np.maximum(per_state, 0, out=per_state)
+        fps = np.fromiter(map(hash, afters), dtype=np.int64, count=len(afters))
+        unique, first_at, inverse = np.unique(fps, return_index=True, return_inverse=True)
+        index_of = self.seen.lookup(unique)
+        new = np.flatnonzero(index_of < 0)
+        order = np.argsort(first_at[new])
+        fresh = first_at[new][order]  # positions in ``afters`` of the new states, in order
+        base = self.stats.distinct
+        index_of[new[order]] = np.arange(base, base + len(fresh))
+        self.seen.add_new(fps[fresh], base)
+        owner = np.repeat(np.arange(len(chunk), dtype=np.int32), per_state)  # position of each parent in chunk
+        self.parents.frombytes((owner[fresh] + np.int32(first)).astype(np.int32).tobytes())
+        states = [afters[p] for p in fresh.tolist()]
+        next_frontier.extend(states)
+        self.stats.distinct += len(fresh)
+        self._check_all(states, base)
+        if self.liveness:
+            recovering = np.flatnonzero(np.array(progress, dtype=bool))
+            self.edge_counts.frombytes(np.bincount(owner[recovering], minlength=len(chunk)).astype(np.uint32).tobytes())
+            self.edge_targets.frombytes(index_of[inverse[recovering]].astype(np.int32).tobytes())
+
+    def _cut_and_deadlocks(self, chunk: Sequence[Hashable], per_state: npt.NDArray[np.int64], first: int) -> None:
+        for position in np.flatnonzero(per_state <= 0).tolist():
+            index = first + position
+            if per_state[position] < 0:
                 self.stats.cut += 1
                 self.cut_states.append(index)
-                continue
-            count = 0
-            for action, after in system.successors(state):
-                states.append(after)
-                hashes.append(hash(after))
-                parents.append(index)
-                if want_edges and not system.is_fault(action):
-                    recovering.append(len(states) - 1)
-                count += 1
-            if (count == 0 and self.check_deadlock and "deadlock" not in self.violated
-                    and not system.accepts_end(state)):
+            elif (self.check_deadlock and "deadlock" not in self.violated
+                  and not self.system.accepts_end(chunk[position])):
                 self.violated.add("deadlock")
                 self.findings.append(Finding("deadlock", "deadlock", index))
-        self.stats.transitions += len(states)
-        if not states:
-            return
-        fps = np.array(hashes, dtype=np.int64)
-        unique, first = np.unique(fps, return_index=True)
-        known = self.seen.lookup(unique)
-        fresh = np.sort(first[known < 0])
-        base = self.stats.distinct
-        self.seen.add_new(fps[fresh], base)
-        self.fingerprints.extend(fps[fresh].tolist())
-        for offset, position in enumerate(fresh.tolist()):
-            state = states[position]
-            self.parents.append(parents[position])
-            next_frontier.append((state, base + offset))
-            self._check(state, base + offset)
-        self.stats.distinct += len(fresh)
-        if want_edges and recovering:
-            targets = self.seen.lookup(fps[recovering])
-            self.edges_from.extend(parents[p] for p in recovering)
-            self.edges_to.extend(targets.tolist())
 
 
 def explore(system: TransitionSystem, properties: Sequence[Property] | None = None, *,
@@ -211,22 +278,36 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
     result = Result(system.name, search.stats, findings, search.witnessed, init[0] if init else None)
     for finding in findings:
         if finding.state_index >= 0:
-            finding.path = rebuild_path(system, search.parents, search.fingerprints, finding.state_index, init)
+            finding.path = rebuild_path(system, search.parents, _StoredFingerprints(search.seen),
+                                        finding.state_index, init)
     return result
 
 
 def _liveness_findings(search: _Search) -> list[Finding]:
+    count = search.stats.distinct
+    search.edge_counts.extend([0] * (count - len(search.edge_counts)))
+    graph = RecoveryGraph.from_rows(count, search.edge_counts, search.edge_targets)
+    search.edge_counts, search.edge_targets = array("I"), array("i")  # the graph holds them now
     findings = []
     for prop in search.liveness:
-        stuck = unrecoverable_states(search.stats.distinct, search.edges_from, search.edges_to,
-                                     search.goal[prop.name], search.cut_states)
+        stuck = graph.unrecoverable(search.goal[prop.name], search.cut_states)
         if stuck >= 0:
             findings.append(Finding(prop.name, "liveness", stuck))
     return findings
 
 
-def rebuild_path(system: TransitionSystem, parents: array[int], fingerprints: array[int], index: int,
-                 init: Sequence[Hashable]) -> list[tuple[Hashable, Hashable]]:
+class _StoredFingerprints:
+    """The fingerprint of each state index, read back from the fingerprint set."""
+
+    def __init__(self, seen: FingerprintSet) -> None:
+        self.seen = seen
+
+    def __getitem__(self, index: int) -> int:
+        return self.seen.fingerprint_of(index)
+
+
+def rebuild_path(system: TransitionSystem, parents: array[int], fingerprints: array[int] | _StoredFingerprints,
+                 index: int, init: Sequence[Hashable]) -> list[tuple[Hashable, Hashable]]:
     """The path from an initial state to state ``index``: walk the parent indices back, then
     replay forward choosing at each step the successor with the recorded fingerprint."""
     chain = []
@@ -236,8 +317,9 @@ def rebuild_path(system: TransitionSystem, parents: array[int], fingerprints: ar
     state = init[index]
     path: list[tuple[Hashable, Hashable]] = []
     for step in reversed(chain):
+        wanted = fingerprints[step]
         for action, after in system.successors(state):
-            if hash(after) == fingerprints[step]:
+            if hash(after) == wanted:
                 path.append((action, after))
                 state = after
                 break

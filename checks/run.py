@@ -15,6 +15,7 @@ from typing import Any
 
 from checks.explore import Progress, Result, explore
 from checks.trace import Trace, make_trace, validate
+import models
 from models.modelfile import Model
 
 
@@ -52,6 +53,17 @@ class Outcome:
         }
 
 
+def portable_path(path: Path) -> Path:
+    """``path`` relative to the checkout when it is inside it (traces then carry over between
+    checkouts), else absolute (traces then work from any directory)."""
+    root = Path(models.__file__).resolve().parent.parent
+    resolved = path.resolve()
+    try:
+        return resolved.relative_to(root)
+    except ValueError:
+        return resolved
+
+
 def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None) -> Outcome:
     started = time.perf_counter()
     result = explore(model.world, max_states=model.max_states, progress=progress)
@@ -61,7 +73,8 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     if finding is not None:
         verdict = f"violation:{finding.prop}"
         if finding.state_index >= 0:
-            trace = make_trace(model.world, model.path, finding.prop, finding.kind, finding.path)
+            trace = make_trace(model.world, model.path, finding.prop, finding.kind, finding.path,
+                               recorded_as=portable_path(model.path))
             validate(model.world, trace)
             if trace_dir is not None:
                 trace_path = trace.save(trace_dir / f"{model.path.stem}.json")

@@ -73,6 +73,34 @@ class Liveness:
 Property = Always | Sometimes | Liveness
 
 
+# Optional capabilities. A system may offer any of these for speed and memory; the checker finds
+# them by name and falls back to the ``TransitionSystem`` methods. Each must agree exactly with them.
+
+
+class BatchExpansion(Protocol):
+    def expand_batch(self, states: Sequence[Any]) -> tuple[list[Any], list[int], list[bool]]:
+        """The successors of many states at once, without their actions: ``(after, counts,
+        progress)`` where ``after`` concatenates, state by state, the next states that
+        ``successors`` yields, in its order; ``counts[i]`` is how many belong to ``states[i]``, or
+        -1 if ``states[i]`` is not ``within_bounds`` (nothing expanded); ``progress[j]`` is
+        ``not is_fault(action)`` for the action leading to ``after[j]``."""
+        ...
+
+
+class PackedStates(Protocol):
+    """Every state is a tuple of exactly ``state_width`` ints in ``0 .. 2**31 - 1``, so the checker
+    may keep states as packed 32-bit ints (4 bytes per int) and rebuild the tuples when needed."""
+
+    state_width: int
+
+
+class PropertyKey(Protocol):
+    def property_key(self, state: Any) -> Hashable:
+        """A part of ``state`` that decides every one of ``properties``: two states with equal keys
+        satisfy the same properties, so the checker evaluates them once per key."""
+        ...
+
+
 class TransitionSystem(Protocol):
     """What a model must provide to be checked, replayed and rendered."""
 

@@ -57,6 +57,10 @@ def load(path: str | Path, *, reduce_timestamps: bool = True, variant: tuple[str
         raise ModelError(f"{path}: no such model file") from None
     except tomllib.TOMLDecodeError as error:
         raise ModelError(f"{path}: not valid TOML: {error}") from None
+    except UnicodeDecodeError:
+        raise ModelError(f"{path}: not valid TOML: expected UTF-8 text") from None
+    except OSError as error:
+        raise ModelError(f"{path}: cannot be read: {error.strerror or error}") from None
     return _Reader(path, raw, reduce_timestamps, variant).model()
 
 
@@ -88,7 +92,7 @@ class _Reader:
             if key not in TOP_KEYS:
                 raise self.fail(key, f"one of {', '.join(sorted(TOP_KEYS))}")
         protocol = self.raw.get("protocol")
-        if protocol not in PROTOCOLS:
+        if not isinstance(protocol, str) or protocol not in PROTOCOLS:
             raise self.fail("protocol", f"one of {', '.join(sorted(PROTOCOLS))}, got {protocol!r}")
         members = self._members()
         n = len(members)
@@ -141,7 +145,7 @@ class _Reader:
             raise self.fail("variant", "a list of variant names")
         variant = []
         for item in raw:
-            name = VARIANT_ALIASES.get(item, item)
+            name = VARIANT_ALIASES.get(item, item) if isinstance(item, str) else None
             if name not in names:
                 known = ", ".join(sorted(names | set(VARIANT_ALIASES)))
                 raise self.fail("variant", f"names from {known}, got {item!r}")

@@ -132,7 +132,7 @@ def test_violation_writes_its_trace_into_trace_dir(tmp_path: Path, capsys: pytes
     written = traces / f"{model.stem}.json"
     assert [p.name for p in traces.iterdir()] == [written.name]
     trace = Trace.load(written)
-    assert (trace.model, trace.prop, trace.kind) == (str(model), "sync_rate_limited", "always")
+    assert (Path(trace.model).resolve(), trace.prop, trace.kind) == (model.resolve(), "sync_rate_limited", "always")
     assert f"seqcheck show {written}" in capsys.readouterr().out
 
 

@@ -261,9 +261,6 @@ def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert_one_cli_error(capsys, code, f"{path}: no such model file or folder")
 
 
-@pytest.mark.xfail(strict=True, raises=UnicodeDecodeError,
-                   reason="BUG: a model file that is not UTF-8 escapes as UnicodeDecodeError "
-                   "(models/modelfile.py load catches only FileNotFoundError and TOMLDecodeError)")
 def test_not_utf8(tmp_path: Path) -> None:
     path = tmp_path / "latin1.toml"
     path.write_bytes(b'description = "caf\xe9"\n')
@@ -271,18 +268,12 @@ def test_not_utf8(tmp_path: Path) -> None:
         load(path)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="BUG: protocol = [...] (an unhashable value) escapes as TypeError "
-                   "(models/modelfile.py _Reader.model: `protocol not in PROTOCOLS`)")
 def test_protocol_as_list(tmp_path: Path) -> None:
     path = write(tmp_path, model_text(top='protocol = ["unicast3"]\nmembers = ["A", "B"]'))
     with pytest.raises(ModelError, match=r": protocol: expected one of unicast3"):
         load(path)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="BUG: variant = [[...]] (an unhashable item) escapes as TypeError "
-                   "(models/modelfile.py _Reader._variant: VARIANT_ALIASES.get(item, item))")
 def test_variant_item_as_list(tmp_path: Path) -> None:
     path = write(tmp_path, model_text(top=TOP + '\nvariant = [["JGRP-1873"]]'))
     with pytest.raises(ModelError, match=r": variant: expected names from"):

@@ -28,12 +28,15 @@ from typing import Any
 
 import pytest
 
+from checks.cli import MODELS_DIR as _MODELS_DIR
 from checks.cli import MODELS_DIR, main, model_paths
 from checks.run import Outcome, check_model
 from checks.system import Always, Liveness, replay
 from checks.trace import FORMAT, Trace, TraceError, can_reach_goal, validate
 from models.modelfile import Model, load
 from models.world import World
+
+MODELS_ROOT = _MODELS_DIR.parent
 
 
 def shipped_violation_models() -> list[Path]:
@@ -87,7 +90,7 @@ def test_trace_loads_and_describes_its_model(checked: Checked, path: Path) -> No
     assert written == checked.folder / f"{path.stem}.json"
     trace = Trace.load(written)
     assert trace == outcome.trace
-    assert trace.model == str(path)
+    assert (MODELS_ROOT / trace.model).resolve() == path.resolve()  # relative to the checkout
     assert trace.model_digest == hashlib.sha256(path.read_bytes()).hexdigest()
     assert f"violation:{trace.prop}" == model.expect
     prop = next(p for p in model.world.properties if p.name == trace.prop)
@@ -234,6 +237,7 @@ def rename_action(raw: Raw) -> None:
 
 def repeat_last_step(raw: Raw) -> None:
     raw["steps"].append(copy.deepcopy(raw["steps"][-1]))
+    raw["length"] = len(raw["steps"])
 
 
 def action_not_a_table(raw: Raw) -> None:
@@ -276,7 +280,7 @@ def tampered(written: Path, change: Callable[[Raw], None], target: Path) -> Path
 
 def load_and_validate(path: Path) -> None:
     trace = Trace.load(path)
-    validate(load(trace.model).world, trace)
+    validate(load(MODELS_ROOT / trace.model).world, trace)
 
 
 def assert_show_rejects(capsys: pytest.CaptureFixture[str], path: Path, fragment: str) -> str:
@@ -351,13 +355,9 @@ def test_show_rejects_a_tampered_trace_in_a_real_process(checked: Checked, tmp_p
                           timeout=60)
     assert done.returncode == 2
     assert done.stdout == ""
-    assert done.stderr == "seqcheck: the last state of the trace satisfies no_spurious_purge\n"
+    assert done.stderr == f"seqcheck: {path}: the last state of the trace satisfies no_spurious_purge\n"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: validate never compares the trace's kind with its property's kind "
-                   "(checks/trace.py validate dispatches on the property alone), so a safety trace relabelled "
-                   "'liveness' validates and `seqcheck show` prints 'violates liveness property' and the "
-                   "liveness footer (checks/cli.py _show)")
 @pytest.mark.parametrize("kind", ["liveness", "sometimes", "bogus"])
 def test_wrong_kind_is_rejected(checked: Checked, tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                 kind: str) -> None:
@@ -366,8 +366,6 @@ def test_wrong_kind_is_rejected(checked: Checked, tmp_path: Path, capsys: pytest
     assert_show_rejects(capsys, path, "kind")
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: Trace.load ignores the 'length' field "
-                   "(checks/trace.py Trace.load), so a trace whose length disagrees with its steps is accepted")
 def test_length_that_disagrees_with_the_steps_is_rejected(checked: Checked, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     _, _, written = checked(JGRP1873)
@@ -375,16 +373,10 @@ def test_length_that_disagrees_with_the_steps_is_rejected(checked: Checked, tmp_
     assert_show_rejects(capsys, path, "length")
 
 
-@pytest.mark.xfail(strict=True, raises=IsADirectoryError,
-                   reason="BUG: `seqcheck show DIR` escapes as IsADirectoryError with a traceback "
-                   "(checks/trace.py Trace.load catches only FileNotFoundError and decode errors)")
 def test_show_of_a_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert_show_rejects(capsys, tmp_path, str(tmp_path))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: cli.py:3-4 promises usage errors 'reported as one line naming "
-                   "the input', but validate's messages (checks/trace.py validate) do not name the trace file, "
-                   "e.g. 'seqcheck: the last state of the trace satisfies no_spurious_purge'")
 @pytest.mark.parametrize("change", [pytest.param(c, id=i) for i, c, _ in TAMPERS
                                     if i in {"drop-last-step", "rename-action", "unknown-property"}])
 def test_show_error_names_the_trace_file(checked: Checked, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -394,9 +386,6 @@ def test_show_error_names_the_trace_file(checked: Checked, tmp_path: Path, capsy
     assert_show_rejects(capsys, path, str(path))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a trace records the model path as given on the command line "
-                   "(checks/run.py check_model passes model.path on), so a model checked by a relative path "
-                   "cannot be found by `seqcheck show` from another working directory (checks/cli.py _trace_model)")
 def test_show_finds_a_relative_model_from_another_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
