@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import models
 from checks.explore import Progress, Result, explore
 from checks.trace import Trace, make_trace, validate
-import models
 from models.modelfile import Model
 
 

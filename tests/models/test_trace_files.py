@@ -28,7 +28,6 @@ from typing import Any
 
 import pytest
 
-from checks.cli import MODELS_DIR as _MODELS_DIR
 from checks.cli import MODELS_DIR, main, model_paths
 from checks.run import Outcome, check_model
 from checks.system import Always, Liveness, replay
@@ -36,7 +35,7 @@ from checks.trace import FORMAT, Trace, TraceError, can_reach_goal, validate
 from models.modelfile import Model, load
 from models.world import World
 
-MODELS_ROOT = _MODELS_DIR.parent
+MODELS_ROOT = MODELS_DIR.parent
 
 
 def shipped_violation_models() -> list[Path]:
