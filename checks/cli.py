@@ -54,6 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="render a trace file as a message-sequence chart")
     show.add_argument("trace", type=Path)
     show.set_defaults(run=_show)
+    replay = sub.add_parser("replay", help="run a trace against the production engine")
+    replay.add_argument("trace", type=Path)
+    replay.add_argument("--emit-test", type=Path, metavar="FILE",
+                        help="also write the trace as a standalone pytest regression test")
+    replay.set_defaults(run=_replay)
     listing = sub.add_parser("list", help="list protocols, variants and properties")
     listing.set_defaults(run=_list)
     bench = sub.add_parser("bench", help="run the fixed benchmark and print one JSON line")
@@ -181,6 +186,24 @@ def _trace_model(trace: Trace, trace_file: Path) -> Path:
         if candidate.is_file():
             return candidate
     raise UsageError(f"{trace_file}: model {trace.model} not found")
+
+
+# -- replay -------------------------------------------------------------------------------------
+def _replay(args: argparse.Namespace) -> int:
+    from checks.replay import emit_test, run_replay
+
+    trace = Trace.load(args.trace)
+    model_path = _trace_model(trace, args.trace)
+    try:
+        report = run_replay(args.trace, model_path)
+    except TraceError as error:
+        raise TraceError(f"{args.trace}: {error}") from None
+    for line in report.lines():
+        print(line)
+    if args.emit_test is not None:
+        written = emit_test(report.model, trace, args.trace, args.emit_test)
+        print(f"regression test written to {written} (run it: pytest {written})")
+    return 0 if report.reproduced else 1
 
 
 # -- list ---------------------------------------------------------------------------------------
