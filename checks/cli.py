@@ -64,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="run the fixed benchmark and print one JSON line")
     bench.add_argument("--model", type=Path, default=BENCH_DIR / "unicast3-bench.toml")
     bench.add_argument("--repeat", type=int, default=1, help="runs to take the median of (default 1)")
+    bench.add_argument("--engine", action="store_true",
+                       help="benchmark the UNICAST3 engine (messages/s between two engines) instead of the checker")
+    bench.add_argument("--messages", type=int, default=100_000, help="messages per engine run (default 100000)")
     bench.set_defaults(run=_bench)
     return parser
 
@@ -229,6 +232,13 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: expected a whole number >= 1, got {args.repeat}")
+    if args.engine:
+        from checks.bench_engine import run_engine_bench
+
+        if args.messages < 1:
+            raise UsageError(f"--messages: expected a whole number >= 1, got {args.messages}")
+        print(json.dumps(run_engine_bench(args.messages, args.repeat)))
+        return 0
     print(json.dumps(run_bench(args.model, repeat=args.repeat)))
     return 0
 
