@@ -32,15 +32,15 @@ def engine_run(messages: int, loss: float, seed: int) -> dict[str, float]:
             sent += 1
             a.send("B", spec_payload(sent), now=now)
         for _ in range(2):  # a round trip per burst
-            for dst, data in a.datagrams_to_send():
+            for _dst, data in a.datagrams_to_send():
                 datagrams += 1
                 if rng.random() >= loss:
                     b.received("A", data, now=now)
-            for src, payload in b.deliveries():
+            for _src, payload in b.deliveries():
                 delivered += 1
                 if payload_number(payload) != delivered:
                     raise AssertionError(f"out of order: got {payload_number(payload)}, expected {delivered}")
-            for dst, data in b.datagrams_to_send():
+            for _dst, data in b.datagrams_to_send():
                 datagrams += 1
                 if rng.random() >= loss:
                     a.received("B", data, now=now)
@@ -69,4 +69,5 @@ def run_engine_bench(messages: int = 100_000, repeat: int = 3, seed: int = 1) ->
     return {"bench": "engine", "messages": messages, "repeat": repeat, "seed": seed,
             "messages_per_s": round(no_loss), "messages_per_s_5pct_loss": round(with_loss),
             "baseline_codec_roundtrips_per_s": round(codec_rate),
-            "ratio_vs_codec": round(no_loss / codec_rate, 3), "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3)}
+            "ratio_vs_codec": round(no_loss / codec_rate, 3),
+            "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3)}
