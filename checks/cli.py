@@ -176,7 +176,12 @@ def _show(args: argparse.Namespace) -> int:
     kind = {"always": "safety property ", "liveness": "liveness property "}.get(trace.kind, "")
     doc = next((p.doc for p in model.world.properties if p.name == trace.prop), "")
     print(f"{model_path}: {model.description}")
-    print(f"violates {kind}{trace.prop} after {len(trace.actions)} steps (a shortest counterexample)")
+    if trace.kind == "divergence":
+        seed = f" (random walk, seed {trace.seed})" if trace.seed is not None else ""
+        print(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
+              f"{trace.summary[-1] if trace.summary else ''}")
+    else:
+        print(f"violates {kind}{trace.prop} after {len(trace.actions)} steps (a shortest counterexample)")
     footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
     if trace.kind == "liveness":
         footer.append("from this state no continuation without further faults delivers every message")

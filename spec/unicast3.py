@@ -59,6 +59,8 @@ Decisions (digest section 6), each with JGroups' code as the reference
 11. HS resend: on a run where HA < HS and (HA, HS) equals the previous run's watermark, resend the
     message HS with its original header; repeat on every run while stalled.
 20. XMIT_REQ carries no conn_id: it is served from the current send window.
+22. max_xmit_req_size (JGroups scans only that many seqnos above the highest deliverable one for
+    gaps): not modelled; every gap is requested. Model windows are far smaller than the limit.
 24. Time base: abstract timers (see ``Timer``); the AgeOutCache for connections to non-members
     (max_retransmit_time) is left out: idle closing covers the same ground in the models.
 
