@@ -35,8 +35,9 @@ same limits as ``decode`` so we never send what a peer with the same limits must
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 MAGIC = 0x55
 MAX_SEQNO = 2**63 - 1
@@ -122,12 +123,24 @@ class DataMsg:
     payload: bytes
 
     def __post_init__(self) -> None:
+        seqno, conn_id = self.seqno, self.conn_id
+        if not (
+            type(seqno) is int
+            and 0 <= seqno <= MAX_SEQNO
+            and type(conn_id) is int
+            and 0 <= conn_id <= MAX_CONN_ID
+            and type(self.first) is bool
+            and type(self.payload) is bytes
+        ):
+            self._reject()
+
+    def _reject(self) -> None:
+        """Raise the ValueError naming the first bad field (the checks, one at a time)."""
         _check_range("DataMsg", "seqno", self.seqno, MAX_SEQNO)
         _check_range("DataMsg", "conn_id", self.conn_id, MAX_CONN_ID)
         if type(self.first) is not bool:
             raise ValueError(f"DataMsg.first must be a bool, got {self.first!r}")
-        if type(self.payload) is not bytes:
-            raise ValueError(f"DataMsg.payload must be bytes, got {type(self.payload).__name__}")
+        raise ValueError(f"DataMsg.payload must be bytes, got {type(self.payload).__name__}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +152,18 @@ class AckMsg:
     timestamp: int
 
     def __post_init__(self) -> None:
-        _check_range("AckMsg", "seqno", self.seqno, MAX_SEQNO)
-        _check_range("AckMsg", "conn_id", self.conn_id, MAX_CONN_ID)
-        _check_range("AckMsg", "timestamp", self.timestamp, MAX_TIMESTAMP)
+        seqno, conn_id, ts = self.seqno, self.conn_id, self.timestamp
+        if not (
+            type(seqno) is int
+            and 0 <= seqno <= MAX_SEQNO
+            and type(conn_id) is int
+            and 0 <= conn_id <= MAX_CONN_ID
+            and type(ts) is int
+            and 0 <= ts <= MAX_TIMESTAMP
+        ):
+            _check_range("AckMsg", "seqno", seqno, MAX_SEQNO)
+            _check_range("AckMsg", "conn_id", conn_id, MAX_CONN_ID)
+            _check_range("AckMsg", "timestamp", ts, MAX_TIMESTAMP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +209,36 @@ class CloseMsg:
 
 
 WireMsg = DataMsg | AckMsg | SendFirstSeqnoMsg | XmitReqMsg | CloseMsg
+
+# The decoder's fast paths build DATA and ACK from fields it has already validated, skipping the
+# constructors' checks (they would only repeat them): the slots' own setters, which the frozen
+# dataclass' __setattr__ does not guard.
+_new = object.__new__
+_SET_DATA: tuple[Callable[[DataMsg, Any], None], ...] = tuple(
+    getattr(DataMsg, name).__set__ for name in ("seqno", "conn_id", "first", "payload")
+)
+_SET_ACK: tuple[Callable[[AckMsg, Any], None], ...] = tuple(
+    getattr(AckMsg, name).__set__ for name in ("seqno", "conn_id", "timestamp")
+)
+
+
+def _trusted_data(seqno: int, conn_id: int, first: bool, payload: bytes) -> DataMsg:
+    msg: DataMsg = _new(DataMsg)
+    set_seqno, set_conn_id, set_first, set_payload = _SET_DATA
+    set_seqno(msg, seqno)
+    set_conn_id(msg, conn_id)
+    set_first(msg, first)
+    set_payload(msg, payload)
+    return msg
+
+
+def _trusted_ack(seqno: int, conn_id: int, timestamp: int) -> AckMsg:
+    msg: AckMsg = _new(AckMsg)
+    set_seqno, set_conn_id, set_timestamp = _SET_ACK
+    set_seqno(msg, seqno)
+    set_conn_id(msg, conn_id)
+    set_timestamp(msg, timestamp)
+    return msg
 
 
 # ---------------------------------------------------------------------------- encoding
@@ -247,11 +299,70 @@ def _encode_body(msg: WireMsg, limits: CodecLimits) -> tuple[int, bytes]:
     raise TypeError(f"not a wire message: {type(msg).__name__}")
 
 
+# Fast paths for the two per-message types: one int.to_bytes per compact integer, where the
+# length byte rides along as the lowest byte ((value << 8 | n).to_bytes(n + 1, "little") is
+# _compact(value)), and a table for payload lengths below 256. When a limit is exceeded they
+# leave it to the generic path, which raises.
+_DATA_HEAD = bytes((MAGIC, TYPE_DATA))
+_ACK_HEAD = bytes((MAGIC, TYPE_ACK))
+_SMALL_COMPACT = tuple(_compact(i) for i in range(256))
+
+
+def encode_data(
+    seqno: int, conn_id: int, first: bool, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS
+) -> bytes:
+    """``encode(DataMsg(seqno, conn_id, first, payload), limits)`` without building the message:
+    the same bytes, and the same exceptions (``ValueError`` from the constructor's checks,
+    ``EncodeError`` from the limits)."""
+    if (
+        type(seqno) is int
+        and 0 <= seqno <= MAX_SEQNO
+        and type(conn_id) is int
+        and 0 <= conn_id <= MAX_CONN_ID
+        and type(first) is bool
+        and type(payload) is bytes
+    ):
+        length = len(payload)
+        if length <= limits.max_payload:
+            n = (seqno.bit_length() + 7) >> 3
+            data = b"".join((
+                _DATA_HEAD,
+                (seqno << 8 | n).to_bytes(n + 1, "little"),
+                (conn_id << 8 | first).to_bytes(3, "big"),
+                _SMALL_COMPACT[length] if length < 256 else _compact(length),
+                payload,
+            ))
+            if len(data) <= limits.max_datagram:
+                return data
+    return _encode_generic(DataMsg(seqno, conn_id, first, payload), limits)
+
+
+def _encode_ack(msg: AckMsg, limits: CodecLimits) -> bytes:
+    seqno, timestamp = msg.seqno, msg.timestamp
+    n = (seqno.bit_length() + 7) >> 3
+    k = (timestamp.bit_length() + 7) >> 3
+    data = b"".join((
+        _ACK_HEAD,
+        (seqno << 8 | n).to_bytes(n + 1, "little"),
+        msg.conn_id.to_bytes(2, "big"),
+        (timestamp << 8 | k).to_bytes(k + 1, "little"),
+    ))
+    return data if len(data) <= limits.max_datagram else _encode_generic(msg, limits)
+
+
 def encode(msg: WireMsg, limits: CodecLimits = DEFAULT_LIMITS) -> bytes:
     """The canonical datagram for ``msg``; ``EncodeError`` if it exceeds ``limits``.
 
     Field ranges are already guaranteed by the message constructors.
     """
+    if type(msg) is DataMsg:
+        return encode_data(msg.seqno, msg.conn_id, msg.first, msg.payload, limits)
+    if type(msg) is AckMsg:
+        return _encode_ack(msg, limits)
+    return _encode_generic(msg, limits)
+
+
+def _encode_generic(msg: WireMsg, limits: CodecLimits) -> bytes:
     code, body = _encode_body(msg, limits)
     data = bytes((MAGIC, code)) + body
     if len(data) > limits.max_datagram:
@@ -382,6 +493,56 @@ def _decode_xmit_req(r: _Reader, limits: CodecLimits) -> XmitReqMsg:
     return XmitReqMsg(seqnos)
 
 
+# Fast paths for DATA and ACK: the same checks as the _Reader path, inlined. They return None on
+# anything wrong (or merely unusual) and ``decode`` then re-parses with _Reader, which raises the
+# precise DecodeError, so the fast paths only ever accept what _Reader accepts.
+
+
+def _fast_data(raw: bytes, limits: CodecLimits) -> DataMsg | None:
+    """DATA (header already checked): the message if ``raw`` is canonical, else None."""
+    end = len(raw)
+    n = raw[2]
+    p = 3 + n  # conn_id
+    if n > _LONG_BYTES or p + 4 > end:
+        return None
+    k = raw[p + 3]
+    q = p + 4 + k  # payload
+    if k > _INT_BYTES or q > end or (n and not raw[p - 1]) or (k and not raw[q - 1]):
+        return None
+    seqno = int.from_bytes(raw[3:p], "little")
+    conn_id = raw[p] << 8 | raw[p + 1]
+    flag = raw[p + 2]
+    length = int.from_bytes(raw[p + 4 : q], "little")
+    if (
+        seqno > MAX_SEQNO
+        or conn_id > MAX_CONN_ID
+        or flag > 1
+        or length > MAX_CINT
+        or length > limits.max_payload
+        or q + length != end
+    ):
+        return None
+    return _trusted_data(seqno, conn_id, flag == 1, raw[q:])
+
+
+def _fast_ack(raw: bytes) -> AckMsg | None:
+    """ACK (header already checked): the message if ``raw`` is canonical, else None."""
+    n = raw[2]
+    p = 3 + n  # conn_id
+    if n > _LONG_BYTES or p + 3 > len(raw):
+        return None
+    k = raw[p + 2]
+    q = p + 3 + k  # end
+    if k > _INT_BYTES or q != len(raw) or (n and not raw[p - 1]) or (k and not raw[q - 1]):
+        return None
+    seqno = int.from_bytes(raw[3:p], "little")
+    conn_id = raw[p] << 8 | raw[p + 1]
+    timestamp = int.from_bytes(raw[p + 3 : q], "little")
+    if seqno > MAX_SEQNO or conn_id > MAX_CONN_ID or timestamp > MAX_TIMESTAMP:
+        return None
+    return _trusted_ack(seqno, conn_id, timestamp)
+
+
 def decode(
     data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_LIMITS
 ) -> WireMsg:
@@ -389,14 +550,25 @@ def decode(
 
     Passing something that is not bytes-like is a caller bug and raises ``TypeError``.
     """
-    if not isinstance(data, bytes | bytearray | memoryview):
+    if type(data) is bytes:
+        raw = data
+    elif isinstance(data, bytes | bytearray | memoryview):
+        raw = bytes(data)
+    else:
         raise TypeError(f"decode expects bytes, got {type(data).__name__}")
-    raw = bytes(data)
     if len(raw) > limits.max_datagram:
         raise DecodeError(
             f"datagram: expected at most max_datagram={limits.max_datagram} bytes,"
             f" got {len(raw)}"
         )
+    if len(raw) > 2 and raw[0] == MAGIC:
+        fast: WireMsg | None = None
+        if raw[1] == TYPE_DATA:
+            fast = _fast_data(raw, limits)
+        elif raw[1] == TYPE_ACK:
+            fast = _fast_ack(raw)
+        if fast is not None:
+            return fast
     r = _Reader(raw)
     magic = r.byte("magic")
     if magic != MAGIC:

@@ -29,7 +29,7 @@ Items must not be ``None`` (an empty slot is ``None``).
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -191,22 +191,26 @@ class Table(Generic[T]):
                 f"seqno {seqno} is {seqno - self._low} above low={self._low},"
                 f" more than max_span={self._max_span}"
             )
-        r, c = self._locate(seqno)
-        if r >= len(self._rows):
+        index = seqno - self._offset - 1  # _locate, inlined: add is on every message's path
+        r = (index >> self._shift) - self._first_row
+        c = index & self._mask
+        rows = self._rows
+        if r >= len(rows):
             # grow: append empty rows up to and including r (rows are allocated lazily)
-            grow = r + 1 - len(self._rows)
-            self._rows.extend([None] * grow)
+            grow = r + 1 - len(rows)
+            rows.extend([None] * grow)
             self._counts.extend([0] * grow)
-        row = self._rows[r]
+        row = rows[r]
         if row is None:
             row = [None] * (self._mask + 1)
-            self._rows[r] = row
+            rows[r] = row
         elif row[c] is not None:
             return False  # duplicate: first copy wins
         row[c] = item
         self._counts[r] += 1
         self._size += 1
-        self._hr = max(self._hr, seqno)
+        if seqno > self._hr:
+            self._hr = seqno
         return True
 
     def get(self, seqno: int) -> T | None:
@@ -223,22 +227,60 @@ class Table(Generic[T]):
         """
         if max_items < 0:
             raise ValueError(f"max_items must be >= 0, got {max_items}")
+        hd = self._hd
+        limit = self._hr if max_items == 0 else min(self._hr, hd + max_items)
         out: list[T] = []
-        seqno = self._hd + 1
-        while seqno <= self._hr and (max_items == 0 or len(out) < max_items):
+        if limit <= hd:
+            return out
+        gaps = self._hr - hd != self._size  # no gaps: all of (hd, hr] is stored
+        rows, counts, width = self._rows, self._counts, self._mask + 1
+        seqno = hd + 1
+        while seqno <= limit:  # one row per iteration; every row up to hr's is in _rows
             r, c = self._locate(seqno)
-            row = self._rows[r] if r < len(self._rows) else None
-            item = None if row is None else row[c]
-            if item is None:
+            row = rows[r]
+            if row is None:
                 break  # first gap: everything above must wait for it
-            self._clear_slot(r, c)
-            out.append(item)
-            seqno += 1
+            stop = min(c + limit - seqno + 1, width)  # column after the last one wanted
+            if gaps:  # stop at the first empty slot (by identity: items' __eq__ is not ours)
+                end = c
+                while end < stop and row[end] is not None:
+                    end += 1
+                stop = end
+            n = stop - c
+            if n == 0:
+                break
+            out += cast("list[T]", row[c:stop])
+            row[c:stop] = [None] * n
+            counts[r] -= n
+            if counts[r] == 0:
+                rows[r] = None  # empty row: free it
+            seqno += n
+            if stop < width:
+                break  # a gap or the limit
         if out:
-            self._hd = seqno - 1
-            self._low = self._hd
+            self._size -= len(out)
+            self._hd = self._low = seqno - 1
             self._discard_below_low()
         return out
+
+    def add_remove_many(self, seqno: int, item: T) -> list[T]:
+        """``add(seqno, item)`` then ``remove_many()`` (a receiver's step for each message).
+
+        The common case, the next seqno arriving at a window holding nothing, is done without
+        touching the rows: the item would be stored and removed at once.
+        """
+        if (
+            seqno == self._hd + 1
+            and self._size == 0
+            and item is not None
+            and seqno - self._low <= self._max_span  # always (low == hd), as add checks it
+        ):
+            self._hd = self._hr = self._low = seqno
+            if not (seqno - self._offset) & self._mask:
+                self._discard_below_low()  # low + 1 is the first seqno of the next row
+            return [item]
+        self.add(seqno, item)
+        return self.remove_many()
 
     def purge(self, seqno: int, *, force: bool = False) -> None:
         """Forget everything <= ``seqno`` (garbage collection after acknowledgement/stability).
@@ -276,10 +318,13 @@ class Table(Generic[T]):
         if last_r == 0:
             first_c = (self._low - self._offset) & self._mask
         row = self._rows[last_r]
-        for c in range(first_c, last_c + 1):
-            if row is not None and row[c] is not None:
-                self._clear_slot(last_r, c)
-                row = self._rows[last_r]  # may have been freed
+        assert row is not None
+        n = sum(1 for item in row[first_c : last_c + 1] if item is not None)
+        row[first_c : last_c + 1] = [None] * (last_c + 1 - first_c)
+        self._size -= n
+        self._counts[last_r] -= n
+        if self._counts[last_r] == 0:
+            self._rows[last_r] = None  # empty row: free it
 
     def highest_deliverable(self) -> int:
         """Largest s such that hd + 1 .. s are all stored (hd if hd + 1 is missing)."""

@@ -20,13 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic
 
-from impl.codec import DataMsg, DecodeError, decode, encode
+from impl.codec import DataMsg, DecodeError, decode, encode_data
 from impl.unicast3 import receive, tasks
 from impl.unicast3.config import Config
 from impl.unicast3.entries import LocalProtocolError, SendEntry, SendWindowFull, next_conn_id
 from impl.unicast3.snapshot import EngineView, RecvView, SendView
 from impl.unicast3.state import Member, P, Stats
 from impl.window import Table
+
+_BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
 class Unicast3Engine(Generic[P]):
@@ -57,19 +59,26 @@ class Unicast3Engine(Generic[P]):
         (max_send_window unacked) or ``LocalProtocolError`` (payload too big for the codec)
         without changing any state.
         """
-        self._advance(now)
+        if type(now) is int and now >= self._now:  # _advance, inlined (per-message path)
+            self._now = now
+        else:
+            self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"send: payload must be bytes, got {type(payload).__name__}")
         m, cfg = self._m, self._config
         entry = m.send.get(dst)
-        if entry is not None and entry.highest_sent - entry.acked >= cfg.max_send_window:
-            raise SendWindowFull(
-                f"send to {dst!r}: {cfg.max_send_window} messages unacknowledged (max_send_window)"
-            )
-        seqno = 1 if entry is None else entry.highest_sent + 1
-        conn_id = m.next_conn_id if entry is None else entry.conn_id
+        if entry is None:
+            seqno, conn_id = 1, m.next_conn_id
+        else:
+            window = entry.window
+            seqno, conn_id = window.hr + 1, entry.conn_id  # highest_sent + 1
+            if seqno - 1 - window.hd >= cfg.max_send_window:
+                raise SendWindowFull(
+                    f"send to {dst!r}: {cfg.max_send_window} messages unacknowledged"
+                    " (max_send_window)"
+                )
         try:
-            data = encode(DataMsg(seqno, conn_id, seqno == 1, payload), cfg.codec_limits)
+            data = encode_data(seqno, conn_id, seqno == 1, payload, cfg.codec_limits)
         except ValueError as exc:  # EncodeError (too big for codec_limits), or seqno > 2**63 - 1
             raise LocalProtocolError(f"send to {dst!r}: {exc}") from exc
         if entry is None:
@@ -98,16 +107,23 @@ class Unicast3Engine(Generic[P]):
 
     def received(self, src: P, data: bytes, *, now: int) -> None:
         """A datagram from ``src``. Malformed ones are counted (``stats.malformed``) and dropped."""
-        self._advance(now)
-        if not isinstance(data, bytes | bytearray | memoryview):
+        if type(now) is int and now >= self._now:  # _advance, inlined (per-message path)
+            self._now = now
+        else:
+            self._advance(now)
+        if type(data) is not bytes and not isinstance(data, _BYTES_LIKE):
             raise LocalProtocolError(f"received: data must be bytes, got {type(data).__name__}")
-        self._m.stats.datagrams_received += 1
+        m = self._m
+        m.stats.datagrams_received += 1
         try:
             msg = decode(data, self._config.codec_limits)
         except DecodeError:
-            self._m.stats.malformed += 1
+            m.stats.malformed += 1
             return
-        receive.on_message(self._m, src, msg, now=now)
+        if type(msg) is DataMsg:  # the common case, without on_message's dispatch
+            receive.on_data(m, src, msg, now=now)
+        else:
+            receive.on_message(m, src, msg, now=now)
 
     def handle_timer(self, *, now: int) -> None:
         """Run the retransmit task if it is due (``now >= get_timer()``), else do nothing.

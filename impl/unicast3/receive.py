@@ -45,7 +45,8 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     the old one); a non-first one without a matching entry is dropped and triggers a
     rate-limited SEND_FIRST_SEQNO.
     """
-    if msg.seqno == 0:
+    seqno = msg.seqno
+    if seqno == 0:
         m.stats.bad_seqno += 1
         return
     entry = m.recv.get(src)
@@ -57,18 +58,18 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         entry = _open_window(m, src, msg, now=now)
         if entry is None:
             return
+    window = entry.window
     try:
-        entry.window.add(msg.seqno, msg)
+        items = window.add_remove_many(seqno, msg)
     except WindowSpanError:
         m.stats.beyond_window += 1  # only an existing window can get here: seqno - low > 1
         return
-    before = entry.delivered
-    for item in entry.window.remove_many():
-        m.deliver(src, item.payload)
+    if items:
+        m.deliver_all(src, items)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
     # receptions that delivered something new.
     if m.variant.ack_only_new:
-        entry.ack_pending = entry.ack_pending or entry.delivered > before
+        entry.ack_pending = entry.ack_pending or bool(items)
     else:
         entry.ack_pending = True
     entry.touch(now=now)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from impl.codec import AckMsg, SendFirstSeqnoMsg, WireMsg, encode
+from impl.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
 from impl.unicast3.config import Config
 from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper, ts_newer
 
@@ -79,6 +79,14 @@ class Member(Generic[P]):
     def deliver(self, src: P, payload: bytes) -> None:
         self.deliveries.append((src, payload))
         self.stats.delivered += 1
+
+    def deliver_all(self, src: P, items: list[DataMsg]) -> None:
+        """Queue the payload of each of ``items`` (DATA from ``src``) for the application."""
+        if len(items) == 1:  # the common case, without building a list
+            self.deliveries.append((src, items[0].payload))
+        else:
+            self.deliveries += [(src, item.payload) for item in items]
+        self.stats.delivered += len(items)
 
     # ------------------------------------------------------------------ timestamps
 
