@@ -1,4 +1,4 @@
-"""The ``seqcheck`` command: check, show, list, bench.
+"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz.
 
 Exit codes: 0 every verdict matches its expectation; 1 some verdict does not; 2 a usage error
 (unknown option, unreadable model or trace file), reported as one line naming the input.
@@ -67,7 +67,16 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--engine", action="store_true",
                        help="benchmark the UNICAST3 engine (messages/s between two engines) instead of the checker")
     bench.add_argument("--messages", type=int, default=100_000, help="messages per engine run (default 100000)")
+    bench.add_argument("--fuzz", action="store_true",
+                       help="benchmark fuzzing: lockstep steps/s in one process and on Spark local[1], local[2]")
+    bench.add_argument("--runs", type=int, default=200, help="schedules per fuzz measurement (default 200)")
     bench.set_defaults(run=_bench)
+    from checks.fuzz import add_arguments
+
+    fuzz = sub.add_parser("fuzz", help="random fault schedules on Spark: engine against spec, properties, "
+                          "shrunk traces")
+    add_arguments(fuzz)
+    fuzz.set_defaults(run=_fuzz)
     return parser
 
 
@@ -237,6 +246,15 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: expected a whole number >= 1, got {args.repeat}")
+    if args.fuzz:
+        from checks.fuzz_bench import run_fuzz_bench
+
+        if args.runs < 1:
+            raise UsageError(f"--runs: expected a whole number >= 1, got {args.runs}")
+        model = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml" if args.model == BENCH_DIR / "unicast3-bench.toml" \
+            else args.model
+        print(json.dumps(run_fuzz_bench(model, args.runs, repeat=args.repeat)))
+        return 0
     if args.engine:
         from checks.bench_engine import run_engine_bench
 
@@ -246,6 +264,16 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     print(json.dumps(run_bench(args.model, repeat=args.repeat)))
     return 0
+
+
+# -- fuzz ---------------------------------------------------------------------------------------
+def _fuzz(args: argparse.Namespace) -> int:
+    from checks.fuzz import FuzzUsageError, command
+
+    try:
+        return command(args)
+    except FuzzUsageError as error:
+        raise UsageError(str(error)) from None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,292 @@
+"""``seqcheck fuzz MODEL``: millions of random fault schedules on Spark, engine against spec.
+
+Property fuzzed: on every schedule the UNICAST3 engines agree with the spec after every step,
+every safety property of the model holds, and the end state can still reach every liveness goal
+without further faults (``checks/fuzz_run.py``). Every failure carries its seed.
+
+Rules
+-----
+1. The schedules are seeded random walks over the model's world (GUIDE C6): run ``i`` of
+   ``--runs N --seed S`` is seed ``S+i``; its result depends only on the model file's text, the
+   seed, ``--steps`` and ``--weights``, never on ``--partitions`` or the executors.
+2. Spark (``checks/fuzz_spark.py``) only distributes seed ranges and aggregates; every failure is
+   re-run here from its seed, shrunk, validated and saved as a trace (``checks/fuzz_shrink.py``)
+   that ``seqcheck show`` and ``seqcheck replay`` read.
+3. Budgets: the model file's, multiplied by ``--budget-scale`` through a derived model file
+   written to ``--out`` (``checks/fuzz_model.py``); traces found under scaled budgets name it.
+4. Exit status: 0 when the outcome matches the model's ``expect`` (``pass``: no failing run;
+   ``violation:P``: some run violates P, and none diverges, crashes or errs), 1 otherwise
+   (also when a failure does not reproduce locally), 2 for a usage error (one line).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from checks.fuzz_coverage import KINDS, coverage_table, phase_legend
+from checks.fuzz_model import write_scaled_model
+from checks.fuzz_run import FuzzPlan, Weights
+from checks.fuzz_shrink import Shrunk, shrink_failures
+from checks.fuzz_spark import Aggregates, aggregate, run_job, session
+from checks.run import portable_path
+from models.modelfile import Model, load
+
+MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
+RUNS_PER_PARTITION = 100  # default partitioning: at least 4 per core, at most this many runs each
+
+
+class FuzzUsageError(ValueError):
+    """A bad option value; the message is one line naming the option."""
+
+
+@dataclass(frozen=True)
+class FuzzOptions:
+    model: Path
+    runs: int = 1000
+    steps: int = 100
+    master: str = "local[*]"
+    seed: int = 0
+    out: Path = Path("fuzz-out")
+    partitions: int | None = None  # None: max(4 per core, runs / RUNS_PER_PARTITION)
+    budget_scale: int = 1
+    weights: Weights = field(default_factory=Weights)
+    liveness: bool = True
+    shrink: int = 3  # failing runs re-run, shrunk and saved per verdict
+    engines: str | None = None  # test hook: "module:function" returning an EngineFactory
+    exhaustive: bool = False  # also count the model's states with the checker, to compare coverage
+
+    def check(self) -> None:
+        for name, value, low in (("--runs", self.runs, 1), ("--steps", self.steps, 1), ("--seed", self.seed, 0),
+                                 ("--budget-scale", self.budget_scale, 1), ("--shrink", self.shrink, 0),
+                                 ("--partitions", 1 if self.partitions is None else self.partitions, 1)):
+            if value < low:
+                raise FuzzUsageError(f"{name}: expected a whole number >= {low}, got {value}")
+        if not MASTER.fullmatch(self.master):
+            raise FuzzUsageError(f"--master: expected local, local[N], local[*] or spark://HOST:PORT, "
+                                 f"got {self.master!r}")
+        if self.out.exists() and not self.out.is_dir():
+            raise FuzzUsageError(f"--out: {self.out} exists and is not a folder")
+
+
+@dataclass
+class FuzzReport:
+    options: FuzzOptions
+    model: Model  # the model fuzzed (the derived file under a budget scale)
+    cores: int
+    partitions: int
+    startup_seconds: float
+    job_seconds: float
+    totals: Aggregates
+    shrunk: list[Shrunk | str] = field(default_factory=list)  # a string: a failure that did not reproduce
+    explored: tuple[int | None, str] | None = None  # (states, text) from --exhaustive
+
+    @property
+    def failing(self) -> dict[str, int]:
+        return {v: n for v, n in sorted(self.totals.verdicts.items()) if v != "pass"}
+
+    @property
+    def exhaustive_states(self) -> tuple[int | None, str]:
+        if self.explored is not None:
+            return self.explored
+        if self.options.budget_scale != 1:
+            return None, "unknown (budgets scaled: the pinned count is for the model's own; see --exhaustive)"
+        pinned = self.model.pinned_states
+        if pinned is not None:
+            return pinned, f"{pinned:,} ([check] states)"
+        return None, "unknown (the model pins no [check] states; see --exhaustive)"
+
+    @property
+    def mismatch(self) -> str:
+        """Rule 4: empty when the outcome matches the model's expectation."""
+        failing = self.failing
+        bad = [s for s in self.shrunk if isinstance(s, str)]
+        if bad:
+            return f"{len(bad)} failure(s) did not reproduce locally"
+        expect = self.model.expect
+        if expect == "pass":
+            return f"expected pass, got {', '.join(failing)}" if failing else ""
+        broken = [v for v in failing if not v.startswith("violation:")]
+        if broken:
+            return f"expected {expect}, got {', '.join(broken)}"
+        if expect not in failing:
+            found = ", ".join(failing) or "no failure"
+            return f"expected {expect}, not found in {self.totals.runs:,} runs ({found})"
+        return ""
+
+    def to_json(self) -> dict[str, Any]:
+        states, _ = self.exhaustive_states
+        return {"model": str(self.model.path), "expected": self.model.expect, "matches": not self.mismatch,
+                "mismatch": self.mismatch or None, "runs": self.totals.runs, "steps": self.totals.steps,
+                "seconds": round(self.job_seconds, 3), "startup_seconds": round(self.startup_seconds, 3),
+                "runs_per_s": round(self.totals.runs / self.job_seconds, 1),
+                "steps_per_s": round(self.totals.steps / self.job_seconds, 1), "master": self.options.master,
+                "cores": self.cores, "partitions": self.partitions, "budget_scale": self.options.budget_scale,
+                "weights": asdict(self.options.weights), "verdicts": self.totals.verdicts,
+                "first_failing_seed": {v: s for v, s in self.totals.first_seed.items() if v != "pass"},
+                "ends": self.totals.ends, "actions": self.totals.actions,
+                "distinct_states_approx": self.totals.distinct_states, "exhaustive_states": states,
+                "phase_hits": self.totals.phase_hits,
+                "traces": [{"seed": s.seed, "verdict": s.verdict, "length": len(s.trace.actions),
+                            "original_length": s.original_length, "path": str(s.path)}
+                           for s in self.shrunk if isinstance(s, Shrunk)],
+                "not_reproduced": [s for s in self.shrunk if isinstance(s, str)],
+                "results": str(self.options.out / "runs")}
+
+
+def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzReport:
+    """Rules 1 to 3; Spark runs on ``options.master`` (an active session on it is reused)."""
+    options.check()
+    load(options.model)
+    options.out.mkdir(parents=True, exist_ok=True)
+    model_path = write_scaled_model(options.model, options.budget_scale, options.out)
+    model = load(model_path)
+    plan = FuzzPlan(model_path.name, model_path.read_text(), options.steps, options.weights, options.liveness,
+                    options.engines)
+    started = time.perf_counter()
+    try:
+        spark, owned = session(options.master, f"seqcheck fuzz {model_path.name}")
+    except ValueError as error:
+        raise FuzzUsageError(str(error)) from None
+    startup = time.perf_counter() - started
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+        partitions = options.partitions or max(4 * cores, math.ceil(options.runs / RUNS_PER_PARTITION))
+        results = options.out / "runs"
+        job = run_job(spark, plan, options.seed, options.runs, partitions, results, progress)
+        totals = aggregate(spark, results, options.shrink)
+    finally:
+        if owned:
+            spark.stop()
+    shrunk = shrink_failures(plan, model_path, totals.to_shrink, options.out / "traces")
+    report = FuzzReport(options, model, cores, job.partitions, startup, job.seconds, totals, shrunk,
+                        count_states(model) if options.exhaustive else None)
+    (options.out / "summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    return report
+
+
+def count_states(model: Model) -> tuple[int | None, str]:
+    """The checker's distinct-state count of ``model`` (every state, no property), if it completes
+    within the model's ``max_states``."""
+    from checks.explore import explore
+
+    stats = explore(model.world, [], stop_at_first=False, check_deadlock=False, max_states=model.max_states).stats
+    if not stats.complete:
+        return None, f"unknown (--exhaustive stopped at max_states, {stats.distinct:,} states)"
+    return stats.distinct, f"{stats.distinct:,} (--exhaustive, {stats.seconds:.1f} s)"
+
+
+# -- the report for people ------------------------------------------------------------------------
+def report_lines(report: FuzzReport) -> list[str]:
+    o, t = report.options, report.totals
+    rate = report.job_seconds or 1e-9
+    ends = ", ".join(f"{n:,} {_END_TEXT.get(e, e)}" for e, n in sorted(t.ends.items()))
+    lines = [
+        f"model     {_short(report.model.path)} (budgets x{o.budget_scale}), expected {report.model.expect}",
+        f"schedule  seeds {o.seed}..{o.seed + o.runs - 1}, up to {o.steps} steps, weights {o.weights.text()}"
+        + ("; liveness judged at the end of each run" if o.liveness else "; liveness not checked"),
+        f"spark     {o.master} ({report.cores} cores), {report.partitions} partitions, "
+        f"session start {report.startup_seconds:.1f} s",
+        "",
+        f"{'runs':<9} {t.runs:>12,}",
+        f"{'steps':<9} {t.steps:>12,}   (runs ended: {ends})",
+        f"{'seconds':<9} {report.job_seconds:>12,.1f}   (the Spark job, session start excluded)",
+        f"{'runs/s':<9} {t.runs / rate:>12,.1f}",
+        f"{'steps/s':<9} {t.steps / rate:>12,.0f}",
+        f"{'failures':<9} {sum(report.failing.values()):>12,}"
+        + "".join(f"\n  {v:<40} {n:>8,} run{'s' if n != 1 else ''}, first at seed {t.first_seed[v]}"
+                  for v, n in report.failing.items()),
+        f"{'states':<9} {t.distinct_states:>12,}   distinct canonical states visited (approx_count_distinct, "
+        f"rsd 1%); exhaustive count: {report.exhaustive_states[1]}{_share(report)}",
+        f"{'actions':<9} " + ", ".join(f"{k} {t.actions[k]:,}" for k in KINDS),
+    ]
+    if t.ends.get("quiescent", 0) > t.runs // 10:
+        lines.append(f"note: {t.ends['quiescent']:,} runs went quiescent before {o.steps} steps (budgets used "
+                     "up); --budget-scale makes longer schedules")
+    lines += ["", "faults met in protocol phases (connection state just before the fault; · = never):",
+              *coverage_table(t.phase_hits), *phase_legend()]
+    lines += _failure_lines(report)
+    verdict = f"MISMATCH: {report.mismatch}" if report.mismatch else f"as expected ({report.model.expect})"
+    lines += ["", f"outcome   {verdict}", f"results   {o.out / 'runs'} (Parquet, one row per run); "
+              f"{o.out / 'summary.json'}"]
+    return lines
+
+
+def _share(report: FuzzReport) -> str:
+    states = report.exhaustive_states[0]
+    return f", about {100 * report.totals.distinct_states / states:.0f}% of it" if states else ""
+
+
+_END_TEXT = {"steps": "at the step limit", "quiescent": "quiescent", "cut": "at max_in_flight",
+             "starved": "with only zero-weight actions", "failed": "failing"}
+
+
+def _failure_lines(report: FuzzReport) -> list[str]:
+    if not report.shrunk:
+        return []
+    lines = ["", "failures re-run from their seed, shrunk, validated and saved:"]
+    for item in report.shrunk:
+        if isinstance(item, str):
+            lines.append(f"  NOT REPRODUCED: {item}")
+        else:
+            lines.append(f"  {item.verdict:<36} seed {item.seed:<8} {item.original_length:>4} -> "
+                         f"{len(item.trace.actions):>3} steps  {item.path}")
+    first = next((s for s in report.shrunk if isinstance(s, Shrunk)), None)
+    if first is not None:
+        lines.append(f"  read one: seqcheck show {first.path}; run it on the engine: seqcheck replay {first.path}")
+    return lines
+
+
+def _short(path: Path) -> str:
+    return str(portable_path(path))
+
+
+# -- the command ----------------------------------------------------------------------------------
+def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """``seqcheck fuzz`` with the parsed ``args`` of ``checks/cli.py`` (output: stdout, progress: stderr)."""
+    out, err = out or sys.stdout, err or sys.stderr
+    try:
+        weights = Weights.parse(args.weights)
+    except ValueError as error:
+        raise FuzzUsageError(f"--weights: {error}") from None
+    options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
+                          args.budget_scale, weights, not args.no_liveness, args.shrink, None, args.exhaustive)
+    report = run_fuzz(options, progress=None if args.no_progress else err)
+    if args.json:
+        print(json.dumps(report.to_json()), file=out)
+    else:
+        print("\n".join(report_lines(report)), file=out)
+    return 1 if report.mismatch else 0
+
+
+def add_arguments(parser: Any) -> None:
+    """The options of ``seqcheck fuzz`` (``checks/cli.py`` adds the subcommand)."""
+    parser.add_argument("model", type=Path, help="a model file (e.g. models/fuzz/unicast3-lockstep.toml)")
+    parser.add_argument("--runs", type=int, default=1000, metavar="N", help="schedules to run (default 1000)")
+    parser.add_argument("--steps", type=int, default=100, metavar="M", help="steps per schedule at most (default 100)")
+    parser.add_argument("--master", default="local[*]", metavar="URL",
+                        help="Spark master: local[N], local[*] (default) or spark://HOST:PORT")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="first seed; run i uses seed S+i (default 0)")
+    parser.add_argument("--out", type=Path, default=Path("fuzz-out"), metavar="DIR",
+                        help="results (Parquet), traces and summary.json go here (default ./fuzz-out)")
+    parser.add_argument("--partitions", type=int, default=None, metavar="P",
+                        help=f"Spark tasks (default: 4 per core, at least one per {RUNS_PER_PARTITION} runs)")
+    parser.add_argument("--budget-scale", type=int, default=1, metavar="K",
+                        help="multiply sends, loss/duplicate/removal budgets and max_in_flight by K and repeat "
+                             "view scripts K times (default 1: the model's own budgets)")
+    parser.add_argument("--weights", default="", metavar="KIND=W,...",
+                        help=f"relative weights of action kinds ({', '.join(KINDS)}); default {Weights().text()}")
+    parser.add_argument("--shrink", type=int, default=3, metavar="N",
+                        help="failing runs re-run, shrunk and saved as traces per verdict (default 3)")
+    parser.add_argument("--exhaustive", action="store_true",
+                        help="also count the model's states with the checker (up to its max_states), to compare "
+                             "the states the runs visited with")
+    parser.add_argument("--no-liveness", action="store_true", help="do not judge liveness at the end of runs")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line while Spark works")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")

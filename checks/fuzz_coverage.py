@@ -1,0 +1,296 @@
+"""What a fuzz run covered: action kinds, canonical state fingerprints, and faults met in protocol phases.
+
+Rules
+-----
+1. Everything here is a pure function of world states and actions, so a run's coverage depends only
+   on the run (never on the process or machine that computed it).
+2. A state fingerprint is 64 bits of BLAKE2b over a canonical encoding of the *reduced* world state
+   (``models/world.py`` rule 5: timestamps renumbered), decoded to values: interned ids and
+   Python's per-process string hashing play no part, so equal states give equal fingerprints on
+   every executor, and the count of distinct fingerprints is comparable with the checker's count
+   of distinct states (``[check] states`` of a model file).
+3. Protocol-level coverage counts, for each fault (a column) the UNICAST3 *phases* (rows) of the
+   connection it hits, read from the world state just before the fault. A fault concerns the
+   connections (sender, receiver) it touches: a lost or duplicated packet the connection the
+   packet belongs to (DATA and CLOSE: src -> dst; ACK, SEND_FIRST_SEQNO, XMIT_REQ: dst -> src);
+   a view change every connection to or from a member whose membership changes; a receiver reset
+   the reset window's connection; reaping (idle and close timers) the entry's connection. A fault
+   counts once per phase that holds on any of its connections. Phases overlap (they are not a
+   partition); ``PHASES`` says what each means for packet faults and for the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections.abc import Callable, Hashable
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+from models.world import (
+    AppSend,
+    DeliverPacket,
+    DuplicatePacket,
+    FireTimer,
+    InstallView,
+    LosePacket,
+    Packet,
+    RemoveReceiver,
+    World,
+    WorldView,
+)
+from spec import unicast3 as u3
+
+# -- action kinds ---------------------------------------------------------------------------------
+KINDS = ("send", "deliver", "duplicate", "loss", "xmit", "sync", "reap", "view", "remove")
+KIND_DOCS = {
+    "send": "application send (AppSend)",
+    "deliver": "a packet in flight arrives (DeliverPacket; the network reorders freely)",
+    "duplicate": "a packet arrives and a copy stays in flight (DuplicatePacket)",
+    "loss": "a packet in flight is lost (LosePacket)",
+    "xmit": "a run of the retransmit task (FireTimer xmit)",
+    "sync": "sync_min_interval elapses (FireTimer sync_expired)",
+    "reap": "conn_expiry / conn_close timers (FireTimer idle_* and close_*)",
+    "view": "a member installs the next view of its script (InstallView)",
+    "remove": "a receiver drops its window for a peer (RemoveReceiver, the test hook)",
+}
+_KIND_OF_TYPE = {AppSend: "send", DeliverPacket: "deliver", DuplicatePacket: "duplicate", LosePacket: "loss",
+                 InstallView: "view", RemoveReceiver: "remove"}
+_TIMER_KIND = {u3.XMIT: "xmit", u3.SYNC_EXPIRED: "sync"}
+
+
+def kind_of(action: Any) -> str:
+    """The action kind (one of ``KINDS``) of a world action."""
+    if isinstance(action, FireTimer):
+        return _TIMER_KIND.get(action.timer.kind, "reap")
+    return _KIND_OF_TYPE[type(action)]
+
+
+# -- fingerprints ---------------------------------------------------------------------------------
+def canonical_value(value: Any) -> Any:
+    """``value`` as nested tuples of ints, strings, bools and None, independent of set order."""
+    if isinstance(value, (int, str, bool)) or value is None:
+        return value
+    if isinstance(value, (frozenset, set)):
+        return ("set", *sorted((canonical_value(v) for v in value), key=repr))
+    if isinstance(value, tuple) and hasattr(value, "_fields"):
+        return (type(value).__name__, *(canonical_value(v) for v in value))
+    if isinstance(value, (tuple, list)):
+        return tuple(canonical_value(v) for v in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, *(canonical_value(getattr(value, f.name)) for f in fields(value)))
+    raise TypeError(f"no canonical encoding for {type(value).__name__}")
+
+
+def digest64(data: bytes) -> int:
+    """A signed 64-bit integer (Spark's LongType) from BLAKE2b."""
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
+
+
+class Fingerprints:
+    """Fingerprints of the states of one (reduced) world, memoised per interned component."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self._components: dict[tuple[int, int], bytes] = {}  # (slot kind, id) -> 8 bytes
+
+    def __call__(self, state: tuple[int, ...]) -> int:
+        n = self.world.n
+        view = None
+        parts = []
+        for slot, component in enumerate(state):
+            kind = 0 if slot < n else slot - n + 1  # ids are per interner: nodes, network, env, history
+            key = (kind, component)
+            found = self._components.get(key)
+            if found is None:
+                view = view or self.world.view(state)
+                value = (view.nodes[slot] if slot < n else (view.network, view.env, view.history)[slot - n])
+                found = struct.pack(">q", digest64(repr(canonical_value(value)).encode()))
+                self._components[key] = found
+            parts.append(found)
+        return digest64(b"".join(parts))
+
+
+# -- protocol phases ------------------------------------------------------------------------------
+FAULTS = ("loss", "duplicate", "view", "reset", "reap")
+FAULT_DOCS = {"loss": "a packet lost", "duplicate": "a packet duplicated", "view": "a view change",
+              "reset": "a receiver reset (RemoveReceiver)", "reap": "an idle or close timer (reaping)"}
+
+PhaseTest = Callable[[WorldView, int, int, Packet | None], bool]
+
+
+def _entries(view: WorldView, s: int, r: int) -> tuple[u3.SendEntry | None, u3.RecvEntry | None]:
+    return view.nodes[s].send[r], view.nodes[r].recv[s]
+
+
+def _on_connection(e: u3.SendEntry | None, w: u3.RecvEntry | None) -> bool:
+    return e is not None and w is not None and w.conn_id == e.conn_id
+
+
+def _opening(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    e, w = _entries(view, s, r)
+    return e is not None and e.acked == 0 and not _on_connection(e, w)
+
+
+def _stale(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    e, w = _entries(view, s, r)
+    return e is not None and e.acked > 0 and not _on_connection(e, w)
+
+
+def _burst_tail(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    e, w = _entries(view, s, r)
+    if e is None or not e.unacked:
+        return False
+    if packet is not None:
+        msg = packet.msg
+        return isinstance(msg, u3.Data) and msg.conn_id == e.conn_id and msg.seqno == e.highest_sent
+    return not _on_connection(e, w) or (w is not None and w.highest_received < e.highest_sent)
+
+
+def _gap(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    _, w = _entries(view, s, r)
+    return w is not None and bool(w.missing())
+
+
+def _acked(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    e, w = _entries(view, s, r)
+    if packet is not None:
+        msg = packet.msg
+        if isinstance(msg, u3.Data):
+            return e is not None and msg.conn_id == e.conn_id and msg.seqno <= e.acked
+        if isinstance(msg, u3.Ack):
+            return e is not None and e.last_ts != 0 and msg.ts <= e.last_ts
+        return False
+    return (w is not None and w.ack_pending) or any(
+        p.src == r and p.dst == s and isinstance(p.msg, u3.Ack) for p in view.network)
+
+
+def _sync(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    def answer_or_request(p: Packet) -> bool:
+        msg = p.msg
+        return isinstance(msg, u3.SendFirstSeqno) or (isinstance(msg, u3.Data) and msg.first and msg.seqno > 1)
+
+    if packet is not None:
+        return answer_or_request(packet)
+    return s in view.nodes[r].sync_sent or any(
+        answer_or_request(p) and {p.src, p.dst} == {s, r} for p in view.network)
+
+
+def _closing(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    e, w = _entries(view, s, r)
+    return (e is not None and e.state == u3.CLOSING) or (w is not None and w.state == u3.CLOSING)
+
+
+def _unacked(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    e, _ = _entries(view, s, r)
+    return e is not None and bool(e.unacked)
+
+
+def _settled(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    return not _unacked(view, s, r, packet)
+
+
+PHASES: tuple[tuple[str, str, PhaseTest], ...] = (
+    ("opening", "the sender has purged nothing and the receiver has no window on its conn_id", _opening),
+    ("stale conn", "the sender has purged some, the receiver has no window on its conn_id (reset, reaped)",
+     _stale),
+    ("burst tail", "packet faults: the packet is the DATA #HS (the last sent); others: #HS not yet received",
+     _burst_tail),
+    ("gap", "the receiver's window misses seqnos below its highest received", _gap),
+    ("after ACK", "DATA: already purged by the sender; ACK: not newer than one accepted; others: an ACK "
+                  "pending or in flight (a delayed ACK)", _acked),
+    ("first-seqno sync", "packet faults: a SEND_FIRST_SEQNO or its answer (DATA first, #>1); others: one "
+                         "in flight or within sync_min_interval", _sync),
+    ("closing", "the send or receive entry is CLOSING", _closing),
+    ("unacked", "the sender has unacknowledged messages", _unacked),
+    ("all acked", "the sender has no unacknowledged messages", _settled),
+)
+PHASE_NAMES = tuple(name for name, _, _ in PHASES)
+CELLS = tuple((phase, fault) for phase in PHASE_NAMES for fault in FAULTS)  # row-major
+TOTAL_ROW = "(any phase)"
+
+
+def fault_of(action: Any) -> str | None:
+    """The fault column of ``action``, None for an action that is no fault here."""
+    if isinstance(action, LosePacket):
+        return "loss"
+    if isinstance(action, DuplicatePacket):
+        return "duplicate"
+    if isinstance(action, InstallView):
+        return "view"
+    if isinstance(action, RemoveReceiver):
+        return "reset"
+    if isinstance(action, FireTimer) and kind_of(action) == "reap":
+        return "reap"
+    return None
+
+
+def connections(view: WorldView, action: Any) -> list[tuple[int, int]]:
+    """The (sender, receiver) connections a fault touches (rule 3)."""
+    if isinstance(action, (LosePacket, DuplicatePacket)):
+        p = action.packet
+        data_like = isinstance(p.msg, (u3.Data, u3.Close))
+        return [(p.src, p.dst) if data_like else (p.dst, p.src)]
+    if isinstance(action, InstallView):
+        m = action.member
+        changed = view.nodes[m].members ^ frozenset(action.members)
+        return [c for p in sorted(changed - {m}) for c in ((m, p), (p, m))]
+    if isinstance(action, RemoveReceiver):
+        return [(action.peer, action.member)]
+    if isinstance(action, FireTimer):
+        m, t = action.member, action.timer
+        return [(m, t.peer)] if t.kind in (u3.IDLE_SEND, u3.CLOSE_SEND) else [(t.peer, m)]
+    return []
+
+
+def phases_met(view: WorldView, action: Any) -> list[str]:
+    """The phases (names, in ``PHASES`` order) the fault ``action`` meets in the state ``view``."""
+    packet = getattr(action, "packet", None)
+    conns = connections(view, action)
+    return [name for name, _, test in PHASES if any(test(view, s, r, packet) for s, r in conns)]
+
+
+class PhaseCounter:
+    """Per-run counts: one per cell of ``CELLS`` plus one total per fault."""
+
+    def __init__(self) -> None:
+        self.cells = [0] * len(CELLS)
+        self.totals = [0] * len(FAULTS)
+        self._index: dict[Hashable, int] = {cell: i for i, cell in enumerate(CELLS)}
+
+    def record(self, view: WorldView, action: Any) -> None:
+        fault = fault_of(action)
+        if fault is None:
+            return
+        self.totals[FAULTS.index(fault)] += 1
+        for phase in phases_met(view, action):
+            self.cells[self._index[phase, fault]] += 1
+
+    def as_list(self) -> list[int]:
+        """Cells (row-major) then the fault totals: the ``phase_hits`` column."""
+        return self.cells + self.totals
+
+
+def coverage_table(hits: list[int]) -> list[str]:
+    """The phase x fault table (``hits`` as ``PhaseCounter.as_list`` summed over runs), then the
+    cells never reached."""
+    width = max(len(name) for name in (*PHASE_NAMES, TOTAL_ROW))
+    head = f"{'phase':<{width}}" + "".join(f"{fault:>12}" for fault in FAULTS)
+    lines = [head, "─" * len(head)]
+    totals = hits[len(CELLS):]
+    for row, phase in enumerate(PHASE_NAMES):
+        cells = hits[row * len(FAULTS):(row + 1) * len(FAULTS)]
+        lines.append(f"{phase:<{width}}" + "".join(f"{c:>12,}" if c else f"{'·':>12}" for c in cells))
+    lines.append(f"{TOTAL_ROW:<{width}}" + "".join(f"{c:>12,}" for c in totals))
+    absent = {fault for fault, total in zip(FAULTS, totals) if total == 0}
+    never = [f"{fault} x {phase}" for (phase, fault), c in zip(CELLS, hits) if c == 0 and fault not in absent]
+    lines.append(f"never reached ({len(never)} of {len(CELLS) - len(absent) * len(PHASE_NAMES)} cells of the "
+                 f"faults that occurred): {', '.join(never) if never else 'none'}")
+    if absent:
+        lines.append(f"faults that never occurred (budget 0, weight 0 or never enabled): "
+                     f"{', '.join(f for f in FAULTS if f in absent)}")
+    return lines
+
+
+def phase_legend() -> list[str]:
+    return [f"  {name}: {doc}" for name, doc, _ in PHASES]

@@ -1,0 +1,276 @@
+"""The Spark side of ``seqcheck fuzz``: the session, the job that runs seed ranges, progress, aggregates.
+
+Rules
+-----
+1. Spark distributes seed ranges only: the driver cuts ``seed .. seed+runs-1`` into ranges, one per
+   partition, and each task runs ``checks.fuzz_run.Runner`` on its range. A run depends on its
+   seed alone (``checks/fuzz_run.py`` rule 1), so the rows do not depend on the partitioning or
+   on which executor ran them.
+2. The model travels as text inside the plan; each executor process writes it once to a private
+   temporary file. Executors need the project importable (true for ``local[...]`` and for workers
+   on this machine; the driver also ships the packages as a zip to any other master).
+3. One row per run goes to Parquet (``SCHEMA``); every figure the command prints is computed
+   from the Parquet files afterwards, by Spark.
+4. Loopback only for local work: with a ``local[...]`` master or a ``spark://`` master on a
+   loopback address, the driver binds to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import itertools
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, TextIO
+
+from checks.fuzz_coverage import CELLS, FAULTS, KINDS
+from checks.fuzz_run import FuzzPlan, Runner
+
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+PACKAGES = ("spec", "impl", "models", "checks")
+FRESH_RUNNER_EVERY = 500  # runs; a run does not depend on what its runner did before (fuzz_run rule 1)
+
+
+def schema() -> Any:
+    from pyspark.sql.types import ArrayType, IntegerType, LongType, StringType, StructField, StructType
+
+    return StructType([
+        StructField("seed", LongType(), False),
+        StructField("steps", IntegerType(), False),
+        StructField("end", StringType(), False),  # steps | quiescent | cut | starved | failed
+        StructField("verdict", StringType(), False),  # pass | divergence | violation:<prop> | crash | error
+        StructField("failing", StringType(), True),  # property, what differed, or exception type
+        StructField("fail_step", IntegerType(), True),
+        StructField("detail", StringType(), True),
+        *(StructField(f"n_{kind}", IntegerType(), False) for kind in KINDS),
+        StructField("fingerprints", ArrayType(LongType(), False), False),  # distinct canonical states
+        StructField("phase_hits", ArrayType(IntegerType(), False), False),  # CELLS row-major, then FAULTS totals
+    ])
+
+
+# -- executors ------------------------------------------------------------------------------------
+_MODEL_FILES: dict[str, Path] = {}
+
+
+def _model_file(plan: FuzzPlan) -> Path:
+    """Rule 2: this process's copy of the plan's model file."""
+    key = hashlib.sha256(plan.model_text.encode()).hexdigest()
+    path = _MODEL_FILES.get(key)
+    if path is None or not path.exists():
+        folder = Path(tempfile.mkdtemp(prefix="seqcheck-fuzz-"))
+        atexit.register(shutil.rmtree, folder, True)
+        path = folder / plan.model_name
+        path.write_text(plan.model_text)
+        _MODEL_FILES[key] = path
+    return path
+
+
+def run_range(plan: FuzzPlan, runs_done: Any, failing: Any, seeds: tuple[int, int]) -> Iterator[tuple[Any, ...]]:
+    """One task: the rows of seeds ``seeds[0] .. seeds[1]-1``."""
+    runner = Runner(plan, _model_file(plan))
+    for done, seed in enumerate(range(*seeds), 1):
+        record = runner.run(seed)
+        if done % FRESH_RUNNER_EVERY == 0:  # bounds the memory of the world's memo tables
+            runner = Runner(plan, _model_file(plan))
+        runs_done.add(1)
+        if record.verdict != "pass":
+            failing.add(1)
+        yield record.row()
+
+
+def seed_ranges(first: int, runs: int, partitions: int) -> list[tuple[int, int]]:
+    """``runs`` seeds from ``first`` in ``partitions`` contiguous ranges of near-equal size."""
+    parts = max(1, min(partitions, runs))
+    bounds = [first + runs * i // parts for i in range(parts + 1)]
+    return [(lo, hi) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+
+
+# -- the driver -----------------------------------------------------------------------------------
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def is_loopback(master: str) -> bool:
+    return is_local(master) or any(master.startswith(f"spark://{host}:") for host in LOOPBACK)
+
+
+def session(master: str, app_name: str) -> tuple[Any, bool]:
+    """A SparkSession on ``master``: the active one if this process has one on that master (not
+    to be stopped by the caller: False), else a new one (True). ValueError if another master is active."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        running = active.sparkContext.master
+        if running != master:
+            raise ValueError(f"--master: this process already runs Spark on {running}, not {master}")
+        return active, False
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = (SparkSession.builder.master(master).appName(app_name)
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.shuffle.partitions", "4")
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_quiet_log4j()}"))
+    if is_loopback(master):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = (builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                   .config("spark.ui.enabled", "false"))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    if not is_local(master):
+        spark.sparkContext.addPyFile(str(_code_zip()))
+    return spark, True
+
+
+def _quiet_log4j() -> Path:
+    """Spark's own log while it starts: warnings but not Hadoop's (no native library); the root level
+    stays WARN, the shell's default, so that Spark does not announce a change of level. After the
+    start ``session`` sets ERROR."""
+    path = Path(tempfile.gettempdir()) / "seqcheck-log4j2-quiet.properties"
+    if not path.exists():
+        partial = path.with_suffix(f".{os.getpid()}")
+        partial.write_text("rootLogger.level = warn\nrootLogger.appenderRef.stderr.ref = console\n"
+                        "logger.hadoop.name = org.apache.hadoop\nlogger.hadoop.level = error\n"
+                        "appender.console.type = Console\nappender.console.name = console\n"
+                        "appender.console.target = SYSTEM_ERR\nappender.console.layout.type = PatternLayout\n"
+                        "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n\n")
+        partial.replace(path)  # atomic: a concurrent JVM never reads half a file
+    return path
+
+
+def _code_zip() -> Path:
+    """Rule 2: the project's packages as a zip for executors on other machines."""
+    root = Path(__file__).resolve().parent.parent
+    target = Path(tempfile.mkdtemp(prefix="seqcheck-code-")) / "seqcheck.zip"
+    atexit.register(shutil.rmtree, target.parent, True)
+    with zipfile.ZipFile(target, "w") as archive:
+        for package in PACKAGES:
+            for path in sorted((root / package).rglob("*")):
+                if path.suffix in (".py", ".toml"):
+                    archive.write(path, path.relative_to(root))
+    return target
+
+
+@dataclass
+class JobResult:
+    seconds: float
+    partitions: int
+
+
+def run_job(spark: Any, plan: FuzzPlan, first_seed: int, runs: int, partitions: int, results: Path,
+            progress: TextIO | None) -> JobResult:
+    """Rules 1 and 3: run the seeds and write one Parquet row per run to ``results``."""
+    sc = spark.sparkContext
+    ranges = seed_ranges(first_seed, runs, partitions)
+    runs_done, failing = sc.accumulator(0), sc.accumulator(0)
+    rdd = sc.parallelize(ranges, len(ranges)).flatMap(partial(run_range, plan, runs_done, failing))
+    frame = spark.createDataFrame(rdd, schema())
+    line = _Progress(sc, runs, len(ranges), runs_done, failing, progress) if progress is not None else None
+    started = time.perf_counter()
+    if line is not None:
+        line.start()
+    try:
+        frame.write.mode("overwrite").parquet(str(results))
+    finally:
+        if line is not None:
+            line.finish()
+    return JobResult(time.perf_counter() - started, len(ranges))
+
+
+class _Progress(threading.Thread):
+    """A status line while the job runs: runs finished (accumulators, per finished task), tasks
+    finished and running (the status tracker), failing runs, rate. On a terminal it rewrites one
+    line every half second; otherwise it prints a line every 15 seconds."""
+
+    def __init__(self, sc: Any, runs: int, tasks: int, runs_done: Any, failing: Any, out: TextIO) -> None:
+        super().__init__(daemon=True)
+        self.sc, self.runs, self.tasks, self.out = sc, runs, tasks, out
+        self.runs_done, self.failing = runs_done, failing
+        self.tty = out.isatty()
+        self.stopped = threading.Event()
+        self.started = time.perf_counter()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.5 if self.tty else 15.0):
+            self._show(self._line())
+
+    def _line(self) -> str:
+        tracker = self.sc.statusTracker()
+        infos = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
+        done = sum(i.numCompletedTasks for i in infos if i is not None)
+        running = sum(i.numActiveTasks for i in infos if i is not None)
+        elapsed = time.perf_counter() - self.started
+        runs = self.runs_done.value
+        return (f"fuzz: {runs:,}/{self.runs:,} runs, {done}/{self.tasks} tasks done, {running} running, "
+                f"{self.failing.value:,} failing, {elapsed:,.0f} s, {runs / max(elapsed, 1e-9):,.0f} runs/s")
+
+    def _show(self, text: str) -> None:
+        if self.tty:
+            print(f"\r\033[K{text}", end="", file=self.out, flush=True)
+        else:
+            print(text, file=self.out, flush=True)
+
+    def finish(self) -> None:
+        self.stopped.set()
+        self.join()
+        if self.tty:
+            print("\r\033[K", end="", file=self.out, flush=True)
+
+
+# -- aggregates -----------------------------------------------------------------------------------
+@dataclass
+class Aggregates:
+    runs: int
+    steps: int
+    verdicts: dict[str, int]  # verdict -> runs
+    first_seed: dict[str, int]  # verdict -> lowest failing seed
+    ends: dict[str, int]
+    actions: dict[str, int]  # kind -> count
+    distinct_states: int  # approx_count_distinct of the fingerprints
+    phase_hits: list[int]
+    to_shrink: list[tuple[int, str, int | None]] = field(default_factory=list)  # (seed, verdict, fail_step)
+
+
+def aggregate(spark: Any, results: Path, per_verdict: int) -> Aggregates:
+    """Rule 3 in three Spark queries; ``to_shrink`` holds up to ``per_verdict`` failing runs per
+    verdict, shortest first (then lowest seed)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    df = spark.read.parquet(str(results))
+    width = len(CELLS) + len(FAULTS)
+    sums = [F.sum("steps").alias("steps"), *(F.sum(f"n_{k}").alias(k) for k in KINDS),
+            *(F.sum(F.col("phase_hits")[i]).alias(f"hit{i}") for i in range(width))]
+    groups = df.groupBy("verdict", "end").agg(F.count(F.lit(1)).alias("runs"), F.min("seed").alias("first"),
+                                              *sums).collect()
+    totals = Aggregates(0, 0, {}, {}, {}, dict.fromkeys(KINDS, 0), 0, [0] * width)
+    for g in groups:
+        verdict, runs = str(g["verdict"]), int(g["runs"])
+        totals.runs += runs
+        totals.steps += int(g["steps"])
+        totals.verdicts[verdict] = totals.verdicts.get(verdict, 0) + runs
+        totals.first_seed[verdict] = min(totals.first_seed.get(verdict, int(g["first"])), int(g["first"]))
+        totals.ends[str(g["end"])] = totals.ends.get(str(g["end"]), 0) + runs
+        for k in KINDS:
+            totals.actions[k] += int(g[k])
+        for i in range(width):
+            totals.phase_hits[i] += int(g[f"hit{i}"])
+    distinct = df.select(F.explode("fingerprints").alias("fp")).agg(
+        F.approx_count_distinct("fp", rsd=0.01).alias("n")).first()
+    totals.distinct_states = int(distinct["n"] or 0) if distinct is not None else 0
+    if per_verdict > 0 and totals.runs > totals.verdicts.get("pass", 0):
+        order = Window.partitionBy("verdict").orderBy("fail_step", "seed")
+        chosen = (df.filter(F.col("verdict") != "pass").select("seed", "verdict", "fail_step")
+                  .withColumn("rank", F.row_number().over(order)).filter(F.col("rank") <= per_verdict)
+                  .orderBy("verdict", "rank").collect())
+        totals.to_shrink = [(int(r["seed"]), str(r["verdict"]), r["fail_step"]) for r in chosen]
+    return totals

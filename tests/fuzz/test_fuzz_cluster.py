@@ -1,0 +1,111 @@
+"""``seqcheck fuzz --master spark://...`` on a standalone Spark cluster started on loopback.
+
+Invariant tested: the same command that runs on ``local[*]`` runs on a standalone master with one
+worker (both started from the installed pyspark distribution's ``bin/spark-class``, bound to
+127.0.0.1), and its results equal the runs' local re-execution seed for seed. The master and the
+worker are stopped (their process groups) whatever happens.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from checks.cli import MODELS_DIR
+from checks.fuzz_run import FuzzPlan, Runner
+
+SPARK_HOME = Path(pyspark.__file__).resolve().parent
+FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
+HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(condition: object, what: str, seconds: float = 90.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if condition():  # type: ignore[operator]
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"{what} not ready after {seconds:.0f} s")
+
+
+def alive_workers(webui: int) -> int:
+    with urllib.request.urlopen(f"http://{HOST}:{webui}/json/", timeout=5) as answer:
+        return int(json.load(answer).get("aliveworkers", 0))
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[str]:
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": HOST, "SPARK_NO_DAEMONIZE": "1",
+           "SPARK_LOG_DIR": str(tmp_path / "logs"), "SPARK_WORKER_DIR": str(tmp_path / "work"),
+           "PYSPARK_PYTHON": sys.executable}
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    port, webui = free_port(), free_port()
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(name: str, *args: str) -> None:
+        log = (tmp_path / f"{name}.log").open("wb")
+        started.append(subprocess.Popen([spark_class, *args], env=env, stdout=log, stderr=subprocess.STDOUT,
+                                        start_new_session=True))
+
+    try:
+        start("master", "org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(port),
+              "--webui-port", str(webui))
+        wait_for(lambda: alive_workers(webui) >= 0, "the master")
+        start("worker", "org.apache.spark.deploy.worker.Worker", f"spark://{HOST}:{port}", "--host", HOST,
+              "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", "2", "--memory", "1g",
+              "--work-dir", str(tmp_path / "work"))
+        wait_for(lambda: alive_workers(webui) >= 1, "the worker")
+        yield f"spark://{HOST}:{port}"
+    finally:
+        for process in reversed(started):
+            _stop(process)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a process we started and its group (spark-class runs java as a child)."""
+    for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@pytest.mark.slow
+def test_fuzz_runs_on_a_standalone_cluster(cluster: str, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-m", "checks.cli", "fuzz", str(FUZZ), "--runs", "16", "--steps", "40",
+                           "--seed", "500", "--master", cluster, "--out", str(out), "--no-progress", "--json"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads(done.stdout)
+    assert summary["master"] == cluster and summary["runs"] == 16 and summary["matches"]
+    runner = Runner(FuzzPlan(FUZZ.name, FUZZ.read_text(), 40), FUZZ)
+    local = [runner.run(seed) for seed in range(500, 516)]
+    assert summary["steps"] == sum(r.steps for r in local)
+    assert summary["actions"] == {k: sum(r.counts[i] for r in local) for i, k in enumerate(summary["actions"])}
+    assert summary["phase_hits"] == [sum(col) for col in zip(*(r.phase_hits for r in local))]
