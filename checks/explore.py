@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from checks.fpset import FingerprintSet
 from checks.frontier import Level, new_level
-from checks.liveness import RecoveryGraph
+from checks.liveness import RecoveryRows
 from checks.system import Always, Liveness, Property, Sometimes, TransitionSystem
 
 CHUNK = 2048  # frontier states expanded between two batch look-ups
@@ -106,7 +106,7 @@ class _Search:
         self.violated: set[str] = set()
         # for liveness: per expanded state (in index order) how many recovery edges leave it, their
         # targets, the goal states and the cut states
-        self.edge_counts, self.edge_targets = array("I"), array("i")
+        self.edge_counts, self.edge_targets = array("H"), array("i")  # counts widen to "I" if needed
         self.goal: dict[str, array[int]] = {p.name: array("i") for p in self.liveness}
         self.cut_states = array("i")
         self.expand_batch: Callable[[Sequence[Hashable]], tuple[list[Hashable], list[int], list[bool]]] = \
@@ -244,8 +244,15 @@ class _Search:
         self._check_all(states, base)
         if self.liveness:
             recovering = np.flatnonzero(np.array(progress, dtype=bool))
-            self.edge_counts.frombytes(np.bincount(owner[recovering], minlength=len(chunk)).astype(np.uint32).tobytes())
-            self.edge_targets.frombytes(index_of[inverse[recovering]].astype(np.int32).tobytes())
+            self._record_edges(np.bincount(owner[recovering], minlength=len(chunk)),
+                               index_of[inverse[recovering]])
+
+    def _record_edges(self, per_state: npt.NDArray[np.int64], targets: npt.NDArray[np.int64]) -> None:
+        if self.edge_counts.typecode == "H" and len(per_state) and per_state.max() > 0xFFFF:
+            self.edge_counts = array("I", self.edge_counts)
+        dtype = np.uint16 if self.edge_counts.typecode == "H" else np.uint32
+        self.edge_counts.frombytes(per_state.astype(dtype).tobytes())
+        self.edge_targets.frombytes(targets.astype(np.int32).tobytes())
 
     def _cut_and_deadlocks(self, chunk: Sequence[Hashable], per_state: npt.NDArray[np.int64], first: int) -> None:
         for position in np.flatnonzero(per_state <= 0).tolist():
@@ -268,6 +275,7 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
     search = _Search(system, props, stop_at_first=stop_at_first, max_states=max_states,
                      check_deadlock=check_deadlock, progress=progress)
     init = search.run()
+    search.verdicts.clear()
     search.stats.peak_rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     findings = search.findings
     for prop in search.sometimes:
@@ -285,9 +293,7 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
 
 def _liveness_findings(search: _Search) -> list[Finding]:
     count = search.stats.distinct
-    search.edge_counts.extend([0] * (count - len(search.edge_counts)))
-    graph = RecoveryGraph.from_rows(count, search.edge_counts, search.edge_targets)
-    search.edge_counts, search.edge_targets = array("I"), array("i")  # the graph holds them now
+    graph = RecoveryRows(count, search.edge_counts, search.edge_targets)
     findings = []
     for prop in search.liveness:
         stuck = graph.unrecoverable(search.goal[prop.name], search.cut_states)

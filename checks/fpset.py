@@ -23,7 +23,7 @@ Fingerprints = npt.NDArray[np.int64]
 Indices = npt.NDArray[np.int64]
 Run = tuple[Fingerprints, npt.NDArray[np.uint32]]
 
-MAX_RUN = 1 << 22  # runs at least this long are not merged any more
+MAX_RUN = 1 << 19  # runs at least this long are not merged any more
 
 
 class FingerprintSet:

@@ -2,22 +2,27 @@
 
 The checker records, for every expanded state, its edges through non-fault actions, and which
 states satisfy each liveness goal. A state *can recover* if some path of such edges leads from it
-to a goal state. Computed backwards: start from the goal states (and the cut states, whose
-continuations were not explored, so they get the benefit of the doubt), and walk edges in reverse.
-Every state left over is a counterexample; BFS numbering makes the lowest-numbered one a state at
-minimal depth.
+to a goal state. Computed as a fixpoint: start from the goal states (and the cut states, whose
+continuations were not explored, so they get the benefit of the doubt), and add every state with
+an edge to a state already in. Every state left over is a counterexample; BFS numbering makes the
+lowest-numbered one a state at minimal depth.
 
-The reverse graph is built once for all liveness properties (``RecoveryGraph``), from edges given
-as (source, target) arrays or, as the checker records them, as a count of edges per source in
-source order plus the targets (compressed rows). Building it sorts one int64 per edge in place
-(target in the high half, source in the low half), then keeps one int32 per edge and per state.
+Two ways to compute it:
+- ``RecoveryGraph``: the reverse graph, built from (source, target) arrays by sorting one int64
+  per edge (target in the high half, source in the low half), then a backward breadth-first search.
+  Linear time, but 12 bytes per edge at its peak.
+- ``RecoveryRows``: the edges as the checker records them, a count per source (sources in index
+  order) plus the targets, 4 bytes per edge. "Can recover" is propagated a round at a time over
+  all edges (a state can recover if one of its successors can), which needs at most one round per
+  step of the longest shortest recovery path: few in practice. After ``FORWARD_ROUNDS`` rounds without reaching
+  the fixpoint, the edges of the states still undecided go to a ``RecoveryGraph``.
 """
 
 from __future__ import annotations
 
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -40,25 +45,18 @@ class RecoveryGraph:
         np.cumsum(per_target, out=self.starts[1:])
 
     @classmethod
-    def from_edges(cls, count: int, sources: Sequence[int] | array[int], targets: Sequence[int] | array[int]
-                   ) -> RecoveryGraph:
+    def from_edges(cls, count: int, sources: Sequence[int] | array[int] | npt.NDArray[np.int32],
+                   targets: Sequence[int] | array[int] | npt.NDArray[np.int32]) -> RecoveryGraph:
         packed = np.asarray(targets, dtype=np.int64) << 32
         packed |= np.asarray(sources, dtype=np.int64)
         return cls(count, packed)
 
-    @classmethod
-    def from_rows(cls, count: int, per_source: array[int], targets: array[int]) -> RecoveryGraph:
-        """``per_source[i]``: how many edges leave state i; ``targets``: their targets, by source."""
-        packed = np.frombuffer(targets, dtype=np.int32).astype(np.int64)
-        packed <<= 32
-        packed |= np.repeat(np.arange(len(per_source), dtype=np.int32), np.frombuffer(per_source, dtype=np.uint32))
-        return cls(count, packed)
-
     def unrecoverable(self, goal: array[int], cut: array[int]) -> int:
         """The lowest index of a state that cannot reach ``goal`` (or a cut state), or -1."""
-        can = np.zeros(self.count, dtype=bool)
-        can[np.frombuffer(goal, dtype=np.int32)] = True
-        can[np.frombuffer(cut, dtype=np.int32)] = True
+        return _lowest_false(self.close(_initial(self.count, goal, cut)))
+
+    def close(self, can: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """``can`` (updated in place) with every state that has an edge to a state in it, repeatedly."""
         starts, predecessors = self.starts, self.predecessors
         frontier: Ints = np.flatnonzero(can)
         while len(frontier):
@@ -71,8 +69,80 @@ class RecoveryGraph:
             preds = predecessors[offsets + np.arange(total)]
             frontier = np.unique(preds[~can[preds]]).astype(np.int64)
             can[frontier] = True
-        stuck = np.flatnonzero(~can)
-        return int(stuck[0]) if len(stuck) else -1
+        return can
+
+
+FORWARD_ROUNDS = 64
+ROWS_BLOCK = 1 << 16  # states per block of a forward round
+
+
+class RecoveryRows:
+    """Recovery edges as compressed rows: ``per_source[i]`` edges leave state i, and ``targets``
+    lists their targets, source by source. Sources past the end of ``per_source`` have none.
+
+    Nothing the size of the graph is allocated: each round walks the states a block at a time,
+    deriving the block's sources and where their targets start from the counts."""
+
+    def __init__(self, count: int, per_source: array[int], targets: array[int]) -> None:
+        self.count = count
+        self.counts = np.frombuffer(per_source, dtype=np.uint16 if per_source.typecode == "H" else np.uint32)
+        self.targets = np.frombuffer(targets, dtype=np.int32)
+        if int(self.counts.sum(dtype=np.int64)) != len(self.targets):
+            raise ValueError("per_source does not add up to the number of targets")
+
+    def _blocks(self) -> Iterator[tuple[Ints, Ints, Ints, int, int]]:
+        """Per block of states: its sources, their edge counts, where their targets start (from
+        the block's first edge), and the block's edges ``lo .. hi - 1``."""
+        edge = 0
+        for first in range(0, len(self.counts), ROWS_BLOCK):
+            block = self.counts[first:first + ROWS_BLOCK]
+            sources = np.flatnonzero(block)
+            sizes = block[sources].astype(np.int64)
+            starts = np.cumsum(sizes)
+            starts -= sizes
+            total = int(sizes.sum())
+            if total:
+                yield sources + first, sizes, starts, edge, edge + total
+            edge += total
+
+    def unrecoverable(self, goal: array[int], cut: array[int], rounds: int = FORWARD_ROUNDS) -> int:
+        """The lowest index of a state that cannot reach ``goal`` (or a cut state), or -1."""
+        can = _initial(self.count, goal, cut)
+        for _ in range(rounds):
+            changed = False
+            for sources, _sizes, starts, lo, hi in self._blocks():
+                reached = np.logical_or.reduceat(can[self.targets[lo:hi]], starts)
+                reached &= ~can[sources]
+                if reached.any():
+                    can[sources[reached]] = True
+                    changed = True
+            if not changed:
+                return _lowest_false(can)
+        return _lowest_false(self._rest(can))
+
+    def _rest(self, can: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """Finish with a backward search over the edges of the states not decided yet."""
+        sources_of, targets_of = [], []
+        for sources, sizes, _starts, lo, hi in self._blocks():
+            undecided = ~can[sources]
+            sources_of.append(np.repeat(sources[undecided], sizes[undecided]).astype(np.int32))
+            targets_of.append(self.targets[lo:hi][np.repeat(undecided, sizes)])
+        if not sources_of:
+            return can
+        graph = RecoveryGraph.from_edges(self.count, np.concatenate(sources_of), np.concatenate(targets_of))
+        return graph.close(can)
+
+
+def _initial(count: int, goal: array[int], cut: array[int]) -> npt.NDArray[np.bool_]:
+    can = np.zeros(count, dtype=bool)
+    can[np.frombuffer(goal, dtype=np.int32)] = True
+    can[np.frombuffer(cut, dtype=np.int32)] = True
+    return can
+
+
+def _lowest_false(can: npt.NDArray[np.bool_]) -> int:
+    stuck = np.flatnonzero(~can)
+    return int(stuck[0]) if len(stuck) else -1
 
 
 def unrecoverable_states(count: int, edges_from: array[int], edges_to: array[int], goal: array[int],

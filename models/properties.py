@@ -5,8 +5,9 @@ Three sources, one catalogue:
 - the protocol's state and step properties (from its ``ProtocolAdapter``);
 - liveness and the vacuity witness, stated over the channels and the send windows.
 
-Every predicate is memoised on the part of the world it reads (node ids, history id), so checking
-every property on every state costs a dictionary look-up in the common case.
+Predicates of one history or one node are memoised on its id, so checking every property on a
+state costs a few dictionary look-ups and a few cheap pair checks; the checker also evaluates
+them once per ``World.property_key`` (nodes and history).
 """
 
 from __future__ import annotations
@@ -50,70 +51,78 @@ def property_docs(adapter: ProtocolAdapter) -> dict[str, str]:
     return {k: " ".join(v.split()) for k, v in docs.items()}
 
 
-def _memo(key: Callable[[Any], Hashable], compute: Callable[[Any], bool]) -> Callable[[Any], bool]:
+def _cached(compute: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """``compute`` memoised on its argument (a node id, a history id or a pair of node ids)."""
     cache: dict[Hashable, bool] = {}
 
-    def holds(world: Any) -> bool:
-        k = key(world)
-        found = cache.get(k)
+    def get(key: Hashable) -> bool:
+        found = cache.get(key)
         if found is None:
-            found = cache[k] = compute(world)
+            found = cache[key] = compute(key)
         return found
 
-    return holds
+    return get
 
 
 def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str, ...]) -> list[Property]:
-    """The ``selected`` properties as checker properties over ``world``'s states."""
+    """The ``selected`` properties as checker properties over ``world``'s states.
+
+    Predicates of one history or one node are memoised on its id (few distinct values); nothing is
+    memoised on whole worlds or pairs of nodes (about one entry per state: memory, not speed)."""
     n = world.n
     hist = world._hists.values
     nodes = world._nodes.values
+    pairs = tuple(world.pairs)
 
-    def history_key(w: tuple[int, ...]) -> int:
-        return w[n + 2]
+    def on_history(per_history: Callable[[Any], bool]) -> Callable[[tuple[int, ...]], bool]:
+        cached = _cached(per_history)
+        return lambda w: cached(w[n + 2])
 
-    def nodes_key(w: tuple[int, ...]) -> tuple[int, ...]:
-        return w[:n]
+    def on_nodes(per_node: Callable[[Any], bool]) -> Callable[[tuple[int, ...]], bool]:
+        cached = _cached(lambda i: per_node(nodes[i]))
+        return lambda w: all(map(cached, w[:n]))
 
-    def nodes_history_key(w: tuple[int, ...]) -> tuple[int, ...]:
-        return w[:n] + (w[n + 2],)
+    def on_pairs(per_pair: Callable[[Any, Any], bool]) -> Callable[[tuple[int, ...]], bool]:
+        # not memoised: as many pairs of nodes as combinations of nodes, and each check is cheap
+        return lambda w: all(per_pair(nodes[w[s]], nodes[w[d]]) for s, d in pairs)
+
+    def channels_hold(predicate: Callable[[fifo.Channel], bool]) -> Callable[[int], bool]:
+        return lambda h: all(predicate(c) for c in hist[h].channels)
+
+    def step_holds(bit: int) -> Callable[[tuple[int, ...]], bool]:
+        return lambda w: not hist[w[n + 2]].step_violations & bit
 
     out: list[Property] = []
     docs = property_docs(adapter)
     for name, predicate in CHANNEL_PROPERTIES:
         if name in selected:
-            out.append(Always(name, _memo(history_key, lambda w, p=predicate: all(  # type: ignore[misc]
-                p(c) for c in hist[w[n + 2]].channels)), docs[name]))
+            out.append(Always(name, on_history(channels_hold(predicate)), docs[name]))
     for name, _ in adapter.step_properties:
         if name in selected:
-            bit = adapter.step_bit(name)
-            out.append(Always(name, _memo(history_key, lambda w, b=bit: not hist[w[n + 2]].step_violations & b),  # type: ignore[misc]
-                              docs[name]))
-
+            out.append(Always(name, step_holds(adapter.step_bit(name)), docs[name]))
     for node_prop in adapter.node_properties:
         if node_prop.name in selected:
-            out.append(Always(node_prop.name, _memo(nodes_key, lambda w, p=node_prop.holds: all(  # type: ignore[misc]
-                p(nodes[i]) for i in w[:n])), docs[node_prop.name]))
+            out.append(Always(node_prop.name, on_nodes(node_prop.holds), docs[node_prop.name]))
     for pair_prop in adapter.pair_properties:
         if pair_prop.name in selected:
-            out.append(Always(pair_prop.name, _memo(nodes_key, lambda w, p=pair_prop.holds: all(  # type: ignore[misc]
-                p(nodes[w[s]], nodes[w[d]]) for s, d in world.pairs)), docs[pair_prop.name]))
-    def delivered(w: tuple[int, ...]) -> bool:
-        return all(c.all_delivered() for c in hist[w[n + 2]].channels)
+            out.append(Always(pair_prop.name, on_pairs(pair_prop.holds), docs[pair_prop.name]))
+    delivered = on_history(lambda h: all(c.all_delivered() for c in hist[h].channels))
+    # (member, node id) -> its send entries to every peer are fully acknowledged
+    all_acked = _cached(lambda key: all(adapter.nothing_unacked(nodes[key[1]], d) for d in range(n) if d != key[0]))
 
     def acked(w: tuple[int, ...]) -> bool:
-        return delivered(w) and all(adapter.nothing_unacked(nodes[w[s]], d) for s, d in world.pairs)
+        return delivered(w) and all(all_acked((s, w[s])) for s in range(n))
 
     goals = {"eventually_delivered": delivered, "eventually_acked": acked}
     for name, doc in LIVENESS:
         if name in selected:
-            out.append(Liveness(name, _memo(nodes_history_key, goals[name]), doc))
+            out.append(Liveness(name, goals[name], doc))
     if WITNESS[0] in selected:
         budget = world.bounds.sends
 
-        def witness(w: tuple[int, ...]) -> bool:
-            channels = hist[w[n + 2]].channels
+        def witness(h: int) -> bool:
+            channels = hist[h].channels
             return all(c.sent == budget[i] and c.all_delivered() for i, c in enumerate(channels))
 
-        out.append(Sometimes(WITNESS[0], _memo(history_key, witness), WITNESS[1]))
+        out.append(Sometimes(WITNESS[0], on_history(witness), WITNESS[1]))
     return out

@@ -75,6 +75,26 @@ class ProtocolAdapter:
         Idle closing and expiry removal discard state, so they count as disruptions."""
         return bool(timer.kind in (u3.XMIT, u3.SYNC_EXPIRED))
 
+    def step_observations(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
+                          ) -> tuple[tuple[str, Any], ...]:
+        """Observations of one handler call that need the node before and after it, in the same
+        timestamp numbering (before rule 5 renumbers). I7: a send entry's accepted timestamps
+        strictly increase, and an ACK or SEND_FIRST_SEQNO whose timestamp is not newer than the
+        last accepted one changes nothing and sends nothing."""
+        msg = getattr(stimulus, "msg", None)
+        if not isinstance(msg, (u3.Ack, u3.SendFirstSeqno)):
+            return ()
+        peer = stimulus.src  # type: ignore[attr-defined]
+        before, after = old.send[peer], new.send[peer]
+        if before is None or before.last_ts == 0:
+            return ()
+        if msg.ts <= before.last_ts:
+            ignored = new == old and not any(isinstance(e, u3.Send) for e in effects)
+            return (("TimestampOrder", ignored),)
+        if after is not None and after.conn_id == before.conn_id and after.last_ts != before.last_ts:
+            return (("TimestampOrder", after.last_ts > before.last_ts),)
+        return ()
+
     def receiver_removed_by(self, timer: Any) -> int | None:
         """The peer whose receive window ``timer`` removes, if it removes one."""
         return int(timer.peer) if timer.kind == u3.CLOSE_RECV else None
@@ -115,11 +135,19 @@ class ProtocolAdapter:
                 syncs[value.dst * n + member] += 1
                 if syncs[value.dst * n + member] > 1:
                     violations |= self.step_bit("sync_rate_limited")
+            elif kind == "TimestampOrder" and not value:
+                violations |= self.step_bit("timestamps_increase")
             elif kind == "Discarded" and value.flushed:
                 channels[member * n + value.dst] = fifo.excuse(channels[member * n + value.dst], value.payloads)
         if not u3.acks_monotone(old, nodes[member]):
             violations |= self.step_bit("acks_monotone")
         return type(history)(tuple(channels), violations, tuple(syncs))
+
+    def observe_reads(self, member: int, observed: tuple[tuple[str, Any], ...]) -> tuple[int, ...]:
+        """The members whose new node ``observe`` reads for these observations (it reads no other
+        entry of ``nodes``), so that history updates can be memoised on those nodes alone. The
+        batched world (``models/batch.py``) passes None for the others: a read not listed here fails."""
+        return (member,) + tuple(value.dst for kind, value in observed if kind == "Purged")
 
     def format_action(self, action: Any, name: Callable[[int], str]) -> str:
         from models.render_actions import format_action
@@ -190,6 +218,8 @@ UNICAST3 = ProtocolAdapter(
     step_properties=(
         ("no_spurious_purge", u3.purge_is_safe.__doc__ or ""),
         ("acks_monotone", u3.acks_monotone.__doc__ or ""),
+        ("timestamps_increase", "I7: the ACK and SEND_FIRST_SEQNO timestamps a send entry accepts strictly "
+                                "increase (the first is accepted whatever it is); one not newer changes nothing."),
         ("sync_rate_limited", "JGRP-1874: at most one SEND_FIRST_SEQNO from a receiver to a sender "
                               "per sync_min_interval."),
     ),

@@ -177,6 +177,7 @@ class World:
         self._busy: dict[int, frozenset[tuple[int, int]]] = {}
         self._renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
         self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
+        self._batch: Any = None  # models.batch.BatchExpander, made on first use
         nodes = tuple(self._nodes(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
         env = Env(bounds.loss, bounds.duplicate, bounds.receiver_removals, (0,) * n)
@@ -269,6 +270,26 @@ class World:
     def format_action(self, action: Hashable) -> str:
         return self.adapter.format_action(action, self.member_name)
 
+    # -- optional capabilities of checks.system (speed and memory) ----------------------------
+    @property
+    def state_width(self) -> int:
+        """``PackedStates``: a world is n node ids, a network, an environment and a history id."""
+        return self.n + 3
+
+    def property_key(self, world: tuple[int, ...]) -> tuple[int, ...]:
+        """``PropertyKey``: every property of ``models/properties.py`` reads only the nodes and
+        the history."""
+        return world[:self.n] + (world[self.n + 2],)
+
+    def expand_batch(self, worlds: Sequence[tuple[int, ...]]
+                     ) -> tuple[list[tuple[int, ...]], list[int], list[bool]]:
+        """``BatchExpansion``: ``successors`` of many worlds, by ``models/batch.py``."""
+        if self._batch is None:
+            from models.batch import BatchExpander
+
+            self._batch = BatchExpander(self)
+        return self._batch.expand(worlds)
+
     # -- decoding -----------------------------------------------------------------------------
     def view(self, world: tuple[int, ...]) -> WorldView:
         n = self.n
@@ -318,6 +339,7 @@ class World:
                 observed.append((type(effect).__name__, effect))
         if isinstance(stimulus, tuple) and stimulus[0] in ("send", "timer"):
             observed.append(("stimulus", stimulus))
+        observed.extend(self.adapter.step_observations(node, new_node, stimulus, effects))
         new_id = self._nodes(new_node)
         drops = (isinstance(stimulus, Packet) and self.adapter.packet_timestamp(stimulus.msg) != 0) or (
             self._timestamps_of_node(node_id)[1] != self._timestamps_of_node(new_id)[1])

@@ -1,0 +1,327 @@
+"""Batched expansion of a ``World``: the transitions of ``World.successors``, for the checker's fast path.
+
+Rules
+-----
+1. Same relation, same order: for every world, ``expand`` yields exactly the states
+   ``World.successors`` yields, in the same order, each with "is this action a fault" (the
+   differential test ``tests/checks/test_batch_world.py`` pins this on the shipped models).
+2. Same values: the expander shares the world's interners, so a state built here is the same tuple
+   of ids as the one ``World.successors`` builds (counterexamples are rebuilt with the latter).
+3. No actions are built. Everything ``World.successors`` recomputes per transition is computed
+   once per id here: per network its packets, per environment its fault and view moves, per node
+   its timers, per history its application sends; handler results, network updates, history
+   updates and rule-5 renumbering are memoised on small int keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from models.world import World
+
+
+class _Ids:
+    """Hashable values <-> small ints, in first-seen order."""
+
+    def __init__(self, *first: Hashable) -> None:
+        self.ids: dict[Hashable, int] = {}
+        self.values: list[Any] = []
+        for value in first:
+            self(value)
+
+    def __call__(self, value: Hashable) -> int:
+        found = self.ids.get(value)
+        if found is None:
+            found = self.ids[value] = len(self.values)
+            self.values.append(value)
+        return found
+
+
+class _Net(NamedTuple):
+    packets: tuple[tuple[int, int, bool], ...]  # (stimulus id of the packet, its destination, carries a timestamp)
+    within_bounds: bool
+
+
+class _Env(NamedTuple):
+    duplicate: int  # env id after a duplication, -1 if the budget is spent
+    loss: int  # env id after a loss, -1 if the budget is spent
+    views: tuple[tuple[int, int, int], ...]  # (member, stimulus id, env id after)
+    removal: int  # env id after a receiver removal, -1 if the budget is spent
+
+
+_Handled = tuple[int, int, int, bool]  # (new node id, id of the packets sent, id of the observations, renumber?)
+
+
+class BatchExpander:
+    """The successors of many worlds at once, as plain state tuples."""
+
+    def __init__(self, world: World) -> None:
+        self.world, self.n = world, world.n
+        self.renumbers = world.reduce_timestamps
+        self.stimuli = _Ids()
+        self.sent = _Ids(())  # tuples of packets; 0 = nothing sent
+        self.observations = _Ids(())  # 0 = nothing observed
+        self.handled: dict[tuple[int, int], _Handled] = {}
+        self.net_after: dict[tuple[int, int, int], int] = {}
+        self.hist_after: dict[tuple[int, ...], int] = {}
+        self.reads: dict[tuple[int, int], tuple[int, ...]] = {}  # (member, observations) -> nodes read
+        self.nets: dict[int, _Net] = {}
+        self.envs: dict[int, _Env] = {}
+        self.timers: dict[int, tuple[tuple[int, int, bool], ...]] = {}  # node -> (stimulus, removed peer, progress)
+        self.receivers: dict[int, tuple[tuple[int, int], ...]] = {}  # node -> (peer, stimulus)
+        self.sends: dict[int, tuple[tuple[int, int], ...]] = {}  # history -> (member, stimulus)
+        self.node_sig: dict[int, int] = {}  # node -> id of its timestamps
+        self.net_sig: dict[int, int] = {}  # network -> id of the timestamps in flight
+        self.node_signatures, self.net_signatures = _Ids(), _Ids()
+        self.ranking: dict[tuple[int, ...], int] = {}  # signatures -> -1 (canonical) or ranks id
+        self.in_use = _Ids()  # per issuer, the timestamps in use, sorted -> ranks id
+        self.ranks: list[tuple[dict[int, int], ...]] = []  # ranks id -> per issuer, timestamp -> rank
+        self.renumbered_node: dict[tuple[int, int], int] = {}
+        self.renumbered_net: dict[tuple[int, int], int] = {}
+
+    def expand(self, states: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int], list[bool]]:
+        """The successors of every state, concatenated; per state their count (-1: outside the
+        bounds, not expanded); per successor whether its action is progress (not a fault)."""
+        afters: list[tuple[int, ...]] = []
+        counts: list[int] = []
+        progress: list[bool] = []
+        n = self.n
+        nets = self.nets
+        for world in states:
+            net = nets.get(world[n]) or self._net(world[n])
+            if not net.within_bounds:
+                counts.append(-1)
+                continue
+            before = len(afters)
+            self._expand_one(world, net, afters, progress)
+            counts.append(len(afters) - before)
+        return afters, counts, progress
+
+    def _expand_one(self, world: tuple[int, ...], net: _Net, afters: list[tuple[int, ...]],
+                    progress: list[bool]) -> None:
+        n, step = self.n, self._step
+        net_id, env_id, hist_id = world[n], world[n + 1], world[n + 2]
+        env = self.envs.get(env_id) or self._env(env_id)
+        sends = self.sends.get(hist_id)
+        for member, stimulus in (self._sends(hist_id) if sends is None else sends):
+            after = step(world, member, stimulus, -1, env_id)
+            if after is not None:
+                afters.append(after)
+                progress.append(False)
+        for packet, dst, stamped in net.packets:
+            after = step(world, dst, packet, packet, env_id)
+            if after is not None:
+                afters.append(after)
+                progress.append(True)
+            if env.duplicate >= 0:
+                after = step(world, dst, packet, -1, env.duplicate)
+                if after is not None:
+                    afters.append(after)
+                    progress.append(False)
+            if env.loss >= 0:
+                afters.append(self._lose(world, packet, stamped, env.loss))
+                progress.append(False)
+        quiet = self.world._quiet
+        for member in range(n):
+            timers = self.timers.get(world[member])
+            for stimulus, removed, moves in (self._timers(world[member]) if timers is None else timers):
+                if removed >= 0 and not quiet(net_id, removed, member):
+                    continue
+                after = step(world, member, stimulus, -1, env_id)
+                if after is not None:
+                    afters.append(after)
+                    progress.append(moves)
+        for member, stimulus, moved in env.views:
+            after = step(world, member, stimulus, -1, moved)
+            if after is not None:
+                afters.append(after)
+                progress.append(False)
+        if env.removal >= 0:
+            for member in range(n):
+                receivers = self.receivers.get(world[member])
+                for peer, stimulus in (self._receivers(world[member]) if receivers is None else receivers):
+                    if quiet(net_id, peer, member):
+                        after = step(world, member, stimulus, -1, env.removal)
+                        if after is not None:
+                            afters.append(after)
+                            progress.append(False)
+
+    def _step(self, world: tuple[int, ...], member: int, stimulus: int, consumed: int,
+              env_id: int) -> tuple[int, ...] | None:
+        """The world after ``member`` handles ``stimulus`` (``World._after``); None if unchanged."""
+        n = self.n
+        node_id = world[member]
+        handled = self.handled.get((node_id, stimulus))
+        if handled is None:
+            handled = self._handle(member, node_id, stimulus)
+        new_node, sent, observed, drops = handled
+        net_id = world[n]
+        if consumed >= 0 or sent:
+            key = (net_id, consumed, sent)
+            found = self.net_after.get(key)
+            net_id = self._net_after(key) if found is None else found
+        nodes = world[:member] + (new_node,) + world[member + 1:n]
+        if drops:
+            nodes, net_id = self._renumber(nodes, net_id)
+        hist_id = world[n + 2]
+        if observed or new_node != node_id:
+            reads = self.reads.get((member, observed)) or self._reads(member, observed)
+            if len(reads) == 1:
+                hkey: tuple[int, ...] = (hist_id, member, node_id, observed, nodes[reads[0]])
+            else:
+                hkey = (hist_id, member, node_id, observed) + tuple(nodes[i] for i in reads)
+            found = self.hist_after.get(hkey)
+            hist_id = self._hist_after(hkey, reads) if found is None else found
+        after = nodes + (net_id, env_id, hist_id)
+        return None if after == world else after
+
+    def _lose(self, world: tuple[int, ...], packet: int, stamped: bool, env_id: int) -> tuple[int, ...]:
+        n = self.n
+        key = (world[n], packet, 0)
+        found = self.net_after.get(key)
+        lost = self._net_after(key) if found is None else found
+        nodes = world[:n]
+        if stamped and self.renumbers:
+            nodes, lost = self._renumber(nodes, lost)
+        return nodes + (lost, env_id, world[n + 2])
+
+    # -- memoised pieces ---------------------------------------------------------------------------
+    def _handle(self, member: int, node_id: int, stimulus: int) -> _Handled:
+        new_node, packets, observed, drops = self.world._handle(member, node_id, self.stimuli.values[stimulus])
+        found = self.handled[node_id, stimulus] = (new_node, self.sent(packets), self.observations(observed),
+                                                   drops and self.renumbers)
+        return found
+
+    def _net_after(self, key: tuple[int, int, int]) -> int:
+        net_id, consumed, sent = key
+        packets = set(self.world._nets.values[net_id])
+        if consumed >= 0:
+            packets.discard(self.stimuli.values[consumed])
+        packets.update(self.sent.values[sent])
+        found = self.net_after[key] = self.world._nets(tuple(sorted(packets)))
+        return found
+
+    def _reads(self, member: int, observed: int) -> tuple[int, ...]:
+        """Which members' new nodes the history update reads (all, if the adapter cannot say)."""
+        reads_of = getattr(self.world.adapter, "observe_reads", None)
+        found = tuple(range(self.n)) if reads_of is None else tuple(
+            reads_of(member, self.observations.values[observed]))
+        self.reads[member, observed] = found
+        return found
+
+    def _hist_after(self, key: tuple[int, ...], reads: tuple[int, ...]) -> int:
+        world, n = self.world, self.n
+        hist_id, member, node_id, observed = key[:4]
+        read = dict(zip(reads, key[4:]))
+        decoded = tuple(world._nodes.values[read[i]] if i in read else None for i in range(n))
+        updated = world.adapter.observe(world._hists.values[hist_id], member, world._nodes.values[node_id], decoded,
+                                        self.observations.values[observed], n)
+        found = self.hist_after[key] = world._hists(updated)
+        return found
+
+    def _net(self, net_id: int) -> _Net:
+        world = self.world
+        packets = tuple((self.stimuli(p), p.dst, bool(world.adapter.packet_timestamp(p.msg)))
+                        for p in world._nets.values[net_id])
+        found = self.nets[net_id] = _Net(packets, world.within_bounds((0,) * self.n + (net_id,)))
+        return found
+
+    def _env(self, env_id: int) -> _Env:
+        world = self.world
+        intern, env = world._envs, world._envs.values[env_id]
+        duplicate = intern(env._replace(duplicate=env.duplicate - 1)) if env.duplicate else -1
+        loss = intern(env._replace(loss=env.loss - 1)) if env.loss else -1
+        views = []
+        for member in range(self.n):
+            script, index = world.bounds.views[member], env.view_index[member]
+            if index < len(script):
+                moved = env._replace(view_index=env.view_index[:member] + (index + 1,) + env.view_index[member + 1:])
+                views.append((member, self.stimuli(("view", script[index])), intern(moved)))
+        removal = intern(env._replace(removals=env.removals - 1)) if env.removals else -1
+        found = self.envs[env_id] = _Env(duplicate, loss, tuple(views), removal)
+        return found
+
+    def _timers(self, node_id: int) -> tuple[tuple[int, int, bool], ...]:
+        world = self.world
+        adapter, node = world.adapter, world._nodes.values[node_id]
+        out = []
+        for timer in adapter.enabled_timers(world.cfg, node):
+            removed = adapter.receiver_removed_by(timer)
+            out.append((self.stimuli(("timer", timer)), -1 if removed is None else removed,
+                        bool(adapter.timer_is_progress(timer))))
+        found = self.timers[node_id] = tuple(out)
+        return found
+
+    def _receivers(self, node_id: int) -> tuple[tuple[int, int], ...]:
+        world = self.world
+        peers = world.adapter.receivers(world._nodes.values[node_id])
+        found = self.receivers[node_id] = tuple((peer, self.stimuli(("remove", peer))) for peer in peers)
+        return found
+
+    def _sends(self, hist_id: int) -> tuple[tuple[int, int], ...]:
+        world, n = self.world, self.n
+        channels = world._hists.values[hist_id].channels
+        out = []
+        for src, dst in world.pairs:
+            sent = channels[src * n + dst].sent
+            if sent < world.bounds.sends[src * n + dst]:
+                out.append((src, self.stimuli(("send", dst, sent + 1))))
+        found = self.sends[hist_id] = tuple(out)
+        return found
+
+    # -- rule 5: timestamp renumbering ---------------------------------------------------------
+    def _renumber(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:
+        """``World._renumber_timestamps``, memoised on what it reads: the timestamps of each node
+        and those in flight (few distinct values), then per node and per network."""
+        sig = self.net_sig.get(net_id)
+        if sig is None:
+            sig = self.net_sig[net_id] = self.net_signatures(self.world._timestamps_in_flight(net_id))
+        node_sig = self.node_sig
+        key = [sig]
+        for node in nodes:
+            found = node_sig.get(node)
+            if found is None:
+                found = node_sig[node] = self.node_signatures(self.world._timestamps_of_node(node))
+            key.append(found)
+        ranks = self.ranking.get(tuple(key))
+        if ranks is None:
+            ranks = self._ranking(tuple(key))
+        if ranks < 0:
+            return nodes, net_id
+        renumbered = []
+        for node in nodes:
+            found = self.renumbered_node.get((node, ranks))
+            if found is None:
+                found = self.renumbered_node[node, ranks] = self.world._nodes(self.world.adapter.renumber_node(
+                    self.world._nodes.values[node], self.ranks[ranks]))
+            renumbered.append(found)
+        net = self.renumbered_net.get((net_id, ranks))
+        if net is None:
+            rank = self.ranks[ranks]
+            adapter = self.world.adapter
+            packets = tuple(sorted(p._replace(msg=adapter.renumber_packet(p.msg, rank[p.src]))
+                                   for p in self.world._nets.values[net_id]))
+            net = self.renumbered_net[net_id, ranks] = self.world._nets(packets)
+        return tuple(renumbered), net
+
+    def _ranking(self, key: tuple[int, ...]) -> int:
+        in_flight = self.net_signatures.values[key[0]]
+        infos = [self.node_signatures.values[s] for s in key[1:]]
+        used: list[set[int]] = []
+        canonical = True
+        for issuer in range(self.n):
+            values = set(in_flight[issuer])
+            values.update(info[1][issuer] for info in infos)
+            values.discard(0)
+            canonical = canonical and len(values) == infos[issuer][0]
+            used.append(values)
+        if canonical:
+            self.ranking[key] = -1
+            return -1
+        in_use = tuple(tuple(sorted(values)) for values in used)
+        found = self.ranking[key] = self.in_use(in_use)
+        if found == len(self.ranks):
+            self.ranks.append(tuple({value: rank for rank, value in enumerate(values, 1)} for values in in_use))
+        return found
