@@ -190,7 +190,8 @@ def _show(args: argparse.Namespace) -> int:
         print(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
               f"{trace.summary[-1] if trace.summary else ''}")
     else:
-        print(f"violates {kind}{trace.prop} after {len(trace.actions)} steps (a shortest counterexample)")
+        how = "a shortest counterexample" if trace.seed is None else f"found by a random schedule, seed {trace.seed}"
+        print(f"violates {kind}{trace.prop} after {len(trace.actions)} steps ({how})")
     footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
     if trace.kind == "liveness":
         footer.append("from this state no continuation without further faults delivers every message")
