@@ -15,28 +15,13 @@ Rules
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from models.world import Interner
 
 if TYPE_CHECKING:
     from models.world import World
-
-
-class _Ids:
-    """Hashable values <-> small ints, in first-seen order."""
-
-    def __init__(self, *first: Hashable) -> None:
-        self.ids: dict[Hashable, int] = {}
-        self.values: list[Any] = []
-        for value in first:
-            self(value)
-
-    def __call__(self, value: Hashable) -> int:
-        found = self.ids.get(value)
-        if found is None:
-            found = self.ids[value] = len(self.values)
-            self.values.append(value)
-        return found
 
 
 class _Net(NamedTuple):
@@ -60,9 +45,9 @@ class BatchExpander:
     def __init__(self, world: World) -> None:
         self.world, self.n = world, world.n
         self.renumbers = world.reduce_timestamps
-        self.stimuli = _Ids()
-        self.sent = _Ids(())  # tuples of packets; 0 = nothing sent
-        self.observations = _Ids(())  # 0 = nothing observed
+        self.stimuli = Interner()
+        self.sent = Interner(())  # tuples of packets; 0 = nothing sent
+        self.observations = Interner(())  # 0 = nothing observed
         self.handled: dict[tuple[int, int], _Handled] = {}
         self.net_after: dict[tuple[int, int, int], int] = {}
         self.hist_after: dict[tuple[int, ...], int] = {}
@@ -74,9 +59,9 @@ class BatchExpander:
         self.sends: dict[int, tuple[tuple[int, int], ...]] = {}  # history -> (member, stimulus)
         self.node_sig: dict[int, int] = {}  # node -> id of its timestamps
         self.net_sig: dict[int, int] = {}  # network -> id of the timestamps in flight
-        self.node_signatures, self.net_signatures = _Ids(), _Ids()
+        self.node_signatures, self.net_signatures = Interner(), Interner()
         self.ranking: dict[tuple[int, ...], int] = {}  # signatures -> -1 (canonical) or ranks id
-        self.in_use = _Ids()  # per issuer, the timestamps in use, sorted -> ranks id
+        self.in_use = Interner()  # per issuer, the timestamps in use, sorted -> ranks id
         self.ranks: list[tuple[dict[int, int], ...]] = []  # ranks id -> per issuer, timestamp -> rank
         self.renumbered_node: dict[tuple[int, int], int] = {}
         self.renumbered_net: dict[tuple[int, int], int] = {}

@@ -141,12 +141,15 @@ class WorldView:
 RENUMBER_MEMO_LIMIT = 200_000  # bounds the memory the timestamp renumbering memo may take
 
 
-class _Interner:
-    """Values <-> small ints, ids assigned in first-seen order (deterministic)."""
+class Interner:
+    """Values <-> small ints, ids assigned in first-seen order (deterministic); ``first`` are
+    given ids 0, 1, ... up front."""
 
-    def __init__(self) -> None:
+    def __init__(self, *first: Hashable) -> None:
         self.ids: dict[Hashable, int] = {}
         self.values: list[Any] = []
+        for value in first:
+            self(value)
 
     def __call__(self, value: Hashable) -> int:
         found = self.ids.get(value)
@@ -168,7 +171,7 @@ class World:
         self.adapter, self.cfg, self.n, self.bounds = adapter, cfg, n, bounds
         self.properties = list(properties)
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
-        self._nodes, self._nets, self._envs, self._hists = _Interner(), _Interner(), _Interner(), _Interner()
+        self._nodes, self._nets, self._envs, self._hists = Interner(), Interner(), Interner(), Interner()
         self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]] = {}
         self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
         self._hist_memo: dict[Hashable, int] = {}

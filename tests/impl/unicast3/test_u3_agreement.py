@@ -15,25 +15,12 @@ import random
 
 import pytest
 
-from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, decode, encode
+from checks.engines import wire_message as wire
+from impl.codec import WireMsg, decode, encode
 from impl.unicast3 import Config, Unicast3Engine, Variant, spec_payload, view_of_spec_node
 from spec import unicast3 as u3
 
 FAR = 10**9
-
-
-def wire(msg: u3.Msg) -> WireMsg:
-    """The codec message standing for a spec message."""
-    if isinstance(msg, u3.Data):
-        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload))
-    if isinstance(msg, u3.Ack):
-        return AckMsg(msg.seqno, msg.conn_id, msg.ts)
-    if isinstance(msg, u3.SendFirstSeqno):
-        return SendFirstSeqnoMsg(msg.ts)
-    if isinstance(msg, u3.XmitReq):
-        return XmitReqMsg(msg.seqnos)
-    assert isinstance(msg, u3.Close)
-    return CloseMsg(msg.conn_id)
 
 
 class Lockstep:
