@@ -16,8 +16,8 @@ Rules
    changes, receiver resets and reaping rarer still. Budgets (sends, losses, ...) are the model
    file's; ``checks/fuzz.py`` scales them up by writing a derived model file.
 3. The harness is ``checks.differential.Lockstep`` (unreduced world, real timestamps). A *shadow*
-   of the reduced world (``models/world.py`` rule 5) follows each step by its canonical action,
-   which gives the canonical state to fingerprint and the states liveness is judged on.
+   state of the reduced world (``models/world.py`` rule 5), derived from the harness's state by
+   ``World.adopt``, is what gets fingerprinted and what liveness is judged on.
 4. Liveness at the end of a run: the goal holds, or a greedy fault-free continuation reaches it
    (sound), or else the exhaustive search ``checks.trace.can_reach_goal`` decides (as the trace
    validator will). A run that ended on a cut state gets the benefit of the doubt, as in the checker.
@@ -151,28 +151,16 @@ def choose(rng: random.Random, enabled: Sequence[tuple[Any, Any]], weights: Weig
     return enabled[members[rng.randrange(len(members))]]
 
 
-class ReductionError(Exception):
-    """The reduced world has no action matching a canonical action of the unreduced one."""
-
-
 class Shadow:
-    """The reduced world following the lockstep run by canonical actions (rule 3)."""
+    """The reduced world's state for the lockstep run's current state (rule 3): derived from the
+    unreduced state by ``World.adopt``, not followed step by step."""
 
     def __init__(self, world: World) -> None:
         self.world = world
         self.state = world.init_states()[0]
 
-    def follow(self, canonical: Any) -> None:
-        for action, after in self.world.successors(self.state):  # NamedTuples: Deliver(p) == Duplicate(p)
-            if type(action) is type(canonical) and action == canonical:
-                self.state = after
-                return
-        wanted = self.world.action_to_json(canonical)
-        for action, after in self.world.successors(self.state):
-            if self.world.action_to_json(action) == wanted:
-                self.state = after
-                return
-        raise ReductionError(f"the reduced world has no action {wanted}")
+    def follow(self, unreduced: World, state: Any) -> None:
+        self.state = self.world.adopt(unreduced.view(state))
 
 
 class Runner:
@@ -252,10 +240,7 @@ class Walk:
             divergence = lock.step(action, after)
         except Exception as error:  # the engine (or spec) raised: a finding, kept with its seed
             return Failure("crash", type(error).__name__, index, f"step {index}: {error!r}"[:2000])
-        try:
-            self.shadow.follow(lock.canonical[-1])
-        except ReductionError as error:
-            return Failure("error", "reduction", index, f"step {index}: {error}"[:2000])
+        self.shadow.follow(lock.world, lock.state)
         self.fingerprints.add(self.runner.fingerprint(self.shadow.state))
         return None if divergence is None else failure_of(divergence)
 

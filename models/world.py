@@ -299,6 +299,17 @@ class World:
         return WorldView(tuple(self._nodes.values[i] for i in world[:n]), self._nets.values[world[n]],
                          self._envs.values[world[n + 1]], self._hists.values[world[n + 2]])
 
+    def adopt(self, view: WorldView) -> tuple[int, ...]:
+        """The state of this world that ``view`` (decoded from a world of the same model, e.g. an
+        unreduced one) stands for: its values interned here, its timestamps renumbered if this
+        world reduces them (rule 5), so the result is the state this world reaches by the same
+        actions."""
+        nodes = tuple(self._nodes(node) for node in view.nodes)
+        net_id = self._nets(view.network)
+        if self.reduce_timestamps:
+            nodes, net_id = self._renumber_timestamps(nodes, net_id)
+        return nodes + (net_id, self._envs(view.env), self._hists(view.history))
+
     member_names: tuple[str, ...] = ()
 
     def member_name(self, member: int) -> str:
