@@ -226,14 +226,13 @@ def _replay(args: argparse.Namespace) -> int:
 
 # -- list ---------------------------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
-    from models.modelfile import VARIANT_ALIASES
     from models.properties import property_docs
     from models.protocols import PROTOCOLS
 
     for name, adapter in PROTOCOLS.items():
         print(f"protocol {name}")
         print("  variants:")
-        for jira, flag in VARIANT_ALIASES.items():
+        for jira, flag in adapter.variant_aliases.items():
             print(f"    {flag:<24} {jira}")
         print("  properties:")
         for prop, doc in property_docs(adapter).items():

@@ -202,7 +202,7 @@ class BatchExpander:
         read = dict(zip(reads, key[4:]))
         decoded = tuple(world._nodes.values[read[i]] if i in read else None for i in range(n))
         updated = world.adapter.observe(world._hists.values[hist_id], member, world._nodes.values[node_id], decoded,
-                                        self.observations.values[observed], n)
+                                        self.observations.values[observed], n, world.cfg)
         found = self.hist_after[key] = world._hists(updated)
         return found
 

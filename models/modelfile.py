@@ -8,22 +8,17 @@ Every mistake is reported as one ``ModelError`` line naming the file, the key an
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from models.properties import build_properties, property_names
-from models.protocols import PROTOCOLS
+from models.protocols import PROTOCOLS, ProtocolAdapter
 from models.world import Bounds, World
-from spec import unicast3 as u3
 
-VARIANT_ALIASES = {
-    "JGRP-1873": "no_timestamps", "JGRP-1548": "no_hs_resend", "JGRP-1586": "remove_on_view_change",
-    "JGRP-1578": "ack_only_new", "JGRP-1874": "no_sync_rate_limit",
-}
-TOP_KEYS = {"description", "protocol", "variant", "members", "sends", "faults", "views", "timers", "check"}
+TOP_KEYS = {"description", "protocol", "variant", "members", "sends", "faults", "views", "timers", "config",
+            "check"}
 FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}
-TIMER_KEYS = {"conn_expiry": False, "conn_close": True}
 
 
 class ModelError(Exception):
@@ -94,12 +89,13 @@ class _Reader:
         protocol = self.raw.get("protocol")
         if not isinstance(protocol, str) or protocol not in PROTOCOLS:
             raise self.fail("protocol", f"one of {', '.join(sorted(PROTOCOLS))}, got {protocol!r}")
+        adapter = PROTOCOLS[protocol]
         members = self._members()
         n = len(members)
-        variant = self._variant() if self.variant_override is None else self.variant_override
-        timer_table = {**TIMER_KEYS, **self.table("timers", TIMER_KEYS)}
+        variant = self._variant(adapter) if self.variant_override is None else self.variant_override
+        timer_table = {**adapter.timer_keys, **self.table("timers", adapter.timer_keys)}
         timers = {k: self._flag(f"timers.{k}", v) for k, v in timer_table.items()}
-        cfg = u3.Config(n, variant=u3.Variant(**{name: True for name in variant}), **timers)
+        cfg = adapter.make_config(n, variant, timers, self._settings(adapter))
         fault_table = {**FAULT_KEYS, **self.table("faults", {**FAULT_KEYS, "stale_packets": False})}
         stale = self._flag("faults.stale_packets", fault_table.pop("stale_packets", False))
         faults = {k: self.natural(f"faults.{k}", v) for k, v in fault_table.items()}
@@ -108,7 +104,6 @@ class _Reader:
         bounds = Bounds(self._sends(members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
                         self._views(members), faults["max_in_flight"], stale)
         check = self.table("check", {"properties", "expect", "states", "max_states"})
-        adapter = PROTOCOLS[protocol]
         known = property_names(adapter)
         selected = self._properties(check.get("properties", ["all"]), known)
         expect = self._expect(check.get("expect"), selected)
@@ -137,17 +132,31 @@ class _Reader:
             raise self.fail(key, f"true or false, got {value!r}")
         return value
 
-    def _variant(self) -> tuple[str, ...]:
+    def _settings(self, adapter: ProtocolAdapter) -> dict[str, int]:
+        """The protocol's settings in [config] (each a whole number with a minimum), defaults filled in."""
+        table = self.table("config", adapter.config_keys)
+        if table and not adapter.config_keys:
+            raise self.fail("config", f"no table: protocol {adapter.name} has no settings")
+        settings = {}
+        for key, (default, minimum) in adapter.config_keys.items():
+            value = self.natural(f"config.{key}", table.get(key, default))
+            if value < minimum:
+                raise self.fail(f"config.{key}", f"at least {minimum}, got {value}")
+            settings[key] = value
+        return settings
+
+    def _variant(self, adapter: ProtocolAdapter) -> tuple[str, ...]:
         raw = self.raw.get("variant", [])
         raw = [raw] if isinstance(raw, str) else raw
-        names = {f.name for f in fields(u3.Variant)}
+        names = adapter.variant_names()
+        aliases = adapter.variant_aliases
         if not isinstance(raw, list):
             raise self.fail("variant", "a list of variant names")
         variant = []
         for item in raw:
-            name = VARIANT_ALIASES.get(item, item) if isinstance(item, str) else None
+            name = aliases.get(item, item) if isinstance(item, str) else None
             if name not in names:
-                known = ", ".join(sorted(names | set(VARIANT_ALIASES)))
+                known = ", ".join(sorted(names | set(aliases)))
                 raise self.fail("variant", f"names from {known}, got {item!r}")
             variant.append(name)
         return tuple(sorted(set(variant)))

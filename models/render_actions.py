@@ -13,6 +13,11 @@ def format_message(kind: str, msg: Any) -> str:
     """``DATA(seqno=2, conn_id=0, payload=2)``; boolean flags appear only when set."""
     fields = []
     for field, value in msg._asdict().items():
+        if field == "ts" and value == 0:
+            continue  # no timestamp (the protocol or variant has none)
+        if field == "conn_id" and value == -1:
+            fields.append("conn_id=none")  # a header without conn_id (UNICAST2 variants)
+            continue
         if isinstance(value, bool):
             if value:
                 fields.append(field)
@@ -23,17 +28,8 @@ def format_message(kind: str, msg: Any) -> str:
     return f"{_MESSAGE_NAMES.get(kind, kind)}({', '.join(fields)})"
 
 
-_TIMER_TEXT = (
-    "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend)",
-    "send entry to {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",
-    "receive entry for {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",
-    "conn_close_timeout expires on the CLOSING send entry to {peer}",
-    "conn_close_timeout expires on the CLOSING receive entry for {peer}",
-    "sync_min_interval elapses: {peer} may be asked for its first seqno again",
-)
-
-
-def format_action(action: Any, name: Callable[[int], str]) -> str:
+def format_action(action: Any, name: Callable[[int], str], timer_text: tuple[str, ...]) -> str:
+    """One line for a world action; ``timer_text`` describes each timer kind of the protocol."""
     kind = type(action).__name__
     if kind == "AppSend":
         return f"{name(action.src)}: application sends to {name(action.dst)}"
@@ -45,7 +41,7 @@ def format_action(action: Any, name: Callable[[int], str]) -> str:
     if kind == "FireTimer":
         timer = action.timer
         peer = name(timer.peer) if timer.peer >= 0 else ""
-        return f"{name(action.member)}: " + _TIMER_TEXT[timer.kind].format(peer=peer)
+        return f"{name(action.member)}: " + timer_text[timer.kind].format(peer=peer)
     if kind == "InstallView":
         return f"{name(action.member)} installs view [{', '.join(name(m) for m in action.members)}]"
     if kind == "RemoveReceiver":

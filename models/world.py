@@ -420,7 +420,8 @@ class World:
         if found is None:
             history = self._hists.values[hist_id]
             decoded = tuple(self._nodes.values[i] for i in nodes)
-            updated = self.adapter.observe(history, member, self._nodes.values[old_node], decoded, observed, self.n)
+            old = self._nodes.values[old_node]
+            updated = self.adapter.observe(history, member, old, decoded, observed, self.n, self.cfg)
             found = self._hist_memo[key] = self._hists(updated)
         return found
 

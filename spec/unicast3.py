@@ -74,6 +74,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple, TypeVar
 
+from spec.effects import Deliver, Discarded, Effect, Purged, Send, SyncRequested, WindowCreated, WindowRemoved
+
 E = TypeVar("E")
 
 # ---------------------------------------------------------------------------------------------
@@ -115,62 +117,8 @@ Msg = Data | Ack | SendFirstSeqno | XmitReq | Close
 
 
 # ---------------------------------------------------------------------------------------------
-# Effects: what a handler asks the world to do, or lets it observe.
-class Send(NamedTuple):
-    """Put ``msg`` on the wire to ``dst``."""
-
-    dst: int
-    msg: Msg
-
-
-class Deliver(NamedTuple):
-    """Pass ``payload`` from ``src`` up to the application."""
-
-    src: int
-    payload: int
-
-
-class WindowCreated(NamedTuple):
-    """A receive window for ``src`` was created (a new incarnation) below seqno ``offset + 1``."""
-
-    src: int
-    conn_id: int
-    offset: int
-
-
-class WindowRemoved(NamedTuple):
-    """The receive window for ``src`` was removed (its incarnation ended)."""
-
-    src: int
-
-
-class Purged(NamedTuple):
-    """The send window to ``dst`` (connection ``conn_id``) dropped every seqno <= ``upto``."""
-
-    dst: int
-    conn_id: int
-    upto: int
-
-
-class SyncRequested(NamedTuple):
-    """A SEND_FIRST_SEQNO was sent to ``dst``."""
-
-    dst: int
-
-
-class Discarded(NamedTuple):
-    """A send entry to ``dst`` was removed with ``payloads`` still unacknowledged.
-
-    ``flushed`` is true when the entry had been CLOSING until conn_close_timeout expired, the one
-    case in which UNICAST3 promises nothing more about those messages (digest P11).
-    """
-
-    dst: int
-    payloads: tuple[int, ...]
-    flushed: bool
-
-
-Effect = Send | Deliver | WindowCreated | WindowRemoved | Purged | SyncRequested | Discarded
+# Effects (``spec/effects.py``, shared by the unicast specs): Send, Deliver, WindowCreated,
+# WindowRemoved, Purged, SyncRequested, Discarded.
 
 
 # ---------------------------------------------------------------------------------------------

@@ -20,10 +20,8 @@ import pytest
 
 from checks.cli import MODELS_DIR, main
 from checks.trace import Trace
-from models.modelfile import VARIANT_ALIASES
 from models.properties import property_docs, property_names
 from models.protocols import PROTOCOLS
-from spec import unicast3 as u3
 
 U3 = MODELS_DIR / "unicast3"
 PASSING = U3 / "jgrp1578-fixed.toml"
@@ -193,10 +191,10 @@ def test_list_names_every_variant_and_property(capsys: pytest.CaptureFixture[str
             assert name in words, name
         for name, doc in property_docs(adapter).items():
             assert re.search(rf"(?m)^\s+{re.escape(name)}\s+{re.escape(doc)}$", out), name
-    for field in dataclasses.fields(u3.Variant):
-        assert field.name in words, field.name
-    for jira, flag in VARIANT_ALIASES.items():
-        assert re.search(rf"(?m)^\s+{flag}\s+{jira}$", out), jira
+        for field in dataclasses.fields(adapter.spec.Variant):
+            assert field.name in words, field.name
+        for jira, flag in adapter.variant_aliases.items():
+            assert re.search(rf"(?m)^\s+{flag}\s+{jira}$", out), jira
 
 
 # ---------------------------------------------------------------- usage errors: exit 2

@@ -24,10 +24,13 @@ from pathlib import Path
 import pytest
 
 from checks.cli import main
-from models.modelfile import VARIANT_ALIASES, Model, ModelError, load
+from models.modelfile import Model, ModelError, load
 from models.properties import property_names
+from models.protocol_unicast3 import UNICAST3
 from models.protocols import PROTOCOLS
 from spec import unicast3 as u3
+
+VARIANT_ALIASES = UNICAST3.variant_aliases
 
 TOP = 'description = "a test model"\nprotocol = "unicast3"\nmembers = ["A", "B"]'
 SENDS = '"A->B" = 1'
@@ -98,13 +101,13 @@ def test_base_model_checks_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 MISTAKES: list[tuple[str, str, str, str]] = [
     # top level
     ("unknown-top-key", model_text(top=TOP + '\ncolour = "red"'), "colour",
-     "one of check, description, faults, members, protocol, sends, timers, variant, views"),
+     "one of check, config, description, faults, members, protocol, sends, timers, variant, views"),
     ("description-not-string", model_text(top=TOP.replace('"a test model"', "3")), "description", "a string"),
     # protocol
-    ("protocol-missing", model_text(top='members = ["A", "B"]'), "protocol", "one of unicast3, got None"),
+    ("protocol-missing", model_text(top='members = ["A", "B"]'), "protocol", "one of unicast2, unicast3, got None"),
     ("protocol-unknown", model_text(top=TOP.replace('"unicast3"', '"unicast4"')), "protocol",
-     "one of unicast3, got 'unicast4'"),
-    ("protocol-not-string", model_text(top=TOP.replace('"unicast3"', "3")), "protocol", "one of unicast3, got 3"),
+     "one of unicast2, unicast3, got 'unicast4'"),
+    ("protocol-not-string", model_text(top=TOP.replace('"unicast3"', "3")), "protocol", "one of unicast2, unicast3, got 3"),
     # members
     ("members-missing", model_text(top='protocol = "unicast3"'), "members", "a list of 2 to 4 distinct member names"),
     ("members-too-few", model_text(top='protocol = "unicast3"\nmembers = ["A"]'), "members",
@@ -248,7 +251,7 @@ def test_not_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_empty_file_names_the_first_missing_key(tmp_path: Path) -> None:
     path = write(tmp_path, "")
-    with pytest.raises(ModelError, match=r": protocol: expected one of unicast3, got None$"):
+    with pytest.raises(ModelError, match=r": protocol: expected one of unicast2, unicast3, got None$"):
         load(path)
 
 
@@ -270,7 +273,7 @@ def test_not_utf8(tmp_path: Path) -> None:
 
 def test_protocol_as_list(tmp_path: Path) -> None:
     path = write(tmp_path, model_text(top='protocol = ["unicast3"]\nmembers = ["A", "B"]'))
-    with pytest.raises(ModelError, match=r": protocol: expected one of unicast3"):
+    with pytest.raises(ModelError, match=r": protocol: expected one of unicast2, unicast3"):
         load(path)
 
 
