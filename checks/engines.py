@@ -50,6 +50,8 @@ def wire_bytes(packet: Packet) -> bytes:
 class Unicast3Engines:
     """n UNICAST3 engines standing for the n members of a world."""
 
+    wire_bytes = staticmethod(wire_bytes)  # the datagram a world packet stands for
+
     def __init__(self, spec_cfg: u3.Config, members: int, initial_views: Sequence[frozenset[int]]) -> None:
         config = Config(variant=spec_cfg.variant, sync_min_interval=FAR, conn_expiry_timeout=FAR,
                         conn_close_timeout=FAR)
@@ -96,3 +98,18 @@ class Unicast3Engines:
     @staticmethod
     def spec_delivery(src: int, payload: int) -> tuple[int, bytes]:
         return src, spec_payload(payload)
+
+
+def engines_for(world: Any) -> Any:
+    """The engines standing for the members of ``world``, chosen by its protocol's name."""
+    factories = {"unicast3": Unicast3Engines}
+    try:
+        from checks.engines_unicast2 import Unicast2Engines
+    except ImportError:  # not written yet
+        pass
+    else:
+        factories["unicast2"] = Unicast2Engines
+    factory = factories.get(world.adapter.name)
+    if factory is None:
+        raise ValueError(f"no production engine for protocol {world.adapter.name!r}")
+    return factory(world.cfg, world.n, world.initial_views)
