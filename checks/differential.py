@@ -1,32 +1,45 @@
 """The engines against the spec, in lockstep: the same world actions drive both, and after every
-step the datagrams, the deliveries and the abstract state of every member must agree.
+step the datagrams, the deliveries and the abstract state of the member that acted must agree.
 
 Rules
 -----
 1. The world of ``models/`` (unreduced: real timestamps, as the engines issue them) chooses the
    actions; the spec's step is the reference and the engines (``checks/engines.py``) follow.
-2. After each step, for the member that acted: the engine emitted exactly the datagrams the spec
-   sent (same destinations, same bytes, same order) and delivered the same payloads; for every
-   member: ``engine.snapshot`` equals the spec member's abstract view. The first difference is a
+2. What is compared, when. Each step gives an input to one member at most (each engine is its own
+   object, the harness calls one of them; a loss calls none), so only that member can change:
+   after every step, for the member that acted, the engine emitted exactly the datagrams the spec
+   sent (same destinations, same bytes, same order), delivered the same payloads, and
+   ``engine.snapshot`` equals the spec member's abstract view. Every member's snapshot is
+   compared every ``full_check_every`` steps (1, the default: after every step; 0: only when
+   ``check_all`` is called; the fuzzer calls it at the end of every run). A member that got no
+   input keeps its snapshot: the harness's clock is constant (``checks/engines.py``), so not even
+   the time-dependent part (SEND_FIRST_SEQNO rate limits) moves. The first difference is a
    ``Divergence``.
-3. A divergence becomes a trace in the checker's format (actions renumbered to the checker's
+3. With ``check_properties``, every safety (``Always``) property of the model holds on every state
+   the run reaches; a state whose property key (``World.property_key``: nodes and history) equals
+   that of the last state checked has the same verdicts and is not re-evaluated.
+4. A divergence becomes a trace in the checker's format (actions renumbered to the checker's
    canonical timestamps), so ``seqcheck show`` draws it and ``seqcheck replay`` re-runs it.
-4. Random walks are seeded; the seed is part of the result and of the trace.
+5. Random walks are seeded; the seed is part of the result and of the trace.
+6. ``Shared`` holds what many runs of one model may share (the unreduced world with its memo
+   tables, spec views per node, datagram bytes per packet): caches only, so a run's result does
+   not depend on which runs came before it.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks.engines import Unicast3Engines, wire_bytes
+from checks.engines import Unicast3Engines, WorldEngines, describe_datagram
+from checks.engines import engines_for as default_engines
 from checks.system import Always
 from checks.trace import Trace, file_digest
 from models.modelfile import Model, load
-from models.world import AppSend, World
+from models.world import AppSend, Packet, World
 
 
 @dataclass(frozen=True)
@@ -41,11 +54,37 @@ class Divergence:
         return f"step {self.step} ({self.action}): {self.what} differ\n  spec:   {self.spec}\n  engine: {self.engine}"
 
 
-EngineFactory = Callable[[World], Unicast3Engines]
+EngineFactory = Callable[[World], WorldEngines]
 
 
 def unicast3_engines(world: World) -> Unicast3Engines:
     return Unicast3Engines(world.cfg, world.n, world.initial_views)
+
+
+class Shared:
+    """Rule 6: the unreduced world of ``model`` and the caches of the runs of one engine factory."""
+
+    def __init__(self, model: Model, engines_for: EngineFactory = default_engines) -> None:
+        self.model = model
+        self.engines_for = engines_for
+        self.world = load(model.path, reduce_timestamps=False).world
+        self.always = [p for p in self.world.properties if isinstance(p, Always)]
+        self.spec_views: dict[int, Any] = {}  # node id -> the engines' view of that spec node
+        self.wire: dict[Packet, bytes] = {}  # packet -> its datagram
+        self.wire_bytes = engines_for(self.world).wire_bytes  # the engines' codec
+
+    def spec_view(self, engines: WorldEngines, state: Any, member: int) -> Any:
+        """The engines' view of ``member``'s spec node in ``state`` (a world of ``self.world``)."""
+        found = self.spec_views.get(state[member])
+        if found is None:
+            found = self.spec_views[state[member]] = engines.spec_view(self.world.view(state).nodes[member])
+        return found
+
+    def datagram(self, packet: Packet) -> bytes:
+        found = self.wire.get(packet)
+        if found is None:
+            found = self.wire[packet] = self.wire_bytes(packet)
+        return found
 
 
 @dataclass
@@ -53,21 +92,37 @@ class Lockstep:
     """One run: a world state, the engines standing for it, and the path so far."""
 
     model: Model
-    engines_for: EngineFactory = unicast3_engines
+    engines_for: EngineFactory = default_engines
     check_properties: bool = True
+    shared: Shared | None = None  # rule 6; None: a fresh one
+    full_check_every: int = 1  # rule 2
     world: World = field(init=False)
     state: Any = field(init=False)
-    engines: Unicast3Engines = field(init=False)
+    engines: WorldEngines = field(init=False)
     path: list[tuple[Any, Any]] = field(init=False, default_factory=list)
-    canonical: list[Any] = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
-        self.world = load(self.model.path, reduce_timestamps=False).world
+        if self.shared is None:
+            self.shared = Shared(self.model, self.engines_for)
+        assert self.shared.engines_for is self.engines_for, "a Shared serves one engine factory"
+        self.world = self.shared.world
         self.state = self.world.init_states()[0]
         self.engines = self.engines_for(self.world)
-        self._always = [p for p in self.world.properties if isinstance(p, Always)]
+        self._always = self.shared.always
         self._enabled: list[tuple[Any, Any]] = []
         self._enabled_at: Any = None
+        self._checked_key: Hashable = None
+        self._canonical: list[Any] = []
+
+    @property
+    def canonical(self) -> list[Any]:
+        """The path's actions as the checker's world names them (``World.canonical_action``),
+        computed when asked for."""
+        world, done = self.world, len(self._canonical)
+        for index in range(done, len(self.path)):
+            before = self.path[index - 1][1] if index else self.world.init_states()[0]
+            self._canonical.append(world.canonical_action(before, self.path[index][0]))
+        return self._canonical
 
     def enabled(self) -> list[tuple[Any, Any]]:
         """The spec's enabled ``(action, next state)`` pairs here (cached per state)."""
@@ -77,37 +132,67 @@ class Lockstep:
         return self._enabled
 
     def step(self, action: Any, after: Any) -> Divergence | None:
-        """Apply ``action`` (with its spec successor ``after``) to both sides and compare."""
+        """Apply ``action`` (with its spec successor ``after``) to both sides and compare (rules 2, 3)."""
         world, before = self.world, self.state
         index = len(self.path) + 1
-        text = world.format_action(action)
         member, packets, delivered = world.step_effects(before, action)
-        number = world.view(before).channel(action.src, action.dst).sent + 1 if isinstance(action, AppSend) else 0
-        self.canonical.append(world.canonical_action(before, action))
+        number = world.view(before).channel(action.src, action.dst).sent + 1 if type(action) is AppSend else 0
         self.path.append((action, after))
         self.state = after
         acted = self.engines.drive(action, number)
         assert acted == member
+        divergence = None
         if member is not None:
-            want = [(p.dst, wire_bytes(p)) for p in packets]
-            got = self.engines.datagrams(member)
-            if got != want:
-                return Divergence(index, text, f"datagrams of {world.member_name(member)}", _show(want), _show(got))
-            want_up = [self.engines.spec_delivery(src, payload) for src, payload in delivered]
-            got_up = self.engines.deliveries(member)
-            if got_up != want_up:
-                return Divergence(index, text, f"deliveries of {world.member_name(member)}", repr(want_up),
-                                  repr(got_up))
-        nodes = world.view(after).nodes
-        for m, node in enumerate(nodes):
-            spec_view, engine_view = self.engines.spec_view(node), self.engines.view(m)
-            if spec_view != engine_view:
-                return Divergence(index, text, f"state of {world.member_name(m)}", repr(spec_view), repr(engine_view))
-        if self.check_properties:
-            for prop in self._always:
-                if not prop.holds(after):
-                    return Divergence(index, text, f"spec property {prop.name}", "holds", "violated")
+            divergence = self._compare_outputs(member, packets, delivered) or self._compare_state(member)
+        if divergence is None and self.full_check_every and index % self.full_check_every == 0:
+            divergence = self.check_all()
+        if divergence is None and self.check_properties:
+            divergence = self._check_properties()
+        return divergence
+
+    def _compare_outputs(self, member: int, packets: tuple[Packet, ...], delivered: tuple[tuple[int, int], ...]
+                         ) -> Divergence | None:
+        assert self.shared is not None
+        datagram = self.shared.datagram
+        want = [(p.dst, datagram(p)) for p in packets]
+        got = self.engines.datagrams(member)
+        if got != want:
+            return self._divergence(f"datagrams of {self.world.member_name(member)}", _show(want), _show(got))
+        want_up = [self.engines.spec_delivery(src, payload) for src, payload in delivered]
+        got_up = self.engines.deliveries(member)
+        if got_up != want_up:
+            return self._divergence(f"deliveries of {self.world.member_name(member)}", repr(want_up), repr(got_up))
         return None
+
+    def _compare_state(self, member: int) -> Divergence | None:
+        assert self.shared is not None
+        spec_view = self.shared.spec_view(self.engines, self.state, member)
+        engine_view = self.engines.view(member)
+        if spec_view != engine_view:
+            return self._divergence(f"state of {self.world.member_name(member)}", repr(spec_view), repr(engine_view))
+        return None
+
+    def check_all(self) -> Divergence | None:
+        """Every member's abstract state against the spec's, in the current state (rule 2)."""
+        for member in range(self.world.n):
+            divergence = self._compare_state(member)
+            if divergence is not None:
+                return divergence
+        return None
+
+    def _check_properties(self) -> Divergence | None:
+        key = self.world.property_key(self.state)
+        if key == self._checked_key:
+            return None
+        for prop in self._always:
+            if not prop.holds(self.state):
+                return self._divergence(f"spec property {prop.name}", "holds", "violated")
+        self._checked_key = key
+        return None
+
+    def _divergence(self, what: str, spec: str, engine: str) -> Divergence:
+        text = self.world.format_action(self.path[-1][0]) if self.path else "(initial state)"
+        return Divergence(len(self.path), text, what, spec, engine)
 
     def trace(self, divergence: Divergence, seed: int | None) -> Trace:
         """The run so far as a trace of the checker's (timestamp-renumbered) world."""
@@ -119,9 +204,7 @@ class Lockstep:
 
 
 def _show(datagrams: list[tuple[int, bytes]]) -> str:
-    from impl.codec import decode
-
-    return "[" + ", ".join(f"to {dst}: {decode(data)}" for dst, data in datagrams) + "]"
+    return "[" + ", ".join(f"to {dst}: {describe_datagram(data)}" for dst, data in datagrams) + "]"
 
 
 @dataclass(frozen=True)
@@ -132,11 +215,12 @@ class WalkResult:
     trace: Trace | None
 
 
-def random_walk(model: Model, seed: int, steps: int, *, engines_for: EngineFactory = unicast3_engines,
-                check_properties: bool = True) -> WalkResult:
-    """Drive spec and engines through ``steps`` random enabled actions chosen by ``seed``."""
+def random_walk(model: Model, seed: int, steps: int, *, engines_for: EngineFactory = default_engines,
+                check_properties: bool = True, shared: Shared | None = None) -> WalkResult:
+    """Drive spec and engines through ``steps`` random enabled actions chosen by ``seed`` (uniformly
+    among every enabled action; every member compared after every step)."""
     rng = random.Random(seed)
-    run = Lockstep(model, engines_for, check_properties)
+    run = Lockstep(model, engines_for, check_properties, shared)
     for taken in range(steps):
         enabled = run.enabled()
         if not enabled:
@@ -148,7 +232,7 @@ def random_walk(model: Model, seed: int, steps: int, *, engines_for: EngineFacto
     return WalkResult(seed, steps, None, None)
 
 
-def replay_on_engines(model_path: Path, trace: Trace, *, engines_for: EngineFactory = unicast3_engines
+def replay_on_engines(model_path: Path, trace: Trace, *, engines_for: EngineFactory = default_engines
                       ) -> tuple[Lockstep, Divergence | None]:
     """Re-run a checker trace (canonical timestamps) through spec and engines in lockstep.
 

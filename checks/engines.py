@@ -1,8 +1,10 @@
 """The production engines as the lockstep harness drives them: one engine per world member.
 
 This module owns the mapping between the world of ``models/`` and ``impl/``: how a world action
-becomes engine calls, which bytes stand for a world packet, and which engine state stands for a
-spec member. The harness itself (``checks/differential.py``) knows none of it.
+becomes engine calls (``WorldEngines``, for every protocol), which bytes stand for a world packet,
+and which engine state stands for a spec member (``Unicast3Engines`` here, ``Unicast2Engines`` in
+``checks/engines_unicast2.py``), and which engines stand for a world (``engines_for``). The harness
+itself (``checks/differential.py``) knows none of it.
 
 Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now`` and
 sets every real duration far away, so only the timers the world fires act, exactly as in the spec.
@@ -47,16 +49,33 @@ def wire_bytes(packet: Packet) -> bytes:
     return encode(wire_message(packet.msg))
 
 
-class Unicast3Engines:
-    """n UNICAST3 engines standing for the n members of a world."""
+class WorldEngines:
+    """n engines standing for the n members of a world: what every protocol's engines share.
 
-    wire_bytes = staticmethod(wire_bytes)  # the datagram a world packet stands for
+    A subclass sets ``engine_class`` (an engine with the calls ``send``, ``received``,
+    ``fire_timer``, ``install_view``, ``remove_receive_connection``, ``datagrams_to_send``,
+    ``deliveries``, ``snapshot``) and ``engine_config`` (its configuration for a spec config: every
+    real duration far away), ``wire_bytes`` (the datagram a world packet stands for) and
+    ``spec_view`` (the engines' view of a spec member)."""
 
-    def __init__(self, spec_cfg: u3.Config, members: int, initial_views: Sequence[frozenset[int]]) -> None:
-        config = Config(variant=spec_cfg.variant, sync_min_interval=FAR, conn_expiry_timeout=FAR,
-                        conn_close_timeout=FAR)
+    engine_class: Any
+
+    def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
+        config = self.engine_config(spec_cfg)
         self.now = 0
-        self.engines = [Unicast3Engine[int](config, members=initial_views[m], now=0) for m in range(members)]
+        self.engines: list[Any] = [self.engine_class(config, members=initial_views[m], now=0) for m in range(members)]
+
+    @staticmethod
+    def engine_config(spec_cfg: Any) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def wire_bytes(packet: Packet) -> bytes:
+        raise NotImplementedError
+
+    @staticmethod
+    def spec_view(node: Any) -> Any:
+        raise NotImplementedError
 
     def drive(self, action: Any, payload_number: int) -> int | None:
         """Apply ``action`` to the engines; returns the member that acted (None for a loss).
@@ -67,7 +86,7 @@ class Unicast3Engines:
             return int(action.src)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
             packet = action.packet
-            self.engines[packet.dst].received(packet.src, wire_bytes(packet), now=now)
+            self.engines[packet.dst].received(packet.src, self.wire_bytes(packet), now=now)
             return int(packet.dst)
         if isinstance(action, FireTimer):
             timer = action.timer
@@ -83,33 +102,62 @@ class Unicast3Engines:
         return None
 
     def datagrams(self, member: int) -> list[tuple[int, bytes]]:
-        return self.engines[member].datagrams_to_send()
+        out: list[tuple[int, bytes]] = self.engines[member].datagrams_to_send()
+        return out
 
     def deliveries(self, member: int) -> list[tuple[int, bytes]]:
-        return self.engines[member].deliveries()
+        out: list[tuple[int, bytes]] = self.engines[member].deliveries()
+        return out
 
-    def view(self, member: int) -> EngineView[int]:
+    def view(self, member: int) -> Any:
         return self.engines[member].snapshot(now=self.now)
-
-    @staticmethod
-    def spec_view(node: u3.Node) -> EngineView[int]:
-        return view_of_spec_node(node)
 
     @staticmethod
     def spec_delivery(src: int, payload: int) -> tuple[int, bytes]:
         return src, spec_payload(payload)
 
 
-def engines_for(world: Any) -> Any:
+class Unicast3Engines(WorldEngines):
+    """n UNICAST3 engines standing for the n members of a world."""
+
+    engine_class = Unicast3Engine
+    wire_bytes = staticmethod(wire_bytes)  # the datagram a world packet stands for
+
+    @staticmethod
+    def engine_config(spec_cfg: u3.Config) -> Config:
+        return Config(variant=spec_cfg.variant, sync_min_interval=FAR, conn_expiry_timeout=FAR,
+                      conn_close_timeout=FAR)
+
+    @staticmethod
+    def spec_view(node: u3.Node) -> EngineView[int]:
+        return view_of_spec_node(node)
+
+
+def describe_datagram(data: bytes) -> str:
+    """A datagram of any engine's wire format, decoded for people (its codec found by its magic
+    byte): the harness shows differing datagrams this way."""
+    from impl import codec as unicast3_codec
+    from impl.unicast2 import codec as unicast2_codec
+
+    for codec in (unicast3_codec, unicast2_codec):
+        if data[:1] == bytes((codec.MAGIC,)):
+            try:
+                return str(codec.decode(data))
+            except ValueError as error:  # DecodeError
+                return f"malformed {data.hex()} ({error})"
+    return f"unknown datagram {data.hex()}"
+
+
+def engines_for(world: Any) -> WorldEngines:
     """The engines standing for the members of ``world``, chosen by its protocol's name."""
-    factories = {"unicast3": Unicast3Engines}
+    factories: dict[str, type[WorldEngines]] = {"unicast3": Unicast3Engines}
     try:
         from checks.engines_unicast2 import Unicast2Engines
     except ImportError:  # not written yet
         pass
     else:
         factories["unicast2"] = Unicast2Engines
-    factory = factories.get(world.adapter.name)
+    factory: type[WorldEngines] | None = factories.get(world.adapter.name)
     if factory is None:
         raise ValueError(f"no production engine for protocol {world.adapter.name!r}")
     return factory(world.cfg, world.n, world.initial_views)

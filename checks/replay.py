@@ -1,12 +1,15 @@
 """``seqcheck replay``: a checker trace against the production engine, and as a regression test.
 
-Three runs of one trace:
+Three runs of one trace, on the engine of the model's protocol (``checks/script.py`` knows them):
 1. lockstep on the engine with the model's variant (``checks/differential.py``): the engine must
    take exactly the spec's steps; since its state then equals the spec's after every step, it
    reproduces the violation;
 2. the trace as a script of network events (``checks/script.py``) on the engine with the model's
    variant: the property, evaluated on the engine's own state and output, is violated;
-3. the same script on the engine as shipped (no variant): the property holds.
+3. the same script on the *reference* engine: the model's variant without the flags that bring a
+   defect back (UNICAST3: as shipped; UNICAST2: keeping the unshipped fixes the model turned on):
+   the property holds. A model whose variant has no defect flag shows a residual of the protocol
+   (as shipped, or with those fixes): there is no reference run.
 ``emit_test`` writes run 2/3 as a standalone pytest file of plain calls.
 """
 
@@ -17,16 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from checks.differential import Divergence, replay_on_engines
-from checks.script import EngineScript
-from checks.trace import Trace, validate
-from impl.unicast3 import Variant
+from checks.script import LIVENESS, SCRIPT_PROTOCOLS, EngineScript, ScriptProtocol
+from checks.trace import Trace, TraceError, validate
 from models.modelfile import Model, load
-from spec import unicast3 as u3
-
-KIND_NAMES = {"Data": "DATA", "Ack": "ACK", "SendFirstSeqno": "SEND_FIRST_SEQNO", "XmitReq": "XMIT_REQ",
-              "Close": "CLOSE"}
-LIVENESS = {"eventually_delivered", "eventually_acked"}
-SCRIPTABLE = {"no_spurious_purge", "purge_covered", "sync_rate_limited"} | LIVENESS
 
 
 @dataclass
@@ -35,7 +31,7 @@ class ReplayReport:
     model: Model
     divergence: Divergence | None
     defective_holds: bool | None  # None: no engine-level check for this property
-    fixed_holds: bool | None
+    fixed_holds: bool | None  # None: no check, or no reference (a residual)
     skipped_on_fixed: list[str] = field(default_factory=list)
 
     @property
@@ -43,7 +39,8 @@ class ReplayReport:
         return self.divergence is None and self.defective_holds is not True and self.fixed_holds is not False
 
     def lines(self) -> list[str]:
-        t, variant = self.trace, ", ".join(self.model.variant) or "none (UNICAST3 as shipped)"
+        t, title = self.trace, SCRIPT_PROTOCOLS[self.model.protocol].title
+        variant = ", ".join(self.model.variant) or f"none ({title} as shipped)"
         out = [f"trace: {len(t.actions)} steps of {t.model}, violating {t.prop}; variant: {variant}"]
         if self.divergence is not None:
             out.append(f"engine DIVERGES from the spec at {self.divergence}")
@@ -53,11 +50,22 @@ class ReplayReport:
         if self.defective_holds is not None:
             verdict = "violates" if not self.defective_holds else "does NOT violate"
             out.append(f"engine with the variant: {verdict} {t.prop} (checked on the engine's own state)")
-        if self.fixed_holds is not None and self.model.variant:
+        if self.fixed_holds is not None:
             verdict = "holds" if self.fixed_holds else "is VIOLATED"
-            out.append(f"engine as shipped, same script: {t.prop} {verdict}"
+            reference = ", ".join(reference_variant(self.model)) or "as shipped"
+            out.append(f"engine {reference}, same script: {t.prop} {verdict}"
                        + (f" ({len(self.skipped_on_fixed)} events did not apply)" if self.skipped_on_fixed else ""))
         return out
+
+
+def reference_variant(model: Model) -> tuple[str, ...]:
+    """The model's variant without its defect flags (the fixes stay on)."""
+    return tuple(name for name in model.variant if name not in SCRIPT_PROTOCOLS[model.protocol].defects)
+
+
+def is_residual(model: Model) -> bool:
+    """The violation is in the protocol as the model configures it, with no defect brought back."""
+    return reference_variant(model) == model.variant
 
 
 def run_replay(trace_path: Path, model_path: Path) -> ReplayReport:
@@ -67,30 +75,32 @@ def run_replay(trace_path: Path, model_path: Path) -> ReplayReport:
     _, divergence = replay_on_engines(model_path, trace)
     defective = fixed = None
     skipped: list[str] = []
-    if trace.prop in SCRIPTABLE:
+    if trace.prop in SCRIPT_PROTOCOLS[model.protocol].scriptable:
         calls = script_calls(model, trace)
-        defective = run_script(model, calls, _variant(model.variant), trace.prop).holds(trace.prop)
-        if model.variant:
-            shipped = run_script(model, calls, Variant(), trace.prop)
-            fixed, skipped = shipped.holds(trace.prop), shipped.skipped
+        defective = run_script(model, calls, model.variant, trace.prop).holds(trace.prop)
+        if not is_residual(model):
+            reference = run_script(model, calls, reference_variant(model), trace.prop)
+            fixed, skipped = reference.holds(trace.prop), reference.skipped
     return ReplayReport(trace, model, divergence, defective, fixed, skipped)
 
 
-def _variant(names: tuple[str, ...]) -> Variant:
-    return Variant(**{name: True for name in names})
+def settings_of(model: Model) -> dict[str, int]:
+    """The model's protocol settings (its ``[config]``) that a script needs."""
+    cfg = model.world.cfg
+    return {name: getattr(cfg, name) for name in ("max_stable_msgs", "sync_resend_bound") if hasattr(cfg, name)}
 
 
 # -- the trace as calls on an EngineScript ------------------------------------------------------------
 def script_calls(model: Model, trace: Trace) -> list[tuple[str, str]]:
     """(python call on ``net``, comment) per step."""
-    names = model.members
+    names, protocol = model.members, SCRIPT_PROTOCOLS[model.protocol]
     calls = []
     for action, text in zip(trace.actions, trace.summary or [""] * len(trace.actions), strict=True):
-        calls.append((_call(action, names), text))
+        calls.append((_call(action, names, protocol), text))
     return calls
 
 
-def _call(action: dict[str, Any], names: tuple[str, ...]) -> str:
+def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtocol) -> str:
     kind = action["action"]
     if kind == "AppSend":
         return f"net.send({names[action['src']]!r}, {names[action['dst']]!r})"
@@ -101,12 +111,13 @@ def _call(action: dict[str, Any], names: tuple[str, ...]) -> str:
             msg["seqnos"] = tuple(msg["seqnos"])
         args = ", ".join(f"{k}={v!r}" for k, v in msg.items())
         verb = {"DeliverPacket": "deliver", "DuplicatePacket": "duplicate", "LosePacket": "lose"}[kind]
-        head = f"net.{verb}({names[packet['src']]!r}, {names[packet['dst']]!r}, {KIND_NAMES[packet['kind']]!r}"
+        head = (f"net.{verb}({names[packet['src']]!r}, {names[packet['dst']]!r}, "
+                f"{protocol.kind_names[packet['kind']]!r}")
         return head + (f", {args})" if args else ")")
     if kind == "FireTimer":
         timer = action["timer"]
         peer = f", {names[timer['peer']]!r}" if timer["peer"] >= 0 else ""
-        return f"net.timer({names[action['member']]!r}, {u3.TIMER_NAMES[timer['kind']]!r}{peer})"
+        return f"net.timer({names[action['member']]!r}, {protocol.timer_names[timer['kind']]!r}{peer})"
     if kind == "InstallView":
         return f"net.view({names[action['member']]!r}, {[names[m] for m in action['members']]!r})"
     if kind == "RemoveReceiver":
@@ -114,8 +125,11 @@ def _call(action: dict[str, Any], names: tuple[str, ...]) -> str:
     raise ValueError(f"unknown action {kind!r}")
 
 
-def run_script(model: Model, calls: list[tuple[str, str]], variant: Variant, prop: str) -> EngineScript:
-    net = EngineScript(model.members, variant)
+def run_script(model: Model, calls: list[tuple[str, str]], variant: tuple[str, ...], prop: str) -> EngineScript:
+    """The calls on engines of the model's protocol with ``variant`` (flag names) and settings."""
+    protocol = SCRIPT_PROTOCOLS[model.protocol]
+    net = EngineScript(model.members, protocol.variant(**{name: True for name in variant}), model.protocol,
+                       settings_of(model))
     for call, _ in calls:
         eval(call, {"net": net})  # the calls are generated above from the trace's own fields
     if prop in LIVENESS:
@@ -125,33 +139,45 @@ def run_script(model: Model, calls: list[tuple[str, str]], variant: Variant, pro
 
 # -- emitting a pytest file ---------------------------------------------------------------------------
 def emit_test(model: Model, trace: Trace, trace_path: Path, out: Path) -> Path:
-    variant = ", ".join(f"{name}=True" for name in model.variant)
+    """Write the trace as a pytest file of plain engine calls; a property the
+    engines cannot be judged on (``ScriptProtocol.scriptable``) is a ``TraceError``."""
+    protocol = SCRIPT_PROTOCOLS[model.protocol]
+    if trace.prop not in protocol.scriptable:
+        raise TraceError(f"{trace.prop} has no engine-level check: no regression test can be emitted for it")
+    flags = ", ".join(f"{name}=True" for name in model.variant)
+    reference = ", ".join(f"{name}=True" for name in reference_variant(model))
+    residual = is_residual(model)
     name = "".join(c if c.isalnum() else "_" for c in Path(trace.model).stem).lower()
-    if variant:
-        outcome = ["the trace. It passes on the engine as shipped; set ENGINE_VARIANT to the variant to see",
-                   "it fail."]
-    else:
-        outcome = ["the trace. The violation is in UNICAST3 as shipped, so the test is marked xfail (strict):",
+    where = f"{protocol.title} as shipped" if not flags else f"{protocol.title} with Variant({flags})"
+    if residual:
+        outcome = [f"the trace. The violation is in {where}, so the test is marked xfail (strict):",
                    "it starts to pass, and must be unmarked, when the protocol is changed."]
+    else:
+        on = "as shipped" if not reference else f"with Variant({reference})"
+        outcome = [f"the trace. It passes on the engine {on}; set ENGINE_VARIANT to the variant to see",
+                   "it fail."]
+    extra = "" if model.protocol == "unicast3" else f", protocol={model.protocol!r}, settings={settings_of(model)!r}"
     lines = [
         f'"""Regression test from {trace_path} ({len(trace.actions)} steps).',
         "",
         f"Model: {trace.model}",
-        f"The trace violates {trace.prop} on the spec" + (f" with Variant({variant})." if variant else " as shipped."),
-        "Generated by `seqcheck replay --emit-test`: plain calls on UNICAST3 engines, one per step of",
+        f"The trace violates {trace.prop} on the spec" + (f" with Variant({flags})." if flags else " as shipped."),
+        f"Generated by `seqcheck replay --emit-test`: plain calls on {protocol.title} engines, one per step of",
         *outcome,
         '"""',
         "",
-        *([] if variant else ["import pytest", ""]),
+        *(["import pytest", ""] if residual else []),
         "from checks.script import EngineScript",
-        "from impl.unicast3 import Variant",
+        f"from {protocol.package} import Variant",
         "",
-        "ENGINE_VARIANT = Variant()" + (f"  # Variant({variant}) brings the defect back" if variant else ""),
+        f"ENGINE_VARIANT = Variant({reference if not residual else flags})"
+        + (f"  # Variant({flags}) brings the defect back" if not residual else ""),
         "",
         "",
-        *([] if variant else [f"@pytest.mark.xfail(strict=True, reason={trace.model + ': a residual of UNICAST3'!r})"]),
+        *([f"@pytest.mark.xfail(strict=True, reason={trace.model + f': a residual of {where}'!r})"]
+          if residual else []),
         f"def test_{name}_{trace.prop}() -> None:",
-        f"    net = EngineScript({list(model.members)!r}, ENGINE_VARIANT)",
+        f"    net = EngineScript({list(model.members)!r}, ENGINE_VARIANT{extra})",
     ]
     for index, (call, text) in enumerate(script_calls(model, trace), 1):
         lines.append(f"    # {index}. {text}".rstrip())

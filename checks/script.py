@@ -1,4 +1,4 @@
-"""``EngineScript``: UNICAST3 engines driven by a readable script of network events.
+"""``EngineScript``: production engines driven by a readable script of network events.
 
 This is what a regression test emitted by ``seqcheck replay --emit-test`` calls. A script names
 events the way a trace chart shows them ("B receives the ACK(seqno=2) A... from B") and the script
@@ -7,48 +7,111 @@ engine and on the fixed one: on the fixed engine, timestamps differ, some datagr
 sent (the event is then skipped and listed in ``skipped``) and others are sent in addition (they
 stay in flight). Properties are evaluated on the engines' own state and output.
 
+One script serves every protocol with an engine: ``SCRIPT_PROTOCOLS`` says, per protocol, which
+engine, codec, message kinds, timers and variant flags it has, and how it settles (``protocol=``
+picks one; UNICAST3 by default, so older emitted tests still run).
+
 Payload n of a pair is ``spec_payload(n)``; time stands still (timers are fired explicitly).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
+from typing import Any
 
 from checks.engines import FAR
-from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, decode
-from impl.unicast3 import Config, LocalProtocolError, Unicast3Engine, Variant, payload_number, spec_payload
+from impl import codec as u3_codec
+from impl import unicast2 as impl_u2
+from impl import unicast3 as impl_u3
+from impl.common import LocalProtocolError, payload_number, spec_payload
+from impl.unicast2 import codec as u2_codec
+from spec import unicast2 as u2
 from spec import unicast3 as u3
 
-KINDS: dict[str, type] = {"DATA": DataMsg, "ACK": AckMsg, "SEND_FIRST_SEQNO": SendFirstSeqnoMsg,
-                          "XMIT_REQ": XmitReqMsg, "CLOSE": CloseMsg}
-TIMERS = {"xmit": u3.XMIT, "idle_send": u3.IDLE_SEND, "idle_recv": u3.IDLE_RECV, "close_send": u3.CLOSE_SEND,
-          "close_recv": u3.CLOSE_RECV, "sync_expired": u3.SYNC_EXPIRED}
-IGNORED_FIELDS = {"timestamp"}  # differ between engines that took the same steps
+
+@dataclass(frozen=True)
+class ScriptProtocol:
+    """What a script needs to know about one protocol's engine."""
+
+    title: str  # "UNICAST3"
+    package: str  # the engine package, which exports ``Variant`` (for emitted tests)
+    variant: type  # the spec's (and engine's) Variant
+    engine: Callable[[Any, Sequence[str], dict[str, int]], Any]  # (variant, members, settings) -> engine
+    decode: Callable[[bytes], Any]
+    kinds: dict[str, type]  # "DATA" -> the codec's message class
+    kind_names: dict[str, str]  # the spec's message type name -> "DATA"
+    timer_names: tuple[str, ...]  # by spec timer kind
+    settle_timers: tuple[str, ...]  # run on every member on every round of ``settle``
+    defects: frozenset[str]  # variant flags that bring a defect back (the others are fixes)
+    scriptable: frozenset[str]  # properties ``holds`` can judge on the engines
+    no_conn: int | None = None  # a conn_id that names no connection: matches any (variants)
+
+    def timer_kind(self, name: str) -> int:
+        return self.timer_names.index(name)
+
+
+def _unicast3_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Any:
+    config = impl_u3.Config(variant=variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR)
+    return impl_u3.Unicast3Engine[str](config, members=members, now=0)
+
+
+def _unicast2_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Any:
+    config = impl_u2.Config(variant=variant, max_stable_msgs=settings.get("max_stable_msgs", 5), max_bytes=0,
+                            xmit_interval=FAR, stable_interval=FAR)
+    return impl_u2.Unicast2Engine[str](config, members=members, now=0)
+
+
+LIVENESS = frozenset({"eventually_delivered", "eventually_acked"})
+DELIVERY = frozenset({"no_duplicate", "in_order", "delivered_was_sent"})  # spec/reliable_fifo, per incarnation
+SCRIPT_PROTOCOLS: dict[str, ScriptProtocol] = {
+    "unicast3": ScriptProtocol(
+        "UNICAST3", "impl.unicast3", u3.Variant, _unicast3_engine, u3_codec.decode,
+        {"DATA": u3_codec.DataMsg, "ACK": u3_codec.AckMsg, "SEND_FIRST_SEQNO": u3_codec.SendFirstSeqnoMsg,
+         "XMIT_REQ": u3_codec.XmitReqMsg, "CLOSE": u3_codec.CloseMsg},
+        {"Data": "DATA", "Ack": "ACK", "SendFirstSeqno": "SEND_FIRST_SEQNO", "XmitReq": "XMIT_REQ", "Close": "CLOSE"},
+        u3.TIMER_NAMES, ("xmit",), frozenset(f.name for f in dataclass_fields(u3.Variant)),
+        frozenset({"no_spurious_purge", "purge_covered", "sync_rate_limited"}) | DELIVERY | LIVENESS),
+    "unicast2": ScriptProtocol(
+        "UNICAST2", "impl.unicast2", u2.Variant, _unicast2_engine, u2_codec.decode,
+        {"DATA": u2_codec.DataMsg, "XMIT_REQ": u2_codec.XmitReqMsg, "SEND_FIRST_SEQNO": u2_codec.SendFirstSeqnoMsg,
+         "STABLE": u2_codec.StableMsg, "ACK": u2_codec.AckMsg},
+        {"Data": "DATA", "XmitReq": "XMIT_REQ", "SendFirstSeqno": "SEND_FIRST_SEQNO", "Stable": "STABLE", "Ack": "ACK"},
+        u2.TIMER_NAMES, ("xmit", "stable"), frozenset({"no_conn_ids", "conn_id_first_only", "no_first_ack"}),
+        frozenset({"no_spurious_purge", "purge_covered", "sync_resend_bounded"}) | DELIVERY | LIVENESS, u2.NO_CONN),
+}
+IGNORED_FIELDS = {"timestamp", "ts"}  # differ between engines that took the same steps
 
 
 @dataclass
 class Datagram:
     src: str
     dst: str
-    msg: WireMsg
+    msg: Any
     data: bytes
 
 
 @dataclass
 class EngineScript:
     members: Sequence[str]
-    variant: Variant = field(default_factory=Variant)
+    variant: Any = None  # the protocol's Variant; None: as shipped
+    protocol: str = "unicast3"
+    settings: dict[str, int] = field(default_factory=dict)  # the model's [config] (UNICAST2)
     flight: list[Datagram] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     sent: dict[tuple[str, str], int] = field(default_factory=dict)
     delivered: dict[tuple[str, str], set[int]] = field(default_factory=dict)
     syncs: dict[tuple[str, str], int] = field(default_factory=dict)  # SEND_FIRST_SEQNO since expiry
     violations: set[str] = field(default_factory=set)
+    runs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (first, last) this incarnation
+    windows: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (conn_id, delivered)
 
     def __post_init__(self) -> None:
-        config = Config(variant=self.variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR)
-        self.engines = {m: Unicast3Engine[str](config, members=self.members, now=0) for m in self.members}
+        self.spec = SCRIPT_PROTOCOLS[self.protocol]
+        if self.variant is None:
+            self.variant = self.spec.variant()
+        self.engines = {m: self.spec.engine(self.variant, self.members, self.settings) for m in self.members}
 
     # -- events ------------------------------------------------------------------------------------
     def send(self, src: str, dst: str) -> None:
@@ -61,15 +124,13 @@ class EngineScript:
         """``dst`` receives the in-flight datagram from ``src`` of that kind and those fields."""
         datagram = self._find(src, dst, kind, fields, remove=True)
         if datagram is not None:
-            self.engines[dst].received(src, datagram.data, now=0)
-            self._collect(dst)
+            self._receive(datagram)
 
     def duplicate(self, src: str, dst: str, kind: str, **fields: object) -> None:
         """``dst`` receives a copy; the datagram stays in flight."""
         datagram = self._find(src, dst, kind, fields, remove=False)
         if datagram is not None:
-            self.engines[dst].received(src, datagram.data, now=0)
-            self._collect(dst)
+            self._receive(datagram)
 
     def lose(self, src: str, dst: str, kind: str, **fields: object) -> None:
         """The network drops the datagram."""
@@ -78,7 +139,7 @@ class EngineScript:
     def timer(self, member: str, kind: str, peer: str | None = None) -> None:
         """Fire one of the spec's timers at ``member`` (skipped where the engine has no such timer now)."""
         try:
-            self.engines[member].fire_timer(TIMERS[kind], peer, now=0)
+            self.engines[member].fire_timer(self.spec.timer_kind(kind), peer, now=0)
         except LocalProtocolError as error:
             self.skipped.append(f"timer {kind} at {member}: {error}")
             return
@@ -97,24 +158,25 @@ class EngineScript:
 
     def settle(self, rounds: int = 30) -> None:
         """A fault-free continuation: ``rounds`` times, deliver everything in flight, let every rate
-        limit expire and run every retransmit task (a stalled sender resends on its second run)."""
+        limit expire and run every periodic task (a stalled sender resends on its second run)."""
         for _ in range(rounds):
             while self.flight:
-                d = self.flight.pop(0)
-                self.engines[d.dst].received(d.src, d.data, now=0)
-                self._collect(d.dst)
+                self._receive(self.flight.pop(0))
             for member, engine in self.engines.items():
-                for peer in engine.snapshot(now=0).sync_sent:
+                for peer in getattr(engine.snapshot(now=0), "sync_sent", ()):  # UNICAST3's rate limit
                     self.timer(member, "sync_expired", peer)
-                self.timer(member, "xmit")
+                for kind in self.spec.settle_timers:
+                    self.timer(member, kind)
 
     # -- properties --------------------------------------------------------------------------------
     def holds(self, prop: str) -> bool:
         """Whether ``prop`` holds on what the engines did so far (liveness: call ``settle`` first)."""
         if prop in ("no_spurious_purge", "purge_covered"):
             return "purge" not in self.violations
-        if prop == "sync_rate_limited":
+        if prop in ("sync_rate_limited", "sync_resend_bounded"):
             return "sync" not in self.violations
+        if prop in DELIVERY:
+            return prop not in self.violations
         if prop == "eventually_delivered":
             return not self.undelivered()
         if prop == "eventually_acked":
@@ -127,21 +189,61 @@ class EngineScript:
                 for n in range(1, count + 1) if n not in self.delivered.get((s, d), set())]
 
     # -- internals ---------------------------------------------------------------------------------
-    def _collect(self, member: str) -> None:
-        engine = self.engines[member]
-        for dst, data in engine.datagrams_to_send():
-            msg = decode(data)
-            self.flight.append(Datagram(member, dst, msg, data))
-            if isinstance(msg, SendFirstSeqnoMsg):
-                count = self.syncs[member, dst] = self.syncs.get((member, dst), 0) + 1
-                if count > 1:
-                    self.violations.add("sync")
-        for src, payload in engine.deliveries():
-            self.delivered.setdefault((src, member), set()).add(payload_number(payload))
-        self._check_purges()
+    def _receive(self, datagram: Datagram) -> None:
+        """``datagram.dst`` receives it. JGRP-1874's resource bound (UNICAST2): a SEND_FIRST_SEQNO
+        is answered by at most ``settings["sync_resend_bound"]`` DATA (0: no bound)."""
+        self.engines[datagram.dst].received(datagram.src, datagram.data, now=0)
+        answers = self._collect(datagram.dst)
+        bound = self.settings.get("sync_resend_bound", 0)
+        if bound and isinstance(datagram.msg, self.spec.kinds["SEND_FIRST_SEQNO"]):
+            if sum(isinstance(d.msg, self.spec.kinds["DATA"]) for d in answers) > bound:
+                self.violations.add("sync")
 
-    def _check_purges(self) -> None:
+    def _collect(self, member: str) -> list[Datagram]:
+        """Take ``member``'s output. In flight is a set, as in the world (``models/world.py`` rule
+        2): a datagram identical to one still in flight adds nothing."""
+        engine = self.engines[member]
+        out = []
+        for dst, data in engine.datagrams_to_send():
+            msg = self.spec.decode(data)
+            out.append(Datagram(member, dst, msg, data))
+            if self.protocol == "unicast3" and isinstance(msg, u3_codec.SendFirstSeqnoMsg):
+                count = self.syncs[member, dst] = self.syncs.get((member, dst), 0) + 1
+                if count > 1:  # JGRP-1874: rate limited to one per sync_min_interval
+                    self.violations.add("sync")
+        for datagram in out:
+            if not any((d.src, d.dst, d.data) == (datagram.src, datagram.dst, datagram.data) for d in self.flight):
+                self.flight.append(datagram)
         views = {m: e.snapshot(now=0) for m, e in self.engines.items()}
+        self._deliveries(member, engine.deliveries(), dict(views[member].recv))
+        self._check_purges(views)
+        return out
+
+    def _deliveries(self, member: str, delivered: list[tuple[str, bytes]], windows: dict[str, Any]) -> None:
+        """Record ``member``'s deliveries (spec/reliable_fifo): a receive window that appeared,
+        vanished, changed its conn_id or went back since the last input starts a new incarnation,
+        and the deliveries of this input belong to the window it ended with."""
+        for src in self.members:
+            window = windows.get(src)
+            now = None if window is None else (window.conn_id, window.delivered)
+            before = self.windows.pop((src, member), None)
+            if now is None or before is None or now[0] != before[0] or now[1] < before[1]:
+                self.runs.pop((src, member), None)
+            if now is not None:
+                self.windows[src, member] = now
+        for src, payload in delivered:
+            number = payload_number(payload)
+            self.delivered.setdefault((src, member), set()).add(number)
+            if not 1 <= number <= self.sent.get((src, member), 0):
+                self.violations.add("delivered_was_sent")
+            first, last = self.runs.get((src, member), (number, number - 1))
+            if first <= number <= last:
+                self.violations.add("no_duplicate")
+            elif number != last + 1:
+                self.violations.add("in_order")
+            self.runs[src, member] = (first, max(last, number))
+
+    def _check_purges(self, views: dict[str, Any]) -> None:
         for sender, view in views.items():
             for receiver, entry in view.send:
                 window = dict(views[receiver].recv).get(sender)
@@ -149,23 +251,24 @@ class EngineScript:
                     self.violations.add("purge")
 
     def _find(self, src: str, dst: str, kind: str, fields: dict[str, object], *, remove: bool) -> Datagram | None:
-        want = KINDS[kind]
+        want = self.spec.kinds[kind]
         for index, d in enumerate(self.flight):
-            if (d.src, d.dst) == (src, dst) and isinstance(d.msg, want) and _matches(d.msg, fields):
+            if (d.src, d.dst) == (src, dst) and isinstance(d.msg, want) and self._matches(d.msg, fields):
                 return self.flight.pop(index) if remove else d
         self.skipped.append(f"{kind}{fields} from {src} to {dst}: not in flight")
         return None
 
-
-def _matches(msg: WireMsg, fields: dict[str, object]) -> bool:
-    for name, value in fields.items():
-        if name in IGNORED_FIELDS:
-            continue
-        actual = getattr(msg, name)
-        if name == "payload" and isinstance(actual, bytes):
-            actual = payload_number(actual)
-        if name == "seqnos":
-            actual, value = list(actual), list(value)  # type: ignore[call-overload]
-        if actual != value:
-            return False
-    return True
+    def _matches(self, msg: Any, fields: dict[str, object]) -> bool:
+        for name, value in fields.items():
+            if name in IGNORED_FIELDS:
+                continue
+            if name == "conn_id" and self.spec.no_conn is not None and value == self.spec.no_conn:
+                continue  # a header that names no connection matches whatever the engine under test names
+            actual = getattr(msg, name)
+            if name == "payload" and isinstance(actual, bytes):
+                actual = payload_number(actual)
+            if name == "seqnos":
+                actual, value = list(actual), list(value)  # type: ignore[call-overload]
+            if actual != value:
+                return False
+        return True

@@ -23,6 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from impl.codec import DEFAULT_LIMITS, CodecLimits
+from impl.common import reject_field as _reject
+from impl.common import require_field as _require
+from impl.common import require_ints
 from spec.unicast3 import Variant
 
 
@@ -79,12 +82,7 @@ class Config:
     window is at least this old (ms). 0 (default) = JGroups: replace at once."""
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.name in ("variant", "codec_limits"):
-                continue
-            if type(value) is not int:
-                _reject(f.name, "an int (milliseconds or a count)", value)
+        require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits")])
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
         for name in ("conn_expiry_timeout", "conn_close_timeout", "max_retransmit_time",
                      "sync_min_interval", "min_window_replace_interval"):
@@ -109,11 +107,3 @@ class Config:
             _reject("codec_limits", f"max_datagram >= {need} (an XMIT_REQ of max_xmit_req_size"
                     f"={self.max_xmit_req_size} seqnos must fit one datagram)", self.codec_limits)
 
-
-def _reject(name: str, expected: str, value: object) -> None:
-    raise ValueError(f"Config.{name}: expected {expected}, got {value!r}")
-
-
-def _require(cfg: Config, name: str, ok: bool, expected: str) -> None:
-    if not ok:
-        _reject(name, expected, getattr(cfg, name))

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from typing import Generic
 
 from impl.codec import DataMsg, DecodeError, decode, encode_data
+from impl.common import check_time, stored_payloads
 from impl.unicast3 import receive, tasks
 from impl.unicast3.config import Config
 from impl.unicast3.entries import LocalProtocolError, SendEntry, SendWindowFull, next_conn_id
@@ -43,7 +44,7 @@ class Unicast3Engine(Generic[P]):
 
     def __init__(self, config: Config | None = None, *, members: Iterable[P] = (), now: int) -> None:
         self._config = config if config is not None else Config()
-        self._now = self._check_time(now, first=True)
+        self._now = check_time(now, None)
         self._m: Member[P] = Member(self._config, frozenset(members))
         # JGroups runs the task at once and then every xmit_interval; with no entries yet the
         # first run does nothing, so we start one interval in.
@@ -199,7 +200,7 @@ class Unicast3Engine(Generic[P]):
         sync_min_interval; it does not advance the engine's clock. Costs O(window spans)."""
         m = self._m
         send = tuple(
-            (peer, SendView(e.conn_id, int(e.state), e.acked, _stored(e.window, e.acked, e.highest_sent),
+            (peer, SendView(e.conn_id, int(e.state), e.acked, stored_payloads(e.window, e.acked, e.highest_sent),
                             e.watermark, e.last_ts))
             for peer, e in sorted(m.send.items())
         )
@@ -237,21 +238,5 @@ class Unicast3Engine(Generic[P]):
     # ------------------------------------------------------------------ time
 
     def _advance(self, now: int) -> None:
-        self._now = self._check_time(now)
+        self._now = check_time(now, self._now)
 
-    def _check_time(self, now: int, *, first: bool = False) -> int:
-        if type(now) is not int:
-            raise LocalProtocolError(f"now must be an int (milliseconds), got {now!r}")
-        if not first and now < self._now:
-            raise LocalProtocolError(f"time went backwards: now={now} after {self._now}")
-        return now
-
-
-def _stored(window: Table[bytes], low: int, high: int) -> tuple[bytes, ...]:
-    """The payloads at low+1 .. high (all present in a send window)."""
-    out = []
-    for seqno in range(low + 1, high + 1):
-        item = window.get(seqno)
-        assert item is not None
-        out.append(item)
-    return tuple(out)

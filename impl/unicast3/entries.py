@@ -1,4 +1,4 @@
-"""Per-peer connection entries, their life-cycle table, the timestamp counter, and the errors.
+"""Per-peer connection entries and their life-cycle table (errors and counters re-exported).
 
 This module owns the finite control of UNICAST3 connections (digest 1.2 (e)) as data:
 ``TRANSITIONS[(role, state)][event]`` is the next state, ``None`` meaning "removed" (UNICAST3's
@@ -7,35 +7,27 @@ illegal in that state. ``Entry.fire`` is the only code that changes an entry's s
 resets the entry's age on every *change* (JGroups' ``update()`` on state changes); activity
 (``touch``) resets the age without a change.
 
-It also owns the two wrap-around counters the wire format needs: timestamps (``Timestamper``,
-< 2**31, serial-number comparison, digest 5.2) and conn_ids (< 2**15, digest 5.1).
+The errors and the two wrap-around counters the wire format needs (``Timestamper``,
+``ts_newer``, ``next_conn_id``) are ``impl/common.py``'s, shared with UNICAST2; they are
+re-exported here under their old names.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
-from impl.codec import MAX_CONN_ID, MAX_TIMESTAMP, DataMsg
+from impl.codec import DataMsg
+from impl.common import (  # noqa: F401  (re-exported: impl.unicast3.entries names them)
+    TS_MODULUS,
+    LocalProtocolError,
+    ProtocolError,
+    SendWindowFull,
+    Timestamper,
+    next_conn_id,
+    ts_newer,
+)
 from impl.window import Table
 from spec import unicast3 as spec
-
-
-class ProtocolError(Exception):
-    """Base of the engine's errors; never raised for anything a peer sends (that is dropped)."""
-
-    def __init__(self, message: str) -> None:
-        if type(self) is ProtocolError:
-            raise TypeError("ProtocolError is abstract; raise LocalProtocolError or a subclass")
-        super().__init__(message)
-
-
-class LocalProtocolError(ProtocolError):
-    """The caller misused the engine (bad argument, time going backwards, illegal hook call)."""
-
-
-class SendWindowFull(LocalProtocolError):
-    """``send`` would exceed ``Config.max_send_window`` unacknowledged messages to one peer."""
 
 
 class ConnState(enum.IntEnum):
@@ -165,37 +157,3 @@ class RecvEntry(Entry):
     @property
     def delivered(self) -> int:
         return self.window.hd
-
-
-# ---------------------------------------------------------------------------------------------
-# Counters that wrap.
-TS_MODULUS = MAX_TIMESTAMP + 1  # 2**31: timestamps live in 0 .. 2**31 - 1
-_TS_HALF = TS_MODULUS // 2
-
-
-def ts_newer(ts: int, last: int) -> bool:
-    """Serial-number comparison in 31 bits (RFC 1982, digest 5.2): ``ts`` is after ``last``.
-
-    Equals ``ts > last`` (the spec's comparison) while the two are less than 2**30 apart and no
-    wrap lies between them; across a wrap, a small new value is still newer than a large old one.
-    """
-    return 0 < (ts - last) % TS_MODULUS < _TS_HALF
-
-
-@dataclass(slots=True)
-class Timestamper:
-    """The per-engine counter stamping ACKs and SEND_FIRST_SEQNOs: 1, 2, ..., 2**31 - 1, 1, ...
-
-    0 is skipped when wrapping because a ``last_ts`` of 0 means "no timestamp yet" (accept any).
-    """
-
-    last: int = 0
-
-    def next(self) -> int:
-        self.last = self.last % MAX_TIMESTAMP + 1
-        return self.last
-
-
-def next_conn_id(conn_id: int) -> int:
-    """The conn_id after ``conn_id``: +1, wrapping to 0 after 32767 (digest 5.1)."""
-    return 0 if conn_id >= MAX_CONN_ID else conn_id + 1

@@ -8,7 +8,7 @@ hostile-input limits are deliberately not part of the view.
 
 Payload mapping: the spec's payloads are ints (the n-th message to a peer is payload n); the
 engine carries bytes. Tests and the harness send ``spec_payload(n)`` (n as 8 bytes, big-endian)
-and read deliveries back with ``payload_number``.
+and read deliveries back with ``payload_number`` (both in ``impl/common.py``, re-exported).
 """
 
 from __future__ import annotations
@@ -17,21 +17,10 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from impl.common import payload_number, spec_payload  # noqa: F401  (re-exported)
 from spec import unicast3 as spec
 
 P = TypeVar("P", bound=Hashable)
-
-
-def spec_payload(n: int) -> bytes:
-    """The engine payload standing for the spec's payload ``n`` (0 <= n < 2**64)."""
-    return n.to_bytes(8, "big")
-
-
-def payload_number(payload: bytes) -> int:
-    """Inverse of ``spec_payload``."""
-    if len(payload) != 8:
-        raise ValueError(f"not a spec payload: {payload!r} (expected 8 bytes)")
-    return int.from_bytes(payload, "big")
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,42 +13,20 @@ in ``sorted`` peer order, so with peers 0..n-1 the engine emits its datagrams in
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic
 
 from impl.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
+from impl.common import EngineStats, P, PeerAddress, ts_newer  # noqa: F401  (P, PeerAddress re-exported)
 from impl.unicast3.config import Config
-from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper, ts_newer
-
-
-class PeerAddress(Protocol):
-    """What a peer address must be: hashable (dict key) and ordered (deterministic iteration)."""
-
-    def __hash__(self) -> int: ...
-    def __lt__(self, other: Any, /) -> bool: ...
-
-
-P = TypeVar("P", bound=PeerAddress)
+from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper
 
 
 @dataclass(slots=True)
-class Stats:
-    """Counters; nothing in the protocol reads them."""
+class Stats(EngineStats):
+    """Counters; nothing in the protocol reads them (the shared ones are ``EngineStats``')."""
 
-    datagrams_received: int = 0
-    datagrams_sent: int = 0
-    delivered: int = 0
-    malformed: int = 0  # codec DecodeError: dropped
-    bad_seqno: int = 0  # DATA with seqno 0 (UNICAST3 seqnos start at 1): dropped
-    beyond_window: int = 0  # DATA more than max_receive_span above the window's low: dropped
-    data_without_window: int = 0  # non-first DATA, no matching receive entry (spec: dropped)
-    receive_table_full: int = 0  # first DATA refused: max_receive_entries reached
     sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: last_sync_sent full
-    windows_replaced: int = 0  # first DATA with a different conn_id replaced a window
-    replace_refused: int = 0  # ... refused by min_window_replace_interval
-    stale_timestamps: int = 0  # ACK / SEND_FIRST_SEQNO not newer than last_ts: ignored
-    foreign_acks: int = 0  # ACK for no send entry or another conn_id: ignored
-    xmit_seqnos_ignored: int = 0  # XMIT_REQ seqnos beyond max_xmit_served
-    unacked_discarded: int = 0  # messages dropped with a removed send entry
+    replace_refused: int = 0  # first DATA with a new conn_id refused by min_window_replace_interval
 
 
 class Member(Generic[P]):

@@ -1,9 +1,14 @@
-"""`seqcheck replay` and `--emit-test`: every variant's counterexample reproduces on the engine with
-the same variant flag and not on the engine as shipped, and the emitted regression test is a real
-test: it passes on the shipped engine and fails when its ENGINE_VARIANT brings the defect back."""
+"""`seqcheck replay` and `--emit-test`, for every protocol with an engine: every shipped model whose
+expected verdict is a violation is checked, its counterexample replays on the engine configured
+with the model's variant (in lockstep, and as a script judged on the engine's own state), it does
+not reproduce on the reference engine (the variant without its defect flags), and the emitted
+regression test is a real test: it passes on its own, and fails when its ENGINE_VARIANT brings the
+defect back. A violation in the protocol as the model configures it (a residual) is emitted as a
+strict xfail."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,41 +16,64 @@ from pathlib import Path
 import pytest
 
 from checks.cli import main, model_paths
-from checks.replay import run_replay
-from models.modelfile import load
+from checks.replay import is_residual, run_replay
+from checks.run import trace_file
+from checks.script import SCRIPT_PROTOCOLS
+from models.modelfile import Model, load, load_all
 
-VARIANT_MODELS = [p for p in model_paths([]) if load(p).variant]
+VIOLATION_MODELS = [p for p in model_paths([])
+                    if any(m.expect != "pass" and not m.side_by_side for m in load_all(p))]
 
 
-@pytest.mark.parametrize("model_path", VARIANT_MODELS, ids=[p.stem for p in VARIANT_MODELS])
-def test_variant_trace_reproduces_on_the_engine_and_not_on_the_fix(model_path: Path, tmp_path: Path) -> None:
-    assert main(["check", "--no-progress", "--trace-dir", str(tmp_path), str(model_path)]) == 0
-    trace = tmp_path / f"{model_path.stem}.json"
+def _pytest(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:
+    """Check the model, replay its counterexample on the engines, emit the regression test and run
+    it (and, unless the violation is a residual, its copy with the defect brought back)."""
+    model = load(model_path)
+    assert main(["check", "--no-progress", "--trace-dir", str(tmp_path / "traces"), str(model_path)]) == 0
+    trace = trace_file(model, tmp_path / "traces")
     report = run_replay(trace, model_path)
-    assert report.divergence is None
-    assert report.defective_holds is False
-    assert report.fixed_holds is True
+    assert report.divergence is None, report.divergence
+    if report.trace.prop in SCRIPT_PROTOCOLS[model.protocol].scriptable:
+        assert report.defective_holds is False
+        assert report.fixed_holds is (None if is_residual(model) else True), report.skipped_on_fixed
     assert report.reproduced
 
     emitted = tmp_path / f"test_emitted_{model_path.stem.replace('-', '_')}.py"
     assert main(["replay", str(trace), "--emit-test", str(emitted)]) == 0
-    passing = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(emitted)],
-                             capture_output=True, text=True, timeout=120)
+    passing = _pytest(emitted)
     assert passing.returncode == 0, passing.stdout
-    variant = ", ".join(f"{name}=True" for name in load(model_path).variant)
-    defective = emitted.with_name(emitted.stem + "_defect.py")
-    text = emitted.read_text().replace("ENGINE_VARIANT = Variant()", f"ENGINE_VARIANT = Variant({variant})")
-    defective.write_text(text)
-    failing = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(defective)],
-                             capture_output=True, text=True, timeout=120)
-    assert failing.returncode == 1, failing.stdout
+    if not is_residual(model):
+        flags = ", ".join(f"{name}=True" for name in model.variant)
+        defective = emitted.with_name(emitted.stem + "_defect.py")
+        text, count = re.subn(r"^ENGINE_VARIANT = Variant\([^)]*\)", f"ENGINE_VARIANT = Variant({flags})",
+                              emitted.read_text(), flags=re.MULTILINE)
+        assert count == 1
+        defective.write_text(text)
+        failing = _pytest(defective)
+        assert failing.returncode == 1, failing.stdout
+    return model
+
+
+@pytest.mark.parametrize("model_path", VIOLATION_MODELS, ids=[f"{p.parent.name}/{p.stem}" for p in VIOLATION_MODELS])
+def test_violation_trace_reproduces_on_the_engine_and_not_on_the_fix(model_path: Path, tmp_path: Path) -> None:
+    check_replay_and_emit(model_path, tmp_path)
+
+
+def test_every_protocol_with_an_engine_has_violations_to_replay() -> None:
+    protocols = {load(p).protocol for p in VIOLATION_MODELS}
+    assert protocols == set(SCRIPT_PROTOCOLS), protocols
 
 
 def test_replay_of_a_residual_reproduces_as_shipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model_path = next(p for p in model_paths([]) if p.stem == "residual-stale-packets")
     assert main(["check", "--no-progress", "--trace-dir", str(tmp_path), str(model_path)]) == 0
     capsys.readouterr()
-    assert main(["replay", str(tmp_path / "residual-stale-packets.json")]) == 0
+    assert main(["replay", str(trace_file(load(model_path), tmp_path))]) == 0
     out = capsys.readouterr().out
     assert "the engine took all" in out and "violates no_spurious_purge" in out
 

@@ -1,0 +1,162 @@
+"""What every sans-IO engine shares: errors, peer addresses, wrap-around counters, the spec payload
+mapping and the one-line ``Config`` errors.
+
+This module owns no protocol behaviour. ``impl/unicast3`` and ``impl/unicast2`` import these names
+(and ``impl/unicast3`` re-exports them under its old module paths).
+
+- ``EngineStats``: the counters every engine keeps.
+- Errors: ``ProtocolError`` is abstract; ``LocalProtocolError`` is the caller's misuse (the only
+  kind an engine raises: whatever a peer sends is dropped and counted, never raised).
+- Counters that wrap like the wire formats require (digest 5.1, 5.2): timestamps in
+  1 .. 2**31 - 1 with serial-number comparison, conn_ids in 0 .. 32767.
+- Payloads: the specs' payloads are ints (the n-th message to a peer is payload n); engines carry
+  bytes. Tests and the harnesses send ``spec_payload(n)`` and read deliveries with
+  ``payload_number``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from impl.window import Table
+from impl.wire import MAX_CONN_ID, MAX_TIMESTAMP
+
+
+# ---------------------------------------------------------------------------------------------
+# Errors.
+class ProtocolError(Exception):
+    """Base of the engines' errors; never raised for anything a peer sends (that is dropped)."""
+
+    def __init__(self, message: str) -> None:
+        if type(self) is ProtocolError:
+            raise TypeError("ProtocolError is abstract; raise LocalProtocolError or a subclass")
+        super().__init__(message)
+
+
+class LocalProtocolError(ProtocolError):
+    """The caller misused the engine (bad argument, time going backwards, illegal hook call)."""
+
+
+class SendWindowFull(LocalProtocolError):
+    """``send`` would exceed ``Config.max_send_window`` unacknowledged messages to one peer."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Peer addresses.
+class PeerAddress(Protocol):
+    """What a peer address must be: hashable (dict key) and ordered (deterministic iteration)."""
+
+    def __hash__(self) -> int: ...
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+P = TypeVar("P", bound=PeerAddress)
+
+
+def check_time(now: object, last: int | None) -> int:
+    """``now`` if it is an int not before ``last`` (None: the first reading), else
+    ``LocalProtocolError``: engines only ever subtract two readings of the caller's clock."""
+    if type(now) is not int:
+        raise LocalProtocolError(f"now must be an int (milliseconds), got {now!r}")
+    if last is not None and now < last:
+        raise LocalProtocolError(f"time went backwards: now={now} after {last}")
+    return now
+
+
+# ---------------------------------------------------------------------------------------------
+# Counters that wrap.
+TS_MODULUS = MAX_TIMESTAMP + 1  # 2**31: timestamps live in 0 .. 2**31 - 1
+_TS_HALF = TS_MODULUS // 2
+
+
+def ts_newer(ts: int, last: int) -> bool:
+    """Serial-number comparison in 31 bits (RFC 1982, digest 5.2): ``ts`` is after ``last``.
+
+    Equals ``ts > last`` (the specs' comparison) while the two are less than 2**30 apart and no
+    wrap lies between them; across a wrap, a small new value is still newer than a large old one.
+    """
+    return 0 < (ts - last) % TS_MODULUS < _TS_HALF
+
+
+@dataclass(slots=True)
+class Timestamper:
+    """The per-engine timestamp counter: 1, 2, ..., 2**31 - 1, 1, ...
+
+    0 is skipped when wrapping because a ``last_ts`` of 0 means "no timestamp yet" (accept any).
+    """
+
+    last: int = 0
+
+    def next(self) -> int:
+        self.last = self.last % MAX_TIMESTAMP + 1
+        return self.last
+
+
+def next_conn_id(conn_id: int) -> int:
+    """The conn_id after ``conn_id``: +1, wrapping to 0 after 32767 (digest 5.1)."""
+    return 0 if conn_id >= MAX_CONN_ID else conn_id + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Counters every engine keeps (each engine's ``Stats`` adds its own).
+@dataclass(slots=True)
+class EngineStats:
+    """Counters; nothing in a protocol reads them."""
+
+    datagrams_received: int = 0
+    datagrams_sent: int = 0
+    delivered: int = 0
+    malformed: int = 0  # codec DecodeError: dropped
+    bad_seqno: int = 0  # DATA with seqno 0 (seqnos start at 1): dropped
+    beyond_window: int = 0  # DATA more than max_receive_span above the window's low: dropped
+    data_without_window: int = 0  # non-first DATA, no matching receive entry (spec: dropped)
+    receive_table_full: int = 0  # first DATA refused: max_receive_entries reached
+    windows_replaced: int = 0  # first DATA with a different conn_id replaced a window
+    stale_timestamps: int = 0  # a timestamped message not newer than last_ts: ignored
+    foreign_acks: int = 0  # ACK for no send entry or another conn_id: ignored
+    xmit_seqnos_ignored: int = 0  # resends asked for beyond max_xmit_served
+    unacked_discarded: int = 0  # messages dropped with a removed send entry
+
+
+# ---------------------------------------------------------------------------------------------
+# Payloads.
+def spec_payload(n: int) -> bytes:
+    """The engine payload standing for the spec's payload ``n`` (0 <= n < 2**64)."""
+    return n.to_bytes(8, "big")
+
+
+def payload_number(payload: bytes) -> int:
+    """Inverse of ``spec_payload``."""
+    if len(payload) != 8:
+        raise ValueError(f"not a spec payload: {payload!r} (expected 8 bytes)")
+    return int.from_bytes(payload, "big")
+
+
+def stored_payloads(window: Table[bytes], low: int, high: int) -> tuple[bytes, ...]:
+    """The payloads at low+1 .. high of a send window (all present there): a snapshot's unacked."""
+    out = []
+    for seqno in range(low + 1, high + 1):
+        item = window.get(seqno)
+        assert item is not None
+        out.append(item)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Config validation: one line per error, "Config.<field>: expected ..., got ...".
+def reject_field(name: str, expected: str, value: object) -> None:
+    raise ValueError(f"Config.{name}: expected {expected}, got {value!r}")
+
+
+def require_field(cfg: object, name: str, ok: bool, expected: str) -> None:
+    if not ok:
+        reject_field(name, expected, getattr(cfg, name))
+
+
+def require_ints(cfg: object, names: list[str]) -> None:
+    """Every field in ``names`` is an int (not a bool)."""
+    for name in names:
+        value = getattr(cfg, name)
+        if type(value) is not int:
+            reject_field(name, "an int (milliseconds or a count)", value)

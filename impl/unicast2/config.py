@@ -1,0 +1,96 @@
+"""UNICAST2 engine configuration: one frozen ``Config`` with JGroups' defaults and its validation.
+
+This module owns every tunable number of the engine and the rules that make a set of numbers
+valid; nothing else in ``impl/unicast2`` has a default. All durations are integer milliseconds,
+the same unit as the engine's ``now``.
+
+Two groups of fields:
+
+- JGroups' UNICAST2 properties (digest 1.1 (d)), with JGroups' defaults, except
+  ``max_retransmit_time`` (0 = off here, as the spec leaves the AgeOutCache out) and
+  ``max_xmit_req_size`` (JGroups' UNICAST2 asks for every gap; ours must fit one datagram).
+  ``xmit_table_resize_factor`` / ``xmit_table_max_compaction_time`` do not exist because
+  ``impl.window.Table`` frees rows as it goes; ``max_msg_batch_size`` does not, because the engine
+  receives single messages, never batches.
+- Limits against hostile or broken peers (not in JGroups): far above what a well-behaved peer
+  needs, so the engine behaves exactly like ``spec/unicast2.py`` below them.
+
+``Config()`` is valid; ``Config(field=bad)`` raises ``ValueError("Config.<field>: expected ...,
+got ...")``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from impl.common import reject_field, require_field, require_ints
+from impl.wire import DEFAULT_LIMITS, CodecLimits
+from spec.unicast2 import Variant
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """Everything a UNICAST2 engine is told before it starts (durations in ms)."""
+
+    # --- JGroups UNICAST2 properties ------------------------------------------------------------
+    xmit_interval: int = 1_000
+    """Period of the retransmit task (XMIT_REQs for gaps, first-message resend; > 0)."""
+    stable_interval: int = 60_000
+    """Period of the stable task (STABLE to every sender; > 0)."""
+    max_bytes: int = 10_000_000
+    """A receive window that has received this many payload bytes since its last byte-triggered
+    STABLE sends one at once (JGroups' max_bytes); 0 disables it. The spec leaves it out (its
+    decision 7): the lockstep harness sets 0."""
+    max_stable_msgs: int = 5
+    """STABLEs the stable task sends for one unchanged highest-received seqno (>= 1)."""
+    conn_expiry_timeout: int = 0
+    """The connection reaper runs this often and removes entries idle this long; 0 disables it."""
+    max_retransmit_time: int = 0
+    """AgeOutCache: both connections to a non-member are removed this long after the send entry
+    was opened, unless the peer joined the view. 0 disables it (JGroups: 60000)."""
+    max_xmit_req_size: int = 8_192
+    """How many seqnos above the highest delivered one a retransmit run scans for gaps."""
+    xmit_table_num_rows: int = 100
+    """Initial rows of each window (``Table(initial_rows=...)``)."""
+    xmit_table_msgs_per_row: int = 2_000
+    """Slots per window row, rounded up to a power of two by ``Table``."""
+
+    # --- behaviour switches ---------------------------------------------------------------------
+    variant: Variant = field(default_factory=Variant)
+    """Historical defects and unshipped fixes (shared with the spec); all off is JGroups' UNICAST2."""
+    codec_limits: CodecLimits = DEFAULT_LIMITS
+    """Datagram limits for both directions (decoding peers' datagrams and encoding ours)."""
+
+    # --- limits against hostile input (not in JGroups) ------------------------------------------
+    max_receive_span: int = 1 << 20
+    """Largest ``seqno - low`` a receive window stores: a DATA further ahead is dropped (and
+    counted) instead of allocating rows up to it."""
+    max_send_window: int = 1 << 20
+    """Most unacknowledged messages per destination; ``send`` beyond it raises ``SendWindowFull``."""
+    max_xmit_served: int = 8_192
+    """Most messages resent for one XMIT_REQ, SEND_FIRST_SEQNO or STABLE (the rest is counted)."""
+    max_receive_entries: int = 4_096
+    """Most receive entries: a first DATA from yet another sender is dropped (and counted)."""
+
+    def __post_init__(self) -> None:
+        require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits")])
+        for name in ("xmit_interval", "stable_interval"):
+            require_field(self, name, getattr(self, name) > 0, "> 0")
+        for name in ("max_bytes", "conn_expiry_timeout", "max_retransmit_time"):
+            require_field(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
+        for name in ("max_stable_msgs", "xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
+                     "max_send_window", "max_xmit_served", "max_receive_entries"):
+            require_field(self, name, getattr(self, name) >= 1, ">= 1")
+        if not isinstance(self.variant, Variant):
+            reject_field("variant", "a spec.unicast2.Variant", self.variant)
+        if not isinstance(self.codec_limits, CodecLimits):
+            reject_field("codec_limits", "an impl.wire.CodecLimits", self.codec_limits)
+        limit = min(self.codec_limits.max_xmit_seqnos, self.codec_limits.max_xmit_span)
+        require_field(self, "max_xmit_req_size", 1 <= self.max_xmit_req_size <= limit,
+                      f"in 1..{limit} (one XMIT_REQ must fit codec_limits' max_xmit_seqnos and max_xmit_span)")
+        # Our largest control datagram is an XMIT_REQ: 2 header + 19 count/lowest/length bytes
+        # + the bitset; it must fit, or the receiver could never ask for a retransmission.
+        need = 21 + (self.max_xmit_req_size + 7) // 8
+        if self.codec_limits.max_datagram < need:
+            reject_field("codec_limits", f"max_datagram >= {need} (an XMIT_REQ of max_xmit_req_size"
+                         f"={self.max_xmit_req_size} seqnos must fit one datagram)", self.codec_limits)

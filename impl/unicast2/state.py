@@ -1,0 +1,149 @@
+"""One member's mutable UNICAST2 state, its outputs, and the helpers every handler shares.
+
+This module owns the data (``Member``: the send and receive tables, xmit_task_map, the
+AgeOutCache, the timestamp and conn_id counters, the counters, the output queues) and the small
+operations both the message handlers (``receive.py``) and the periodic tasks (``tasks.py``) use:
+emitting a stored DATA with the header the spec gives it, a STABLE, stamping and accepting
+timestamps, removing entries. It makes no decision of its own about *when* any of them happens.
+
+Iteration order: wherever the spec walks its per-peer tuples by member number, we walk our dicts
+in ``sorted`` peer order, so with peers 0..n-1 the engine emits its datagrams in the spec's order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic
+
+from impl.common import EngineStats, P, Timestamper, ts_newer
+from impl.unicast2.codec import NO_CONN, DataMsg, StableMsg, WireMsg, encode, encode_data
+from impl.unicast2.config import Config
+from impl.window import Table
+
+
+class SendEntry:
+    """SenderEntry: messages to one peer. HA = ``window.low`` (forced purges), HS = ``window.hr``."""
+
+    __slots__ = ("ack_received", "conn_id", "last_ts", "touched", "watermark", "window")
+
+    def __init__(self, conn_id: int, window: Table[bytes], *, now: int) -> None:
+        self.conn_id = conn_id  # NO_CONN in the variant no_conn_ids
+        self.window = window  # offset 0: seqno s holds the payload of the s-th message
+        self.ack_received = False  # the first message was acknowledged (JGRP-1563)
+        self.watermark = (0, 0)  # (HA, HS) at the previous retransmit run (fix_resend_highest)
+        self.last_ts = 0  # newest accepted SEND_FIRST_SEQNO / STABLE timestamp; 0 = none yet
+        self.touched = now  # last application send (the reaper's age)
+
+    @property
+    def acked(self) -> int:
+        return self.window.low
+
+    @property
+    def highest_sent(self) -> int:
+        return self.window.hr
+
+
+class RecvEntry:
+    """ReceiverEntry: messages from one peer, window created just below the first seqno seen."""
+
+    __slots__ = ("conn_id", "last_highest", "received_bytes", "stable_count", "touched", "window")
+
+    def __init__(self, conn_id: int, window: Table[DataMsg], *, now: int) -> None:
+        self.conn_id = conn_id
+        self.window = window  # items are the DATA messages as received (for the snapshot)
+        self.last_highest = 0  # hr reported by the stable task's last STABLE
+        self.stable_count = 0  # STABLEs sent in a row for that hr
+        self.received_bytes = 0  # payload bytes since the last byte-triggered STABLE (max_bytes)
+        self.touched = now  # last DATA on this connection (the reaper's age)
+
+    @property
+    def delivered(self) -> int:
+        return self.window.hd
+
+
+@dataclass(slots=True)
+class Stats(EngineStats):
+    """Counters; nothing in the protocol reads them (the shared ones are ``EngineStats``')."""
+
+    foreign_stables: int = 0  # STABLE for no send entry or another conn_id: ignored
+    stables_by_bytes: int = 0  # STABLEs sent because a window received max_bytes
+    aged_out: int = 0  # connections to non-members removed by the AgeOutCache
+
+
+class Member(Generic[P]):
+    """The state of one member. Handlers in ``receive`` and ``tasks`` mutate it in place."""
+
+    def __init__(self, config: Config, members: frozenset[P]) -> None:
+        self.config = config
+        self.variant = config.variant
+        self.members = members
+        self.send: dict[P, SendEntry] = {}
+        self.recv: dict[P, RecvEntry] = {}
+        self.xmit_last: dict[P, int] = {}  # xmit_task_map: highest missing seqno of last run
+        self.age_out: dict[P, int] = {}  # AgeOutCache: non-member destination -> deadline
+        self.timestamper = Timestamper()
+        self.next_conn_id = 0
+        self.outbox: list[tuple[P, bytes]] = []
+        self.deliveries: list[tuple[P, bytes]] = []
+        self.stats = Stats()
+
+    # ------------------------------------------------------------------ outputs
+
+    def emit(self, dst: P, msg: WireMsg) -> None:
+        """Queue ``msg`` for ``dst``. Config validation makes every message we build encodable."""
+        self.outbox.append((dst, encode(msg, self.config.codec_limits)))
+        self.stats.datagrams_sent += 1
+
+    def emit_data(self, dst: P, entry: SendEntry, seqno: int, *, first: bool) -> None:
+        """Resend stored ``seqno`` (spec ``_data``): its own header, or a copy marked ``first``.
+        Variant conn_id_first_only: only a DATA marked first carries the conn_id."""
+        payload = entry.window.get(seqno)
+        assert payload is not None, (dst, seqno)
+        conn_id = entry.conn_id if first or not self.variant.conn_id_first_only else NO_CONN
+        self.outbox.append((dst, encode_data(seqno, conn_id, first, payload, self.config.codec_limits)))
+        self.stats.datagrams_sent += 1
+
+    def deliver_all(self, src: P, items: list[DataMsg]) -> None:
+        """Queue the payload of each of ``items`` (DATA from ``src``) for the application."""
+        self.deliveries += [(src, item.payload) for item in items]
+        self.stats.delivered += len(items)
+
+    def send_stable(self, peer: P, entry: RecvEntry) -> None:
+        """STABLE(hd, hr) of ``entry``'s window (spec ``_stable``): a new timestamp
+        (fix_timestamps) and its conn_id (none in the variant conn_id_first_only)."""
+        conn_id = NO_CONN if self.variant.conn_id_first_only else entry.conn_id
+        self.emit(peer, StableMsg(entry.delivered, entry.window.hr, conn_id, self.next_timestamp()))
+
+    # ------------------------------------------------------------------ timestamps
+
+    def next_timestamp(self) -> int:
+        """The timestamp for the next SEND_FIRST_SEQNO / STABLE (0, counter untouched, without
+        fix_timestamps)."""
+        if not self.variant.fix_timestamps:
+            return 0
+        return self.timestamper.next()
+
+    def accept_timestamp(self, entry: SendEntry, ts: int) -> bool:
+        """fix_timestamps: the first one accepted, later ones only if newer; records it."""
+        if not self.variant.fix_timestamps:
+            return True
+        if entry.last_ts != 0 and not ts_newer(ts, entry.last_ts):
+            self.stats.stale_timestamps += 1
+            return False
+        entry.last_ts = ts
+        return True
+
+    # ------------------------------------------------------------------ removal
+
+    def remove_receiver(self, peer: P) -> None:
+        """Spec ``_remove_receiver``: the final STABLE, then drop the receive entry (if any)."""
+        entry = self.recv.pop(peer, None)
+        if entry is not None:
+            self.send_stable(peer, entry)
+
+    def remove_sender(self, peer: P) -> None:
+        """Drop the send entry of ``peer`` (if any); its unacknowledged messages are gone."""
+        entry = self.send.pop(peer, None)
+        if entry is not None:
+            self.stats.unacked_discarded += entry.highest_sent - entry.acked
+        self.age_out.pop(peer, None)

@@ -1,0 +1,131 @@
+"""Time- and membership-driven work: the retransmit task, the stable task, the connection reaper,
+the AgeOutCache, views and the receiver-removal hook.
+
+This module owns everything a member does that is not the reaction to one message. ``retransmit``
+is the spec's XMIT timer, ``stable`` its STABLE timer; the reaper fires the spec's IDLE_SEND /
+IDLE_RECV for exactly the entries idle for conn_expiry_timeout, and ``fire_timer`` fires any one of
+the spec's timers on demand (for the lockstep harness).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+
+from impl.common import LocalProtocolError, P
+from impl.unicast2.codec import XmitReqMsg
+from impl.unicast2.state import Member
+from spec import unicast2 as spec
+
+
+# ---------------------------------------------------------------------------------------------
+# The two periodic tasks.
+def retransmit(m: Member[P]) -> None:
+    """One run of the retransmit task (spec ``_retransmit_task``): previous-batch XMIT_REQs, then
+    per send entry with unacknowledged messages the first-message resend (until ACKed, JGRP-1563)
+    and, with fix_resend_highest, the resend of HS while (HA, HS) is unchanged since the last run."""
+    request_missing(m)
+    variant = m.variant
+    for peer in sorted(m.send):
+        entry = m.send[peer]
+        acked, highest = entry.acked, entry.highest_sent
+        if acked == highest:
+            continue
+        if not entry.ack_received and not variant.no_first_ack:
+            m.emit_data(peer, entry, acked + 1, first=True)
+        if variant.fix_resend_highest:
+            mark = (acked, highest)
+            if entry.watermark == mark:
+                m.emit_data(peer, entry, highest, first=highest == 1)
+            else:
+                entry.watermark = mark
+
+
+def request_missing(m: Member[P]) -> None:
+    """Previous-batch retransmission (JGRP-1539, spec ``_request_missing``): ask only for gaps
+    already there on the last run. Gaps are looked for in the first max_xmit_req_size seqnos above
+    the highest delivered one."""
+    for peer in sorted(m.recv):
+        missing = m.recv[peer].window.missing(m.config.max_xmit_req_size)
+        if not missing:
+            m.xmit_last.pop(peer, None)
+            continue
+        highest, last = missing[-1], m.xmit_last.get(peer)
+        if last is None:
+            m.xmit_last[peer] = highest
+            continue
+        wanted = missing[: bisect_right(missing, last)]
+        m.xmit_last[peer] = max(last, highest)
+        if wanted:
+            m.emit(peer, XmitReqMsg(tuple(wanted)))
+
+
+def stable(m: Member[P]) -> None:
+    """One run of the stable task (spec ``_stable_task``): STABLE(hd, hr) to every sender with a
+    receive entry, except after max_stable_msgs STABLEs in a row for the same hr (JGRP-1548)."""
+    cap = m.config.max_stable_msgs
+    for peer in sorted(m.recv):
+        entry = m.recv[peer]
+        hr = entry.window.hr
+        if hr == entry.last_highest:
+            if entry.stable_count >= cap:
+                continue
+            entry.stable_count += 1
+        else:
+            entry.last_highest, entry.stable_count = hr, 1
+        m.send_stable(peer, entry)
+
+
+# ---------------------------------------------------------------------------------------------
+# Age-driven removal.
+def reap(m: Member[P], *, now: int) -> None:
+    """The connection reaper: send entries idle for conn_expiry_timeout are removed (spec
+    IDLE_SEND), then receive entries (spec IDLE_RECV: final STABLE first)."""
+    timeout = m.config.conn_expiry_timeout
+    for peer in sorted(p for p, e in m.send.items() if now - e.touched >= timeout):
+        m.remove_sender(peer)
+    for peer in sorted(p for p, e in m.recv.items() if now - e.touched >= timeout):
+        m.remove_receiver(peer)
+
+
+def age_out(m: Member[P], *, now: int) -> None:
+    """AgeOutCache expiry: removeConnection (both entries) for destinations still outside the view."""
+    for peer in sorted(p for p, deadline in m.age_out.items() if now >= deadline):
+        m.stats.aged_out += 1
+        m.remove_sender(peer)
+        m.remove_receiver(peer)
+
+
+# ---------------------------------------------------------------------------------------------
+# Membership and the hook.
+def install_view(m: Member[P], members: Iterable[P]) -> None:
+    """Spec ``on_view``: both entries of every peer that left are removed at once (the send
+    entry's unacknowledged messages discarded, the receive entry after a final STABLE), and its
+    xmit_task_map entry with them."""
+    view = frozenset(members)
+    for peer in sorted((m.send.keys() | m.recv.keys() | m.xmit_last.keys()) - view):
+        m.remove_sender(peer)
+        m.remove_receiver(peer)
+        m.xmit_last.pop(peer, None)
+    m.members = view
+    for peer in view & m.age_out.keys():
+        del m.age_out[peer]
+
+
+def fire_timer(m: Member[P], kind: int, peer: P | None) -> None:
+    """Apply spec timer ``kind`` (``spec.unicast2.XMIT`` ... ``IDLE_RECV``) to ``peer``, whatever
+    the ages say. Raises ``LocalProtocolError`` where the spec's timer is not enabled."""
+    if kind == spec.XMIT:
+        retransmit(m)
+    elif kind == spec.STABLE:
+        stable(m)
+    elif kind not in (spec.IDLE_SEND, spec.IDLE_RECV):
+        raise LocalProtocolError(f"unknown timer kind {kind!r}")
+    elif peer is None:
+        raise LocalProtocolError(f"timer {spec.TIMER_NAMES[kind]} needs a peer")
+    elif peer not in (m.send if kind == spec.IDLE_SEND else m.recv):
+        raise LocalProtocolError(f"timer {spec.TIMER_NAMES[kind]}: no entry for {peer!r}")
+    elif kind == spec.IDLE_SEND:
+        m.remove_sender(peer)
+    else:
+        m.remove_receiver(peer)

@@ -1,0 +1,88 @@
+"""Test helper: a Hypothesis state machine whose rules are the world's actions and whose invariant
+is "engine == spec" (``checks/differential.Lockstep`` does the comparing), for any protocol.
+
+Each rule picks one enabled world action of its kind (Hypothesis shrinks the choice index), so a
+failure prints as a short program of named environment actions. Every engine's own structural
+invariants (``check_invariants``) are checked after every step too. A subclass names its model
+(``MODEL``) and whether the spec's safety properties are invariants too (``CHECK_PROPERTIES``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from checks.differential import Divergence, Lockstep
+from models.modelfile import Model
+from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, RemoveReceiver
+
+CHOICE = st.integers(min_value=0, max_value=1_000)
+
+
+class WorldAgreement(RuleBasedStateMachine):
+    MODEL: ClassVar[Model]
+    CHECK_PROPERTIES: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run = Lockstep(self.MODEL, check_properties=self.CHECK_PROPERTIES)
+        self.divergence: Divergence | None = None
+
+    def _enabled(self, kind: type) -> list[tuple[Any, Any]]:
+        return [(a, s) for a, s in self.run.enabled() if isinstance(a, kind)]
+
+    def _take(self, kind: type, choice: int) -> None:
+        options = self._enabled(kind)
+        action, after = options[choice % len(options)]
+        self.divergence = self.run.step(action, after)
+
+    @precondition(lambda self: bool(self._enabled(AppSend)))
+    @rule(choice=CHOICE)
+    def application_sends(self, choice: int) -> None:
+        self._take(AppSend, choice)
+
+    @precondition(lambda self: bool(self._enabled(DeliverPacket)))
+    @rule(choice=CHOICE)
+    def network_delivers(self, choice: int) -> None:
+        self._take(DeliverPacket, choice)
+
+    @precondition(lambda self: bool(self._enabled(LosePacket)))
+    @rule(choice=CHOICE)
+    def network_loses(self, choice: int) -> None:
+        self._take(LosePacket, choice)
+
+    @precondition(lambda self: bool(self._enabled(DuplicatePacket)))
+    @rule(choice=CHOICE)
+    def network_duplicates(self, choice: int) -> None:
+        self._take(DuplicatePacket, choice)
+
+    @precondition(lambda self: bool(self._enabled(FireTimer)))
+    @rule(choice=CHOICE)
+    def timer_fires(self, choice: int) -> None:
+        self._take(FireTimer, choice)
+
+    @precondition(lambda self: bool(self._enabled(InstallView)))
+    @rule(choice=CHOICE)
+    def view_installed(self, choice: int) -> None:
+        self._take(InstallView, choice)
+
+    @precondition(lambda self: bool(self._enabled(RemoveReceiver)))
+    @rule(choice=CHOICE)
+    def receiver_removed(self, choice: int) -> None:
+        self._take(RemoveReceiver, choice)
+
+    @precondition(lambda self: not self.run.enabled())
+    @rule()
+    def quiescent(self) -> None:
+        """Nothing is enabled: every message is delivered and acknowledged, or a bound is hit."""
+
+    @invariant()
+    def engine_agrees_with_spec(self) -> None:
+        assert self.divergence is None, str(self.divergence)
+
+    @invariant()
+    def engines_are_well_formed(self) -> None:
+        for engine in self.run.engines.engines:
+            engine.check_invariants()
