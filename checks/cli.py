@@ -15,9 +15,9 @@ from typing import TextIO
 
 import models
 from checks.explore import Progress, Stats
-from checks.run import Outcome, check_model
+from checks.run import Outcome, WitnessError, check_model, replay_witness
 from checks.trace import Trace, TraceError, file_digest, validate
-from models.modelfile import ModelError, load
+from models.modelfile import Model, ModelError, load, load_all, split_reference
 
 MODELS_DIR = Path(models.__file__).resolve().parent
 BENCH_DIR = MODELS_DIR / "bench"
@@ -51,8 +51,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="where counterexample traces are written (default: ./traces)")
     check.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
     check.set_defaults(run=_check)
-    show = sub.add_parser("show", help="render a trace file as a message-sequence chart")
-    show.add_argument("trace", type=Path)
+    show = sub.add_parser("show", help="render a trace file (or a model file's witness) as a message-sequence chart")
+    show.add_argument("trace", type=Path, help="a trace file, or a model file (*.toml) to draw its witness")
     show.set_defaults(run=_show)
     replay = sub.add_parser("replay", help="run a trace against the production engine")
     replay.add_argument("trace", type=Path)
@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--messages", type=int, default=100_000, help="messages per engine run (default 100000)")
     bench.add_argument("--fuzz", action="store_true",
                        help="benchmark fuzzing: lockstep steps/s in one process and on Spark local[1], local[2]")
-    bench.add_argument("--runs", type=int, default=200, help="schedules per fuzz measurement (default 200)")
+    bench.add_argument("--runs", type=int, default=2000, help="schedules per fuzz measurement (default 2000)")
     bench.set_defaults(run=_bench)
     from checks.fuzz import add_arguments
 
@@ -101,12 +101,12 @@ def model_paths(paths: Sequence[Path]) -> list[Path]:
 
 def _check(args: argparse.Namespace) -> int:
     paths = model_paths(args.paths)
-    loaded = [load(p) for p in paths]  # every file is validated before anything runs
-    table = _Table(sys.stdout) if not args.json else None
+    loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
+    table = _Table(sys.stdout, [_label(m) for m in loaded], args.trace_dir) if not args.json else None
     show_progress = not args.no_progress and sys.stderr.isatty()
     all_match = True
     for model in loaded:
-        progress = _progress_line(model.path.name) if show_progress else None
+        progress = _progress_line(_label(model, short=False)) if show_progress else None
         outcome = check_model(model, trace_dir=args.trace_dir, progress=progress)
         if show_progress:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
@@ -131,9 +131,10 @@ def _progress_line(name: str) -> Progress:
 class _Table:
     COLUMNS = ("model", "expected", "verdict", "states", "depth", "cut", "trace", "seconds", "")
 
-    def __init__(self, out: TextIO) -> None:
-        self.out = out
-        self.header = f"{'model':<44} {'expected':<30} {'verdict':<30} {'states':>10} {'depth':>5} " \
+    def __init__(self, out: TextIO, labels: Sequence[str], trace_dir: Path) -> None:
+        self.out, self.trace_dir = out, trace_dir
+        self.width = max([44, *map(len, labels)])
+        self.header = f"{'model':<{self.width}} {'expected':<30} {'verdict':<30} {'states':>10} {'depth':>5} " \
                       f"{'cut':>7} {'trace':>5} {'seconds':>8}"
         print(self.header, file=out)
         print("─" * len(self.header), file=out, flush=True)
@@ -142,11 +143,10 @@ class _Table:
     def row(self, o: Outcome) -> None:
         self.rows.append(o)
         s = o.result.stats
-        name = _short(o.model.path)
         trace = str(len(o.trace.actions)) if o.trace else "-"
         mark = "ok" if o.matches else f"MISMATCH: {o.mismatch_reason}"
-        print(f"{name:<44} {o.model.expect:<30} {o.verdict:<30} {s.distinct:>10,} {s.depth:>5} {s.cut:>7,} "
-              f"{trace:>5} {o.seconds:>8.1f}  {mark}", file=self.out, flush=True)
+        print(f"{_label(o.model):<{self.width}} {o.model.expect:<30} {o.verdict:<30} {s.distinct:>10,} "
+              f"{s.depth:>5} {s.cut:>7,} {trace:>5} {o.seconds:>8.1f}  {mark}", file=self.out, flush=True)
 
     def footer(self, all_match: bool) -> None:
         print("─" * len(self.header), file=self.out)
@@ -155,10 +155,9 @@ class _Table:
         print(f"{len(self.rows)} models, {len(self.rows) - len(bad)} as expected, {len(bad)} not; {total:.1f} s. "
               "Verdicts hold within each model's bounds (sends, fault budgets, views); 'cut' counts states at "
               "max_in_flight, checked but not expanded.", file=self.out)
-        traces = [o for o in self.rows if o.trace_path]
+        traces = [o.trace_path for o in self.rows if o.trace_path]
         if traces:
-            print(f"Counterexamples written to {traces[0].trace_path.parent}/ (read one: seqcheck show "  # type: ignore[union-attr]
-                  f"{traces[0].trace_path})", file=self.out)
+            print(f"Counterexamples written to {self.trace_dir}/ (read one: seqcheck show {traces[0]})", file=self.out)
 
 
 def _short(path: Path) -> str:
@@ -168,13 +167,22 @@ def _short(path: Path) -> str:
         return str(path)
 
 
+def _label(model: Model, *, short: bool = True) -> str:
+    """A row's name: the model file (relative to the checkout), and ``[protocol]`` for each
+    protocol of a side-by-side file."""
+    name = _short(model.path) if short else model.path.name
+    return f"{name} [{model.protocol}]" if model.side_by_side else name
+
+
 # -- show ---------------------------------------------------------------------------------------
 def _show(args: argparse.Namespace) -> int:
     from models.chart import chart
 
+    if args.trace.suffix == ".toml":
+        return _show_witness(args.trace)
     trace = Trace.load(args.trace)
-    model_path = _trace_model(trace, args.trace)
-    model = load(model_path)
+    model_path, protocol = _trace_model(trace, args.trace)
+    model = load(model_path, protocol=protocol)
     try:
         path = validate(model.world, trace)
     except TraceError as error:
@@ -184,7 +192,8 @@ def _show(args: argparse.Namespace) -> int:
               file=sys.stderr)
     kind = {"always": "safety property ", "liveness": "liveness property "}.get(trace.kind, "")
     doc = next((p.doc for p in model.world.properties if p.name == trace.prop), "")
-    print(f"{model_path}: {model.description}")
+    on = f" [{protocol}]" if protocol else ""
+    print(f"{model_path}{on}: {model.description}")
     if trace.kind == "divergence":
         seed = f" (random walk, seed {trace.seed})" if trace.seed is not None else ""
         print(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
@@ -199,11 +208,32 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trace_model(trace: Trace, trace_file: Path) -> Path:
-    for candidate in (MODELS_DIR.parent / trace.model, Path(trace.model), trace_file.parent / trace.model):
+def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
+    """The model file a trace names, and the protocol for a side-by-side file (``file#protocol``)."""
+    name, protocol = split_reference(trace.model)
+    for candidate in (MODELS_DIR.parent / name, Path(name), trace_file.parent / name):
         if candidate.is_file():
-            return candidate
-    raise UsageError(f"{trace_file}: model {trace.model} not found")
+            return candidate, protocol
+    raise UsageError(f"{trace_file}: model {name} not found")
+
+
+def _show_witness(model_file: Path) -> int:
+    """``seqcheck show MODEL.toml``: the chart of each protocol's witness in the model file."""
+    from models.chart import chart
+
+    models_with_witness = [m for m in load_all(model_file) if m.witness]
+    if not models_with_witness:
+        raise UsageError(f"{model_file}: check.witness: expected a witness to draw (the file has none)")
+    for model in models_with_witness:
+        try:
+            path = replay_witness(model)
+        except WitnessError as error:
+            raise UsageError(f"{model_file}: {error}") from None
+        on = f" [{model.protocol}]" if model.side_by_side else ""
+        print(f"{model_file}{on}: {model.description}")
+        print(f"witness: the scenario's {len(path)} steps, every checked safety property holding along them")
+        print(chart(model.world, path), end="")
+    return 0
 
 
 # -- replay -------------------------------------------------------------------------------------
@@ -211,7 +241,7 @@ def _replay(args: argparse.Namespace) -> int:
     from checks.replay import emit_test, run_replay
 
     trace = Trace.load(args.trace)
-    model_path = _trace_model(trace, args.trace)
+    model_path, _ = _trace_model(trace, args.trace)
     try:
         report = run_replay(args.trace, model_path)
     except TraceError as error:

@@ -10,6 +10,8 @@ Conventions of the chart:
 - Its arrival is an arrow from the sender's lane to the receiver's, labelled with the name, the
   message and the step it was sent at, so a late packet is visible at a glance.
 - A lost packet is a dashed arrow ending in ``x`` short of the receiver.
+- ``»`` lines under a member say what it did that its state changes do not say at a glance
+  (a payload delivered, a window opened, seqnos purged, messages discarded, a packet ignored).
 - ``·`` lines under a member are the fields of its state that the step changed (old -> new).
 """
 

@@ -1,22 +1,33 @@
-"""Checking one model file: explore it, turn the result into a verdict, validate and save the trace.
+"""Checking one model: explore it, turn the result into a verdict, validate and save the trace.
 
 A verdict is ``pass`` (every checked property holds on every state within the model's bounds),
 ``violation:<property>`` (the first property found violated, with a shortest trace) or
 ``incomplete`` (the model's ``max_states`` stopped the search first). A verdict *matches* when it
-equals the model's ``expect`` and, if the model pins a state count, the count is the same.
+equals the model's ``expect``, the model's pinned state count (if any) is the same, and its
+witness (if any) replays: each step, worded as ``seqcheck show`` words an action, is enabled in
+turn, and every checked safety property holds on every state along it.
+
+Trace files are named after the model so that no two models share one: the model file's path
+relative to ``models/`` (or to the working directory, or to the file system's root, for files
+elsewhere), ``.toml`` replaced by ``.json``, with ``.<protocol>`` before it for a side-by-side file:
+``traces/unicast3/jgrp1873-no-timestamps.json``, ``traces/side-by-side/jgrp1873.unicast2.json``.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import models
 from checks.explore import Progress, Result, explore
+from checks.system import Always
 from checks.trace import Trace, make_trace, validate
 from models.modelfile import Model
+
+MODELS_DIR = Path(models.__file__).resolve().parent
 
 
 @dataclass
@@ -27,11 +38,13 @@ class Outcome:
     trace: Trace | None
     trace_path: Path | None
     seconds: float
+    witness_error: str | None = None  # why the model's witness does not replay (None: it does, or none)
 
     @property
     def matches(self) -> bool:
         pinned = self.model.pinned_states
-        return self.verdict == self.model.expect and (pinned is None or pinned == self.result.stats.distinct)
+        return (self.verdict == self.model.expect and (pinned is None or pinned == self.result.stats.distinct)
+                and self.witness_error is None)
 
     @property
     def mismatch_reason(self) -> str:
@@ -39,29 +52,45 @@ class Outcome:
             return f"expected {self.model.expect}, got {self.verdict}"
         if self.model.pinned_states is not None and self.model.pinned_states != self.result.stats.distinct:
             return f"expected {self.model.pinned_states} distinct states, got {self.result.stats.distinct}"
-        return ""
+        return self.witness_error or ""
 
     def to_json(self) -> dict[str, Any]:
         stats = self.result.stats
         return {
-            "model": str(self.model.path), "expected": self.model.expect, "verdict": self.verdict,
-            "matches": self.matches, "states": stats.distinct, "transitions": stats.transitions,
-            "depth": stats.depth, "cut": stats.cut, "complete": stats.complete,
+            "model": str(self.model.path), "protocol": self.model.protocol, "expected": self.model.expect,
+            "verdict": self.verdict, "matches": self.matches, "states": stats.distinct,
+            "transitions": stats.transitions, "depth": stats.depth, "cut": stats.cut, "complete": stats.complete,
             "seconds": round(self.seconds, 3), "states_per_s": round(stats.states_per_second),
             "trace_length": len(self.trace.actions) if self.trace else None,
             "trace": str(self.trace_path) if self.trace_path else None,
+            "witness_steps": len(self.model.witness), "witness_error": self.witness_error,
         }
 
 
 def portable_path(path: Path) -> Path:
     """``path`` relative to the checkout when it is inside it (traces then carry over between
     checkouts), else absolute (traces then work from any directory)."""
-    root = Path(models.__file__).resolve().parent.parent
+    root = MODELS_DIR.parent
     resolved = path.resolve()
     try:
         return resolved.relative_to(root)
     except ValueError:
         return resolved
+
+
+def trace_file(model: Model, trace_dir: Path) -> Path:
+    """Where the counterexample of ``model`` goes under ``trace_dir`` (see the module docstring)."""
+    resolved = model.path.resolve()
+    for base in (MODELS_DIR, Path.cwd().resolve()):
+        try:
+            relative = resolved.relative_to(base)
+            break
+        except ValueError:
+            continue
+    else:
+        relative = resolved.relative_to(resolved.anchor)
+    protocol = f".{model.protocol}" if model.side_by_side else ""
+    return trace_dir / relative.parent / f"{relative.stem}{protocol}.json"
 
 
 def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None) -> Outcome:
@@ -73,13 +102,51 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     if finding is not None:
         verdict = f"violation:{finding.prop}"
         if finding.state_index >= 0:
+            recorded = str(portable_path(model.path)) + (f"#{model.protocol}" if model.side_by_side else "")
             trace = make_trace(model.world, model.path, finding.prop, finding.kind, finding.path,
-                               recorded_as=portable_path(model.path))
+                               recorded_as=recorded)
             validate(model.world, trace)
             if trace_dir is not None:
-                trace_path = trace.save(trace_dir / f"{model.path.stem}.json")
+                trace_path = trace.save(trace_file(model, trace_dir))
     elif not result.stats.complete:
         verdict = "incomplete"
     else:
         verdict = "pass"
-    return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started)
+    error = witness_error(model)
+    return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error)
+
+
+def replay_witness(model: Model) -> list[tuple[Hashable, Hashable]]:
+    """The path of ``model``'s witness: each step is the enabled action ``seqcheck show`` words as
+    that step. Raises ``WitnessError`` naming the first step that is not enabled, or the first
+    checked safety property violated along the way."""
+    world = model.world
+    state: tuple[int, ...] = world.init_states()[0]
+    always = [p for p in world.properties if isinstance(p, Always)]
+    path: list[tuple[Hashable, Hashable]] = []
+    for number, step in enumerate(model.witness, 1):
+        enabled = list(world.successors(state)) if world.within_bounds(state) else []
+        found = next(((a, s) for a, s in enabled if world.format_action(a) == step), None)
+        if found is None:
+            some = "; ".join(world.format_action(a) for a, _ in enabled[:6]) or "nothing"
+            raise WitnessError(f"witness step {number} ({step!r}) is not enabled; enabled: {some}")
+        path.append(found)
+        state = found[1]
+        broken = next((p.name for p in always if not p.holds(state)), None)
+        if broken is not None:
+            raise WitnessError(f"witness step {number} ({step!r}) violates {broken}")
+    return path
+
+
+class WitnessError(Exception):
+    """A witness that does not replay; the message is one line."""
+
+
+def witness_error(model: Model) -> str | None:
+    if not model.witness:
+        return None
+    try:
+        replay_witness(model)
+    except WitnessError as error:
+        return str(error)
+    return None

@@ -2,8 +2,10 @@
 
 For every step: the action's title; packets put on the wire (named ``m1``, ``m2``, ... in the
 order they first appear, a name living as long as that packet is in flight); the packet that
-arrived, was duplicated or was lost; and, per member, the state fields that changed. The footer
-describes the last state of every connection and names the violated property.
+arrived, was duplicated or was lost; what the step did that its state changes do not say at a
+glance (``»`` lines: payloads delivered, receive windows opened or removed, seqnos purged,
+unacknowledged messages discarded, a packet ignored); and, per member, the state fields that
+changed. The footer describes the last state of every connection and names the violated property.
 """
 
 from __future__ import annotations
@@ -13,7 +15,18 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from checks.render import Arrow, ChartStep, Event, Note, render_chart
-from models.world import DeliverPacket, DuplicatePacket, LosePacket, Packet, World, WorldView
+from models.world import (
+    AppSend,
+    DeliverPacket,
+    DuplicatePacket,
+    FireTimer,
+    InstallView,
+    LosePacket,
+    Packet,
+    RemoveReceiver,
+    World,
+    WorldView,
+)
 
 PER_PEER_FIELDS = {"send", "recv", "xmit_last"}
 STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
@@ -25,6 +38,7 @@ def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str
     state_before: tuple[int, ...] = world.init_states()[0]
     before = world.view(state_before)
     in_flight: dict[Packet, tuple[str, int]] = {}  # packet -> (name, step it was sent at)
+    arrivals: list[tuple[Packet, str, int]] = []  # packets that arrived, with name and step sent at
     counter = 0
     steps: list[ChartStep] = []
     fmt = world.adapter.format_message
@@ -35,7 +49,9 @@ def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str
         if arrived is not None:
             label, sent_at = in_flight.get(arrived, ("m?", 0))
             text = f"{label} {fmt(arrived.kind, arrived.msg)}"
-            late = f" (sent at step {sent_at})" if sent_at else ""
+            late = _late(arrived, sent_at, arrivals)
+            if not isinstance(action, LosePacket):
+                arrivals.append((arrived, label, sent_at))
             if isinstance(action, LosePacket):
                 events.append(Arrow(arrived.src, arrived.dst, f"{label} lost: {fmt(arrived.kind, arrived.msg)}", True))
             elif isinstance(action, DuplicatePacket):
@@ -54,6 +70,7 @@ def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str
         for packet in list(in_flight):
             if packet not in after.network:
                 del in_flight[packet]
+        events.extend(_did(world, before, after, action, names))
         for member in range(world.n):
             for line in _changes(before.nodes[member], after.nodes[member], names):
                 events.append(Note(member, f"· {line}"))
@@ -64,6 +81,74 @@ def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str
     for s, d in world.pairs:
         end.extend(world.adapter.describe_pair(before.nodes[s], before.nodes[d], names))
     return render_chart(names, steps, footer=[*end, *footer])
+
+
+def _late(packet: Packet, sent_at: int, arrivals: Sequence[tuple[Packet, str, int]]) -> str:
+    """`` (sent at step N)``, and which packets sent later on the same channel arrived before it."""
+    if not sent_at:
+        return ""
+    overtaking = [name for other, name, other_sent in arrivals
+                  if (other.src, other.dst) == (packet.src, packet.dst) and other_sent > sent_at]
+    return f" (sent at step {sent_at})" + (f", overtaken by {', '.join(overtaking)}" if overtaking else "")
+
+
+def _did(world: World, before: WorldView, after: WorldView, action: Any, names: Sequence[str]) -> list[Note]:
+    """``»`` notes: what the member that acted did, from the observations its handler returned."""
+    acting = _stimulus(world, before, action)
+    if acting is None:
+        return []
+    member, stimulus = acting
+    node = before.nodes[member]
+    _, effects = world.adapter.handle(world.cfg, node, stimulus)
+    notes = []
+    for effect in effects:
+        kind = type(effect).__name__
+        if kind == "Deliver":
+            notes.append(f"» delivers payload {effect.payload} from {names[effect.src]}")
+        elif kind == "WindowCreated":
+            notes.append(f"» opens a receive window for {names[effect.src]} (conn_id={_conn(effect.conn_id)}), "
+                         f"next expected #{effect.offset + 1}")
+        elif kind == "WindowRemoved":
+            notes.append(f"» removes its receive window for {names[effect.src]}")
+        elif kind == "Purged":
+            entry = node.send[effect.dst]
+            low = entry.acked + 1 if entry is not None and entry.conn_id == effect.conn_id else 1
+            span = f"#{low}" if low == effect.upto else f"#{low}..#{effect.upto}"
+            notes.append(f"» purges {span} from its send window to {names[effect.dst]} "
+                         f"(conn_id={_conn(effect.conn_id)}): never sent again")
+        elif kind == "SyncRequested":
+            notes.append(f"» no receive window for {names[effect.dst]} on this connection: asks "
+                         f"{names[effect.dst]} for its first seqno")
+        elif kind == "SyncAnswered":
+            notes.append(f"» answers the SEND_FIRST_SEQNO by resending {effect.resent} message"
+                         + ("s" if effect.resent > 1 else ""))
+        elif kind == "Discarded":
+            payloads = ", ".join(map(str, effect.payloads))
+            plural = "s" if len(effect.payloads) > 1 else ""
+            notes.append(f"» discards unacknowledged payload{plural} {payloads} to {names[effect.dst]}")
+    if isinstance(action, (DeliverPacket, DuplicatePacket)) and not effects and after.nodes[member] == node:
+        notes.append("» ignores it: nothing changes")
+    return [Note(member, text) for text in notes]
+
+
+def _conn(conn_id: int) -> str:
+    return "none" if conn_id < 0 else str(conn_id)
+
+
+def _stimulus(world: World, before: WorldView, action: Any) -> tuple[int, Any] | None:
+    """(member, handler input) of a world action, as ``World.step_effects`` derives them."""
+    if isinstance(action, AppSend):
+        sent = before.channel(action.src, action.dst).sent
+        return action.src, ("send", action.dst, sent + 1)
+    if isinstance(action, (DeliverPacket, DuplicatePacket)):
+        return action.packet.dst, action.packet
+    if isinstance(action, FireTimer):
+        return action.member, ("timer", action.timer)
+    if isinstance(action, InstallView):
+        return action.member, ("view", frozenset(action.members))
+    if isinstance(action, RemoveReceiver):
+        return action.member, ("remove", action.peer)
+    return None
 
 
 def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterator[str]:

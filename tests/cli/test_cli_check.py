@@ -80,10 +80,11 @@ def test_small_shipped_models_check_ok(table_run: tuple[subprocess.CompletedProc
 def test_table_names_where_counterexamples_went(table_run: tuple[subprocess.CompletedProcess[str], Path]) -> None:
     done, traces = table_run
     assert f"Counterexamples written to {traces}/" in done.stdout
-    assert sorted(p.name for p in traces.iterdir()) == sorted(f"{p.stem}.json" for p in VIOLATING)
+    assert sorted(p.relative_to(traces) for p in traces.rglob("*.json")) == \
+        sorted(Path("unicast3", f"{p.stem}.json") for p in VIOLATING)
     found = rows(done.stdout)
     for path in VIOLATING:
-        trace = Trace.load(traces / f"{path.stem}.json")
+        trace = Trace.load(traces / "unicast3" / f"{path.stem}.json")
         assert found[f"models/unicast3/{path.name}"].split()[6] == str(len(trace.actions))
     assert found[f"models/unicast3/{PASSING.name}"].split()[6] == "-"
 
@@ -106,7 +107,7 @@ def test_json_gives_one_object_per_model(tmp_path: Path, capsys: pytest.CaptureF
         assert isinstance(report["states"], int) and report["states"] > 0
         assert isinstance(report["depth"], int) and report["depth"] > 0
         if path in VIOLATING:
-            assert report["trace"] == str(traces / f"{path.stem}.json")
+            assert report["trace"] == str(traces / "unicast3" / f"{path.stem}.json")
             assert report["trace_length"] == len(Trace.load(report["trace"]).actions) > 0
         else:
             assert report["trace_length"] is None
@@ -127,8 +128,8 @@ def test_violation_writes_its_trace_into_trace_dir(tmp_path: Path, capsys: pytes
     model = U3 / "jgrp1874-no-sync-rate-limit.toml"
     traces = tmp_path / "deep" / "er"  # created on demand
     assert main(["check", "--no-progress", "--trace-dir", str(traces), str(model)]) == 0
-    written = traces / f"{model.stem}.json"
-    assert [p.name for p in traces.iterdir()] == [written.name]
+    written = traces / "unicast3" / f"{model.stem}.json"  # mirrors the model's folder under models/
+    assert list(traces.rglob("*.json")) == [written]
     trace = Trace.load(written)
     assert (Path(trace.model).resolve(), trace.prop, trace.kind) == (model.resolve(), "sync_rate_limited", "always")
     assert f"seqcheck show {written}" in capsys.readouterr().out
@@ -144,7 +145,7 @@ def test_default_trace_dir_is_traces_in_the_working_directory(tmp_path: Path) ->
     model = U3 / "jgrp1578-ack-only-new.toml"
     done = seqcheck("check", "--no-progress", str(model), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert [p.name for p in (tmp_path / "traces").iterdir()] == [f"{model.stem}.json"]
+    assert list((tmp_path / "traces").rglob("*.json")) == [tmp_path / "traces" / "unicast3" / f"{model.stem}.json"]
 
 
 @pytest.mark.parametrize(("source", "wrong"), [

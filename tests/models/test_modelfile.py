@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from checks.cli import main
-from models.modelfile import Model, ModelError, load
+from models.modelfile import Model, ModelError, load, load_all, split_reference
 from models.properties import property_names
 from models.protocol_unicast3 import UNICAST3
 from models.protocols import PROTOCOLS
@@ -107,7 +107,8 @@ MISTAKES: list[tuple[str, str, str, str]] = [
     ("protocol-missing", model_text(top='members = ["A", "B"]'), "protocol", "one of unicast2, unicast3, got None"),
     ("protocol-unknown", model_text(top=TOP.replace('"unicast3"', '"unicast4"')), "protocol",
      "one of unicast2, unicast3, got 'unicast4'"),
-    ("protocol-not-string", model_text(top=TOP.replace('"unicast3"', "3")), "protocol", "one of unicast2, unicast3, got 3"),
+    ("protocol-not-string", model_text(top=TOP.replace('"unicast3"', "3")), "protocol",
+     "one of unicast2, unicast3, got 3"),
     # members
     ("members-missing", model_text(top='protocol = "unicast3"'), "members", "a list of 2 to 4 distinct member names"),
     ("members-too-few", model_text(top='protocol = "unicast3"\nmembers = ["A"]'), "members",
@@ -175,7 +176,35 @@ MISTAKES: list[tuple[str, str, str, str]] = [
     # check
     ("check-not-table", model_text(top=TOP + "\ncheck = 1", check=None), "check", "a table"),
     ("check-unknown-key", model_text(check='expect = "pass"\nseed = 1'), "check.seed",
-     "one of expect, max_states, properties, states"),
+     "one of exclude, expect, max_states, properties, states, witness"),
+    ("check-exclude-not-list", model_text(check='exclude = "in_order"\nexpect = "pass"'), "check.exclude",
+     "a list of property names to leave out"),
+    ("check-exclude-unknown", model_text(check='exclude = ["no_such_property"]\nexpect = "pass"'), "check.exclude",
+     "got 'no_such_property'"),
+    ("check-expect-excluded", model_text(check='exclude = ["in_order"]\nexpect = "violation:in_order"'),
+     "check.expect", "got 'violation:in_order'"),
+    ("check-witness-not-list", model_text(check='expect = "pass"\nwitness = "A: application sends to B"'),
+     "check.witness", "a non-empty list of steps"),
+    ("check-witness-empty", model_text(check='expect = "pass"\nwitness = []'), "check.witness",
+     "a non-empty list of steps"),
+    ("check-witness-blank-step", model_text(check='expect = "pass"\nwitness = [" "]'), "check.witness",
+     "a non-empty list of steps"),
+    # config (UNICAST3 has no settings; UNICAST2 has max_stable_msgs and sync_resend_bound)
+    ("config-for-unicast3", model_text(top=TOP + "\n\n[config]\nmax_stable_msgs = 1"), "config.max_stable_msgs",
+     "no key here: protocol unicast3 has no config settings"),
+    ("config-unknown-unicast2", model_text(top=TOP.replace('"unicast3"', '"unicast2"') + "\n\n[config]\nfoo = 1"),
+     "config.foo", "one of max_stable_msgs, sync_resend_bound"),
+    ("config-below-minimum", model_text(top=TOP.replace('"unicast3"', '"unicast2"') + "\n\n[config]\n"
+                                        "max_stable_msgs = 0"), "config.max_stable_msgs", "at least 1, got 0"),
+    ("config-other-protocol", model_text(top=TOP + "\n\n[config.unicast2]\nmax_stable_msgs = 1"),
+     "config.unicast2", "a protocol of the file (unicast3)"),
+    # protocol lists (side by side)
+    ("protocol-list-unknown", model_text(top='protocol = ["unicast3", "unicast4"]\nmembers = ["A", "B"]'), "protocol",
+     "one of unicast2, unicast3, got 'unicast4' in the list"),
+    ("protocol-list-duplicate", model_text(top='protocol = ["unicast3", "unicast3"]\nmembers = ["A", "B"]'),
+     "protocol", "a list of distinct ones, got ['unicast3', 'unicast3']"),
+    ("protocol-list-empty", model_text(top='protocol = []\nmembers = ["A", "B"]'), "protocol",
+     "a list of distinct ones, got []"),
     ("check-property-unknown", model_text(check='properties = ["no_such_property"]\nexpect = "pass"'),
      "check.properties", "got 'no_such_property'"),
     ("check-properties-not-list", model_text(check='properties = "all"\nexpect = "pass"'), "check.properties",
@@ -272,9 +301,18 @@ def test_not_utf8(tmp_path: Path) -> None:
 
 
 def test_protocol_as_list(tmp_path: Path) -> None:
-    path = write(tmp_path, model_text(top='protocol = ["unicast3"]\nmembers = ["A", "B"]'))
-    with pytest.raises(ModelError, match=r": protocol: expected one of unicast2, unicast3"):
+    """A list of protocols runs the scenario side by side; a list of one is that protocol."""
+    one = load(write(tmp_path, model_text(top='protocol = ["unicast3"]\nmembers = ["A", "B"]'), "one.toml"))
+    assert (one.protocol, one.protocols, one.side_by_side) == ("unicast3", ("unicast3",), False)
+    path = write(tmp_path, model_text(top='protocol = ["unicast2", "unicast3"]\nmembers = ["A", "B"]'), "two.toml")
+    with pytest.raises(ModelError) as caught:
         load(path)
+    assert str(caught.value) == (f"{path}: protocol: expected one protocol, got 2 side by side (unicast2, "
+                                 "unicast3): name one, or read them all with load_all")
+    assert [m.protocol for m in load_all(path)] == ["unicast2", "unicast3"]
+    assert load(path, protocol="unicast3").protocol == "unicast3"
+    with pytest.raises(ModelError, match=r": protocol: expected 'unicast4' among the protocols of the file"):
+        load(path, protocol="unicast4")
 
 
 def test_variant_item_as_list(tmp_path: Path) -> None:
@@ -364,3 +402,166 @@ def test_pinned_state_count_that_matches_is_ok(tmp_path: Path, capsys: pytest.Ca
     assert main(run_check(pinned, tmp_path, "--json")) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["matches"], report["states"], report["verdict"]) == (True, states, "pass")
+
+
+# ---------------------------------------------------------------- side by side
+
+SIDE_TOP = 'description = "side by side"\nprotocol = ["unicast2", "unicast3"]\nmembers = ["A", "B"]'
+
+
+def side_text(*, top: str = "", config: str = "", timers: str = "", check: str = 'expect = "pass"') -> str:
+    parts = [SIDE_TOP + top, '[sends]\n"A->B" = 1', "[faults]\nloss = 1"]
+    parts += [t for t in (config, timers) if t]
+    parts.append(f"[check]\n{check}")
+    return "\n\n".join(parts) + "\n"
+
+
+def test_side_by_side_shares_the_world_and_splits_what_differs(tmp_path: Path) -> None:
+    text = side_text(top='\nvariant = { unicast2 = ["fix:JGRP-1873"], unicast3 = ["JGRP-1548"] }',
+                     config="[config.unicast2]\nmax_stable_msgs = 2",
+                     timers="[timers]\nconn_expiry = true\n\n[timers.unicast3]\nconn_close = false",
+                     check='properties = { unicast2 = ["in_order", "sync_resend_bounded"] }\n'
+                           'exclude = { unicast3 = ["eventually_acked"] }\n'
+                           'expect = { unicast2 = "pass", unicast3 = "violation:eventually_delivered" }\n'
+                           'states = { unicast3 = 7 }')
+    u2, u3 = load_all(write(tmp_path, text, "side.toml"))
+    assert (u2.protocol, u3.protocol) == ("unicast2", "unicast3")
+    assert u2.side_by_side and u3.side_by_side and u2.protocols == u3.protocols == ("unicast2", "unicast3")
+    assert u2.world.bounds == u3.world.bounds
+    assert (u2.variant, u3.variant) == (("fix_timestamps",), ("no_hs_resend",))
+    assert (u2.world.cfg.max_stable_msgs, u2.world.cfg.conn_expiry) == (2, True)
+    assert (u3.world.cfg.conn_expiry, u3.world.cfg.conn_close) == (True, False)
+    assert u2.properties == ("in_order", "sync_resend_bounded")
+    assert "eventually_acked" not in u3.properties and "eventually_delivered" in u3.properties
+    assert (u2.expect, u3.expect) == ("pass", "violation:eventually_delivered")
+    assert (u2.pinned_states, u3.pinned_states) == (None, 7)
+    assert split_reference(u2.reference) == (str(u2.path), "unicast2")
+    assert split_reference(str(u2.path)) == (str(u2.path), None)
+
+
+SIDE_MISTAKES: list[tuple[str, str, str, str]] = [
+    ("expect-missing-one", side_text(check='expect = { unicast2 = "pass" }'), "check.expect.unicast3",
+     "got None"),
+    ("expect-unknown-protocol", side_text(check='expect = { unicast2 = "pass", unicast4 = "pass" }'),
+     "check.expect.unicast4", "one of the file's protocols (unicast2, unicast3)"),
+    ("expect-bad-one", side_text(check='expect = { unicast2 = "pass", unicast3 = "fail" }'), "check.expect.unicast3",
+     "got 'fail'"),
+    ("variant-bad-for-one", side_text(top='\nvariant = { unicast3 = ["fix:JGRP-1873"] }'), "variant.unicast3",
+     "got 'fix:JGRP-1873'"),
+    ("variant-shared-unknown-to-one", side_text(top='\nvariant = ["JGRP-1548"]'), "variant",
+     "got 'JGRP-1548'"),
+    ("config-shared-for-unicast2-only", side_text(config="[config]\nmax_stable_msgs = 1"), "config.max_stable_msgs",
+     "no key here: protocol unicast3 has no config settings (put another protocol's under [config.<protocol>])"),
+    ("timers-shared-unicast3-only", side_text(timers="[timers]\nconn_close = false"), "timers.conn_close",
+     "one of conn_expiry, for protocol unicast2 (put another protocol's under [timers.<protocol>])"),
+    ("timers-own-unknown", side_text(timers="[timers.unicast2]\nconn_close = false"), "timers.unicast2.conn_close",
+     "one of conn_expiry, for protocol unicast2"),
+    ("timers-own-not-table", side_text(timers="[timers]\nunicast2 = 1"), "timers.unicast2", "a table"),
+    ("properties-per-protocol-bad", side_text(check='properties = { unicast3 = ["sync_resend_bounded"] }\n'
+                                                    'expect = "pass"'), "check.properties.unicast3",
+     "got 'sync_resend_bounded'"),
+    ("states-per-protocol-bad", side_text(check='expect = "pass"\nstates = { unicast2 = -1 }'),
+     "check.states.unicast2", "a whole number >= 0, got -1"),
+]
+
+
+@pytest.mark.parametrize(("text", "key", "expected"), [pytest.param(t, k, e, id=i) for i, t, k, e in SIDE_MISTAKES])
+def test_side_by_side_mistake_is_one_line_naming_file_and_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              text: str, key: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ModelError) as caught:
+        load_all(path)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: {key}: expected "), message
+    assert expected in message, message
+    assert_one_cli_error(capsys, main(run_check(path, tmp_path)), message)
+
+
+def test_check_shows_one_row_per_protocol_and_separate_traces(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    text = side_text(top='\nvariant = { unicast2 = ["JGRP-1563"] }',
+                     check='properties = ["eventually_delivered"]\n'
+                           'expect = { unicast2 = "violation:eventually_delivered", unicast3 = "pass" }')
+    path = write(tmp_path, text, "lone-first.toml")
+    assert main(run_check(path, tmp_path)) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(str(path))]
+    assert [row.split()[:2] for row in rows] == [[str(path), "[unicast2]"], [str(path), "[unicast3]"]]
+    assert all(row.endswith("  ok") for row in rows)
+    traces = sorted(p.name for p in (tmp_path / "traces").rglob("*.json"))
+    assert traces == ["lone-first.unicast2.json"]
+
+
+def test_models_with_the_same_stem_get_separate_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        write(tmp_path / folder, model_text(top=TOP + '\nvariant = ["JGRP-1548"]', sends='"A->B" = 2',
+                                            check='expect = "violation:eventually_delivered"'), "same.toml")
+    traces = tmp_path / "traces"
+    assert main(["check", "--no-progress", "--trace-dir", str(traces), str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    written = sorted(p for p in traces.rglob("*.json"))
+    assert len(written) == 2 and {p.name for p in written} == {"same.json"}
+    assert {p.parent.name for p in written} == {"a", "b"}
+
+
+# ---------------------------------------------------------------- exclude and witness
+
+
+def test_exclude_leaves_properties_out(tmp_path: Path) -> None:
+    model = load(write(tmp_path, model_text(check='exclude = ["eventually_acked", "in_order"]\nexpect = "pass"')))
+    assert "eventually_acked" not in model.properties and "in_order" not in model.properties
+    assert model.properties == tuple(p for p in property_names(PROTOCOLS["unicast3"])
+                                     if p not in ("eventually_acked", "in_order"))
+
+
+WITNESS = ['A: application sends to B', 'B receives DATA(seqno=1, conn_id=0, first, payload=1) from A']
+
+
+def test_a_witness_that_replays_matches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    steps = ", ".join(f'"{step}"' for step in WITNESS)
+    path = write(tmp_path, model_text(check=f'expect = "pass"\nwitness = [{steps}]'))
+    assert load(path).witness == tuple(WITNESS)
+    assert main(run_check(path, tmp_path, "--json")) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["matches"], report["witness_steps"], report["witness_error"]) == (True, 2, None)
+    assert main(["show", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "witness: the scenario's 2 steps" in out and "» delivers payload 1 from A" in out
+
+
+def test_a_witness_step_that_is_not_enabled_is_a_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    steps = ", ".join(f'"{step}"' for step in [WITNESS[1], WITNESS[0]])
+    path = write(tmp_path, model_text(check=f'expect = "pass"\nwitness = [{steps}]'))
+    assert main(run_check(path, tmp_path)) == 1
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(path))]
+    assert row.endswith(f"MISMATCH: witness step 1 ({WITNESS[1]!r}) is not enabled; enabled: A: application "
+                        "sends to B")
+    assert main(["show", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"seqcheck: {path}: witness step 1 ")
+
+
+def test_a_witness_that_breaks_a_checked_property_is_a_mismatch(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """UNICAST2's JGRP-1873 race after a view change, written as a witness of a model that claims P6."""
+    steps = ["A: application sends to B", "A: application sends to B",
+             "B receives DATA(seqno=1, conn_id=0, first, payload=1) from A",
+             "B receives DATA(seqno=2, conn_id=0, payload=2) from A",
+             "A: retransmit task runs (XMIT_REQs, first-message resend)", "B installs view [B]",
+             "B receives DATA(seqno=1, conn_id=0, first, payload=1) from A",
+             "A receives STABLE(hd=2, hr=2, conn_id=0) from B"]
+    listed = ", ".join(f'"{step}"' for step in steps)
+    text = model_text(top=TOP.replace('"unicast3"', '"unicast2"'), sends='"A->B" = 2', faults=None,
+                      views='[[views]]\nmember = "B"\nview = ["B"]',
+                      check=f'properties = ["no_spurious_purge"]\nexpect = "violation:no_spurious_purge"\n'
+                            f'witness = [{listed}]')
+    path = write(tmp_path, text)
+    assert main(run_check(path, tmp_path)) == 1
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith(str(path))]
+    assert row.endswith(f"MISMATCH: witness step 8 ({steps[-1]!r}) violates no_spurious_purge")
+
+
+def test_show_of_a_model_without_witness_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, model_text())
+    assert_one_cli_error(capsys, main(["show", str(path)]),
+                         f"{path}: check.witness: expected a witness to draw (the file has none)")

@@ -1,7 +1,7 @@
 """Counterexample trace files (checks/trace.py) written by ``seqcheck check`` for the shipped models.
 
-For every shipped model whose expected verdict is a violation, the trace written by ``check_model``
-(what ``seqcheck check`` runs):
+For every shipped model whose expected verdict is a violation (each protocol of a side-by-side
+file counts as one model), the trace written by ``check_model`` (what ``seqcheck check`` runs):
 (a) loads with ``Trace.load`` and describes its model, property and kind;
 (b) validates (``checks.trace.validate``) against the loaded model's world;
 (c) is a shortest one: an independent breadth-first search (real state equality, no fingerprints)
@@ -21,36 +21,50 @@ import hashlib
 import json
 import subprocess
 import sys
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
 from checks.cli import MODELS_DIR, main, model_paths
-from checks.run import Outcome, check_model
+from checks.run import Outcome, check_model, trace_file
 from checks.system import Always, Liveness, replay
 from checks.trace import FORMAT, Trace, TraceError, can_reach_goal, validate
-from models.modelfile import Model, load
+from models.modelfile import Model, load, load_all, split_reference
 from models.world import World
 
 MODELS_ROOT = MODELS_DIR.parent
 
 
-def shipped_violation_models() -> list[Path]:
+class Case(NamedTuple):
+    """One model: a file, and the protocol when the file runs several side by side."""
+
+    path: Path
+    protocol: str | None
+
+    def load(self) -> Model:
+        return load(self.path, protocol=self.protocol)
+
+    @property
+    def id(self) -> str:
+        name = str(self.path.relative_to(MODELS_DIR).with_suffix(""))
+        return f"{name}[{self.protocol}]" if self.protocol else name
+
+
+def shipped_violation_models() -> list[Case]:
     """The models ``seqcheck check`` runs by default whose expected verdict is a violation."""
     found = []
     for path in model_paths([]):
-        expect = tomllib.loads(path.read_text()).get("check", {}).get("expect", "")
-        if expect.startswith("violation:"):
-            found.append(path)
+        for model in load_all(path):
+            if model.expect.startswith("violation:"):
+                found.append(Case(path, model.protocol if model.side_by_side else None))
     return found
 
 
 VIOLATION_MODELS = shipped_violation_models()
-JGRP1873 = MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml"
-IDS = [p.stem for p in VIOLATION_MODELS]
+JGRP1873 = Case(MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml", None)
+IDS = [case.id for case in VIOLATION_MODELS]
 
 
 class Checked:
@@ -58,14 +72,14 @@ class Checked:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.done: dict[Path, tuple[Model, Outcome]] = {}
+        self.done: dict[Case, tuple[Model, Outcome]] = {}
 
-    def __call__(self, path: Path) -> tuple[Model, Outcome, Path]:
-        if path not in self.done:
-            model = load(path)
-            self.done[path] = model, check_model(model, trace_dir=self.folder)
-        model, outcome = self.done[path]
-        assert outcome.trace_path is not None, f"{path.name}: no trace written (verdict {outcome.verdict})"
+    def __call__(self, case: Case) -> tuple[Model, Outcome, Path]:
+        if case not in self.done:
+            model = case.load()
+            self.done[case] = model, check_model(model, trace_dir=self.folder)
+        model, outcome = self.done[case]
+        assert outcome.trace_path is not None, f"{case.id}: no trace written (verdict {outcome.verdict})"
         return model, outcome, outcome.trace_path
 
 
@@ -77,19 +91,27 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Checked:
 def test_the_shipped_models_include_violations() -> None:
     assert JGRP1873 in VIOLATION_MODELS
     assert len(VIOLATION_MODELS) >= 4
+    assert {case.load().protocol for case in VIOLATION_MODELS} == {"unicast2", "unicast3"}
+    assert any(case.protocol for case in VIOLATION_MODELS), "no side-by-side violation"
 
 
 # ---------------------------------------------------------------- (a) load, (b) validate
 
 
-@pytest.mark.parametrize("path", VIOLATION_MODELS, ids=IDS)
-def test_trace_loads_and_describes_its_model(checked: Checked, path: Path) -> None:
-    model, outcome, written = checked(path)
+@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+def test_trace_loads_and_describes_its_model(checked: Checked, case: Case) -> None:
+    model, outcome, written = checked(case)
+    path = case.path
     assert outcome.matches, outcome.mismatch_reason
-    assert written == checked.folder / f"{path.stem}.json"
+    assert written == trace_file(model, checked.folder)
+    relative = path.relative_to(MODELS_DIR)
+    suffix = f".{case.protocol}" if case.protocol else ""
+    assert written == checked.folder / relative.parent / f"{path.stem}{suffix}.json"
     trace = Trace.load(written)
     assert trace == outcome.trace
-    assert (MODELS_ROOT / trace.model).resolve() == path.resolve()  # relative to the checkout
+    name, protocol = split_reference(trace.model)
+    assert (MODELS_ROOT / name).resolve() == path.resolve()  # relative to the checkout
+    assert protocol == case.protocol
     assert trace.model_digest == hashlib.sha256(path.read_bytes()).hexdigest()
     assert f"violation:{trace.prop}" == model.expect
     prop = next(p for p in model.world.properties if p.name == trace.prop)
@@ -100,16 +122,21 @@ def test_trace_loads_and_describes_its_model(checked: Checked, path: Path) -> No
     assert raw["length"] == len(raw["steps"]) == len(trace.actions) > 0
 
 
-@pytest.mark.parametrize("path", VIOLATION_MODELS, ids=IDS)
-def test_trace_validates_against_the_loaded_model(checked: Checked, path: Path) -> None:
-    model, _, written = checked(path)
+def test_trace_files_of_all_violation_models_are_distinct(checked: Checked) -> None:
+    written = [checked(case)[2] for case in VIOLATION_MODELS]
+    assert len(set(written)) == len(written)
+
+
+@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+def test_trace_validates_against_the_loaded_model(checked: Checked, case: Case) -> None:
+    model, _, written = checked(case)
     trace = Trace.load(written)
     replayed = validate(model.world, trace)
     assert len(replayed) == len(trace.actions)
     assert [model.world.action_to_json(a) for a, _ in replayed] == list(trace.actions)
     assert [model.world.format_action(a) for a, _ in replayed] == list(trace.summary)
     # a freshly loaded model (new interning tables) replays it too
-    assert len(validate(load(path).world, trace)) == len(trace.actions)
+    assert len(validate(case.load().world, trace)) == len(trace.actions)
 
 
 # ---------------------------------------------------------------- (c) shortest
@@ -137,9 +164,9 @@ def bfs_levels(world: World, depth: int) -> list[list[WorldState]]:
     return levels
 
 
-@pytest.mark.parametrize("path", VIOLATION_MODELS, ids=IDS)
-def test_trace_is_a_shortest_counterexample(checked: Checked, path: Path) -> None:
-    model, outcome, written = checked(path)
+@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+def test_trace_is_a_shortest_counterexample(checked: Checked, case: Case) -> None:
+    model, outcome, written = checked(case)
     world = model.world
     trace = Trace.load(written)
     length = len(trace.actions)
@@ -162,9 +189,9 @@ def test_trace_is_a_shortest_counterexample(checked: Checked, path: Path) -> Non
                     f"a state at depth {depth} < {length} already cannot reach {prop.name}"
 
 
-@pytest.mark.parametrize("path", VIOLATION_MODELS, ids=IDS)
-def test_no_single_step_can_be_dropped(checked: Checked, path: Path) -> None:
-    model, _, written = checked(path)
+@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+def test_no_single_step_can_be_dropped(checked: Checked, case: Case) -> None:
+    model, _, written = checked(case)
     trace = Trace.load(written)
     for drop in range(len(trace.actions)):
         shorter = Trace(trace.model, trace.model_digest, trace.prop, trace.kind,
@@ -173,10 +200,10 @@ def test_no_single_step_can_be_dropped(checked: Checked, path: Path) -> None:
             validate(model.world, shorter)
 
 
-@pytest.mark.parametrize("path", VIOLATION_MODELS, ids=IDS)
-def test_rerunning_gives_the_same_trace(checked: Checked, path: Path) -> None:
-    _, outcome, written = checked(path)
-    again = check_model(load(path), trace_dir=None)
+@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+def test_rerunning_gives_the_same_trace(checked: Checked, case: Case) -> None:
+    _, outcome, written = checked(case)
+    again = check_model(case.load(), trace_dir=None)
     assert again.trace_path is None
     assert again.verdict == outcome.verdict
     assert again.trace is not None
@@ -279,7 +306,8 @@ def tampered(written: Path, change: Callable[[Raw], None], target: Path) -> Path
 
 def load_and_validate(path: Path) -> None:
     trace = Trace.load(path)
-    validate(load(MODELS_ROOT / trace.model).world, trace)
+    name, protocol = split_reference(trace.model)
+    validate(load(MODELS_ROOT / name, protocol=protocol).world, trace)
 
 
 def assert_show_rejects(capsys: pytest.CaptureFixture[str], path: Path, fragment: str) -> str:
@@ -337,10 +365,10 @@ def test_missing_trace_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert_show_rejects(capsys, path, f"{path}: no such trace file")
 
 
-@pytest.mark.parametrize("path", VIOLATION_MODELS, ids=IDS)
+@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
 def test_every_trace_rejects_a_changed_field_and_a_wrong_property(checked: Checked, tmp_path: Path,
-                                                                  path: Path) -> None:
-    model, _, written = checked(path)
+                                                                  case: Case) -> None:
+    model, _, written = checked(case)
     for name, change in (("field", change_field(-1)), ("property", set_key("property", "no_such_property"))):
         bad = tampered(written, change, tmp_path / f"{name}.json")
         with pytest.raises(TraceError):
@@ -389,10 +417,21 @@ def test_show_finds_a_relative_model_from_another_directory(tmp_path: Path, monk
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     work.mkdir()
-    (work / "m.toml").write_text(JGRP1873.read_text())
+    (work / "m.toml").write_text(JGRP1873.path.read_text())
     monkeypatch.chdir(work)
     assert main(["check", "--no-progress", "--trace-dir", "out", "m.toml"]) == 0
     monkeypatch.chdir(tmp_path)
     capsys.readouterr()
     assert main(["show", str(work / "out" / "m.json")]) == 0
     assert "violates safety property no_spurious_purge" in capsys.readouterr().out
+
+
+def test_show_draws_one_protocol_of_a_side_by_side_file(checked: Checked, capsys: pytest.CaptureFixture[str]) -> None:
+    case = next(c for c in VIOLATION_MODELS if c.protocol)
+    _, outcome, written = checked(case)
+    capsys.readouterr()
+    assert main(["show", str(written)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{case.path} [{case.protocol}]: ")
+    assert outcome.trace is not None
+    assert lines[1].startswith("violates ") and f" property {outcome.trace.prop} after " in lines[1]
