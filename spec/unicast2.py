@@ -70,6 +70,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import NamedTuple, TypeVar
 
+from spec import unicast_common as common
 from spec.effects import (
     Deliver,
     Discarded,
@@ -80,6 +81,14 @@ from spec.effects import (
     SyncRequested,
     WindowCreated,
     WindowRemoved,
+)
+from spec.unicast_common import (  # noqa: F401  (the properties, re-exported)
+    acks_monotone,
+    nothing_unacked,
+    purge_covered,
+    purge_is_safe,
+    timestamps_issued,
+    window_order,
 )
 
 E = TypeVar("E")
@@ -294,28 +303,13 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
         else:
             entry = RecvEntry(msg.conn_id, msg.seqno - 1, (), 0, 0)
             effects.append(WindowCreated(src, msg.conn_id, msg.seqno - 1))
-    entry, delivered = _add_and_deliver(entry, msg)
-    effects.extend(Deliver(src, payload) for payload in delivered)
+    hd, buffered, payloads = common.add_and_deliver(entry.delivered, entry.buffered, msg)
+    entry = replace(entry, delivered=hd, buffered=buffered)
+    effects.extend(Deliver(src, payload) for payload in payloads)
     node = replace(node, recv=_set(node.recv, src, entry))
     if msg.first and not cfg.variant.no_first_ack:
         effects.append(Send(src, Ack(msg.seqno, msg.conn_id)))
     return Step(node, tuple(effects))
-
-
-def _add_and_deliver(entry: RecvEntry, msg: Data) -> tuple[RecvEntry, list[int]]:
-    """Table.add (rejecting seqnos already delivered or held), then removeMany: the entry after
-    ``msg`` and the payloads delivered, in order."""
-    index = msg.seqno - entry.delivered - 1
-    buffered = entry.buffered
-    if index >= 0 and (index >= len(buffered) or buffered[index] is None):
-        padded = buffered + (None,) * (index - len(buffered) + 1)
-        buffered = padded[:index] + (msg,) + padded[index + 1 :]
-    delivered, payloads = entry.delivered, []
-    while buffered and buffered[0] is not None:
-        payloads.append(buffered[0].payload)
-        buffered = buffered[1:]
-        delivered += 1
-    return replace(entry, delivered=delivered, buffered=buffered), payloads
 
 
 def _next_timestamp(cfg: Config, node: Node) -> tuple[Node, int]:
@@ -487,25 +481,11 @@ def _retransmit_task(cfg: Config, node: Node) -> Step:
 
 
 def _request_missing(node: Node) -> tuple[Node, list[Effect]]:
-    """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run."""
-    effects: list[Effect] = []
-    xmit_last = list(node.xmit_last)
-    for peer, entry in enumerate(node.recv):
-        if entry is None:
-            continue
-        missing = entry.missing()
-        if not missing:
-            xmit_last[peer] = 0
-            continue
-        highest, last = missing[-1], xmit_last[peer]
-        if last == 0:
-            xmit_last[peer] = highest
-            continue
-        wanted = tuple(s for s in missing if s <= last)
-        xmit_last[peer] = max(last, highest)
-        if wanted:
-            effects.append(Send(peer, XmitReq(wanted)))
-    return replace(node, xmit_last=tuple(xmit_last)), effects
+    """Previous-batch retransmission (JGRP-1539): XMIT_REQ for every gap already seen on the last
+    run (``unicast_common.missing_requests``)."""
+    xmit_last, requests = common.missing_requests(node.recv, node.xmit_last)
+    effects: list[Effect] = [Send(peer, XmitReq(wanted)) for peer, wanted in requests]
+    return replace(node, xmit_last=xmit_last), effects
 
 
 def _stable_task(cfg: Config, node: Node) -> Step:
@@ -529,68 +509,11 @@ def _stable_task(cfg: Config, node: Node) -> Step:
 
 
 # ---------------------------------------------------------------------------------------------
-# Properties of UNICAST2 state (digest section 2). The delivery properties (FIFO, no duplicate,
-# nothing unsent) are stated once for every protocol in ``spec/reliable_fifo.py``.
-def window_order(node: Node) -> bool:
-    """I1: windows are well formed: low <= hd <= hr. Receive side: the slot after the last
-    delivered one is a gap and the highest received slot is present. Send side: the watermark
-    never runs ahead of (HA, HS)."""
-    for entry in node.recv:
-        if entry is not None and entry.buffered:
-            if entry.buffered[0] is not None or entry.buffered[-1] is None:
-                return False
-    for sender in node.send:
-        if sender is not None and not (sender.acked >= 0 and sender.watermark[1] <= sender.highest_sent):
-            return False
-    return True
-
-
+# Properties of UNICAST2 state (digest section 2) are stated once for both unicast protocols in
+# ``spec/unicast_common.py``: window_order (I1), timestamps_issued (I7), acks_monotone (I3),
+# purge_is_safe and purge_covered (P6), nothing_unacked (the liveness goal). The delivery
+# properties (FIFO, no duplicate, nothing unsent) are ``spec/reliable_fifo.py``'s.
 def conn_id_purity(node: Node) -> bool:
     """I4: a receive window holds only messages whose header names its connection (or, in the
     variants, names none), each in its own slot."""
-    for entry in node.recv:
-        if entry is None:
-            continue
-        for index, msg in enumerate(entry.buffered):
-            if msg is None:
-                continue
-            if msg.conn_id not in (entry.conn_id, NO_CONN) or msg.seqno != entry.delivered + 1 + index:
-                return False
-    return True
-
-
-def timestamps_issued(sender: Node, receiver: Node) -> bool:
-    """I7: the sender's last accepted timestamp from the receiver was issued by the receiver."""
-    entry = sender.send[receiver.me]
-    return entry is None or entry.last_ts <= receiver.timestamper
-
-
-def acks_monotone(before: Node, after: Node) -> bool:
-    """I3: HA never decreases on a connection (same conn_id), and HA <= HS."""
-    for old, new in zip(before.send, after.send):
-        if old is not None and new is not None and old.conn_id == new.conn_id:
-            if new.acked < old.acked or new.acked > new.highest_sent:
-                return False
-    return True
-
-
-def purge_is_safe(receiver: Node, sender: int, purged: Purged) -> bool:
-    """P6 (checked at the purge): if the receiver's window is on the purged connection, it has
-    already delivered every purged seqno."""
-    entry = receiver.recv[sender]
-    return entry is None or entry.conn_id != purged.conn_id or entry.delivered >= purged.upto
-
-
-def purge_covered(sender: Node, receiver: Node) -> bool:
-    """P6/P7 as a state invariant: when the receiver's window for the sender is on the sender's
-    current connection, it has delivered every seqno the sender has purged. Otherwise the window
-    waits for a seqno that no longer exists anywhere: it can never deliver again."""
-    entry = sender.send[receiver.me]
-    window = receiver.recv[sender.me]
-    return entry is None or window is None or window.conn_id != entry.conn_id or window.delivered >= entry.acked
-
-
-def nothing_unacked(node: Node, peer: int) -> bool:
-    """Liveness goal clause: the send entry to ``peer`` (if any) has every message purged."""
-    entry = node.send[peer]
-    return entry is None or not entry.unacked
+    return common.conn_id_purity(node, unnamed=NO_CONN)

@@ -75,6 +75,17 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple, TypeVar
 
 from spec.effects import Deliver, Discarded, Effect, Purged, Send, SyncRequested, WindowCreated, WindowRemoved
+from spec.unicast_common import (  # noqa: F401  (the properties, re-exported)
+    acks_monotone,
+    add_and_deliver,
+    conn_id_purity,
+    missing_requests,
+    nothing_unacked,
+    purge_covered,
+    purge_is_safe,
+    timestamps_issued,
+    window_order,
+)
 
 E = TypeVar("E")
 
@@ -273,17 +284,8 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
             return _request_first_seqno(cfg, node, src)
         entry = RecvEntry(msg.conn_id, OPEN, msg.seqno - 1, (), False)
         effects.append(WindowCreated(src, msg.conn_id, msg.seqno - 1))
-    index = msg.seqno - entry.delivered - 1
-    added = index >= 0 and (index >= len(entry.buffered) or entry.buffered[index] is None)
-    buffered = entry.buffered
-    if added:
-        padding = (None,) * (index - len(buffered) + 1) if index >= len(buffered) else ()
-        buffered = (buffered + padding)[:index] + (msg,) + (buffered + padding)[index + 1 :]
-    delivered = entry.delivered
-    while buffered and buffered[0] is not None:
-        effects.append(Deliver(src, buffered[0].payload))
-        buffered = buffered[1:]
-        delivered += 1
+    delivered, buffered, payloads = add_and_deliver(entry.delivered, entry.buffered, msg)
+    effects.extend(Deliver(src, payload) for payload in payloads)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
     # messages that delivered something new.
     ack_pending = True
@@ -495,93 +497,15 @@ def _send_pending_acks(cfg: Config, node: Node) -> tuple[Node, list[Effect]]:
 
 
 def _request_missing(node: Node) -> tuple[Node, list[Effect]]:
-    """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run.
-
-    Only peers with a receive entry are visited (triggerXmit): a peer's record survives the removal
-    of its window and is dropped by a view without the peer or by a gap-free run."""
-    effects: list[Effect] = []
-    xmit_last = list(node.xmit_last)
-    for peer, entry in enumerate(node.recv):
-        if entry is None:
-            continue
-        missing = entry.missing()
-        if not missing:
-            xmit_last[peer] = 0
-            continue
-        highest, last = missing[-1], xmit_last[peer]
-        if last == 0:
-            xmit_last[peer] = highest
-            continue
-        wanted = tuple(s for s in missing if s <= last)
-        xmit_last[peer] = max(last, highest)
-        if wanted:
-            effects.append(Send(peer, XmitReq(wanted)))
-    return replace(node, xmit_last=tuple(xmit_last)), effects
+    """Previous-batch retransmission (JGRP-1539): XMIT_REQ for every gap already seen on the last
+    run (``unicast_common.missing_requests``)."""
+    xmit_last, requests = missing_requests(node.recv, node.xmit_last)
+    effects: list[Effect] = [Send(peer, XmitReq(wanted)) for peer, wanted in requests]
+    return replace(node, xmit_last=xmit_last), effects
 
 
 # ---------------------------------------------------------------------------------------------
-# Properties of UNICAST3 state (digest section 2). The delivery properties (FIFO, no duplicate,
-# nothing unsent) are stated once for every protocol in ``spec/reliable_fifo.py``.
-def window_order(node: Node) -> bool:
-    """I1: windows are well formed: low <= hd <= hr.
-
-    Receive side: the slot after the last delivered one is a gap (else it would have been
-    delivered) and the highest received slot is present. Send side: the watermark never runs
-    ahead of (HA, HS).
-    """
-    for entry in node.recv:
-        if entry is not None and entry.buffered:
-            if entry.buffered[0] is not None or entry.buffered[-1] is None:
-                return False
-    for sender in node.send:
-        if sender is not None and not (sender.acked >= 0 and sender.watermark[1] <= sender.highest_sent):
-            return False
-    return True
-
-
-def conn_id_purity(node: Node) -> bool:
-    """I4: a receive window holds only messages of its own connection, each in its own slot."""
-    for entry in node.recv:
-        if entry is None:
-            continue
-        for index, msg in enumerate(entry.buffered):
-            if msg is not None and (msg.conn_id != entry.conn_id or msg.seqno != entry.delivered + 1 + index):
-                return False
-    return True
-
-
-def timestamps_issued(sender: Node, receiver: Node) -> bool:
-    """I7: the sender's last accepted timestamp from the receiver was issued by the receiver."""
-    entry = sender.send[receiver.me]
-    return entry is None or entry.last_ts <= receiver.timestamper
-
-
-def acks_monotone(before: Node, after: Node) -> bool:
-    """I3: HA never decreases on a connection (same conn_id), and HA <= HS."""
-    for old, new in zip(before.send, after.send):
-        if old is not None and new is not None and old.conn_id == new.conn_id:
-            if new.acked < old.acked or new.acked > new.highest_sent:
-                return False
-    return True
-
-
-def purge_is_safe(receiver: Node, sender: int, purged: Purged) -> bool:
-    """P6 (checked at the purge): if the receiver's window is on the purged connection, it has
-    already delivered every purged seqno. (With no window, a resync restarts above the purge.)"""
-    entry = receiver.recv[sender]
-    return entry is None or entry.conn_id != purged.conn_id or entry.delivered >= purged.upto
-
-
-def purge_covered(sender: Node, receiver: Node) -> bool:
-    """P6/P7 as a state invariant: when the receiver's window for the sender is on the sender's
-    current connection, it has delivered every seqno the sender has purged. Otherwise the window
-    waits for a seqno that no longer exists anywhere: it can never deliver again."""
-    entry = sender.send[receiver.me]
-    window = receiver.recv[sender.me]
-    return entry is None or window is None or window.conn_id != entry.conn_id or window.delivered >= entry.acked
-
-
-def nothing_unacked(node: Node, peer: int) -> bool:
-    """Liveness goal clause: the send entry to ``peer`` (if any) has every message acknowledged."""
-    entry = node.send[peer]
-    return entry is None or not entry.unacked
+# Properties of UNICAST3 state (digest section 2) are stated once for both unicast protocols in
+# ``spec/unicast_common.py``: window_order (I1), conn_id_purity (I4), timestamps_issued (I7),
+# acks_monotone (I3), purge_is_safe and purge_covered (P6), nothing_unacked (the liveness goal).
+# The delivery properties (FIFO, no duplicate, nothing unsent) are ``spec/reliable_fifo.py``'s.

@@ -568,7 +568,7 @@ def test_without_sync_rate_limit_every_mismatch_asks_again() -> None:
 
 @pytest.mark.xfail(strict=True, reason="SPEC DEVIATION: UNICAST3 caches DATA that arrives before a usable "
                    "receive entry (MessageCache, JGRP-2327) and drains it when the window is created; the spec "
-                   "drops it (docstring decision 7, spec/unicast3.py:49-50, _on_data :321-323)")
+                   "drops it (spec/unicast3.py docstring decision 7 and _on_data)")
 def test_messages_before_the_first_are_cached_and_drained() -> None:
     """Digest 1.2 (c) handleDataReceived steps 2-3: a non-first DATA with no receive entry is put into
     msg_cache[A]; when the SEND_FIRST_SEQNO answer creates the window, the cached #4 and #5 (same

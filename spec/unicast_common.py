@@ -1,0 +1,132 @@
+"""What UNICAST2 and UNICAST3 share: the receive window's add-and-deliver, the previous-batch
+retransmission request (digest 1.0.1, 1.0.2), and the properties of window state (digest 2.1, P6).
+
+Both specs keep per-peer tuples ``send`` and ``recv`` of entries shaped alike: a send entry has
+``conn_id``, ``acked`` (HA, everything up to it purged), ``unacked`` (payloads of HA+1 .. HS),
+``watermark`` and ``last_ts``; a receive entry has ``conn_id``, ``delivered`` (hd) and ``buffered``
+(the slots hd+1 .. hr, None for a gap). Everything here reads only those fields, so one statement
+serves both protocols; ``spec/unicast2.py`` and ``spec/unicast3.py`` re-export the properties.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+# ---------------------------------------------------------------------------------------------
+# Receive window (Table.add, then removeMany).
+def add_and_deliver(delivered: int, buffered: tuple[Any, ...], msg: Any
+                    ) -> tuple[int, tuple[Any, ...], list[int]]:
+    """Add DATA ``msg`` to the window (hd = ``delivered``, slots ``buffered``), rejecting a seqno
+    already delivered or held, then deliver in order from hd+1 up to the first gap.
+
+    Returns the new hd, the new slots and the payloads delivered, in order."""
+    index = msg.seqno - delivered - 1
+    if index >= 0 and (index >= len(buffered) or buffered[index] is None):
+        padded = buffered + (None,) * (index - len(buffered) + 1)
+        buffered = padded[:index] + (msg,) + padded[index + 1 :]
+    payloads = []
+    while buffered and buffered[0] is not None:
+        payloads.append(buffered[0].payload)
+        buffered = buffered[1:]
+        delivered += 1
+    return delivered, buffered, payloads
+
+
+def missing_requests(recv: tuple[Any, ...], xmit_last: tuple[int, ...]
+                     ) -> tuple[tuple[int, ...], list[tuple[int, tuple[int, ...]]]]:
+    """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run.
+
+    ``xmit_last[peer]`` is the highest missing seqno the previous run saw (0: none). Only peers
+    with a receive entry are visited (triggerXmit): a peer's record survives the removal of its
+    window and is dropped by a view without the peer or by a gap-free run. Returns the new
+    records and the (peer, seqnos) to request, in peer order."""
+    records = list(xmit_last)
+    requests = []
+    for peer, entry in enumerate(recv):
+        if entry is None:
+            continue
+        missing = entry.missing()
+        if not missing:
+            records[peer] = 0
+            continue
+        highest, last = missing[-1], records[peer]
+        if last == 0:
+            records[peer] = highest
+            continue
+        wanted = tuple(s for s in missing if s <= last)
+        records[peer] = max(last, highest)
+        if wanted:
+            requests.append((peer, wanted))
+    return tuple(records), requests
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties of window state (digest section 2). The delivery properties (FIFO, no duplicate,
+# nothing unsent) are stated once for every protocol in ``spec/reliable_fifo.py``.
+def window_order(node: Any) -> bool:
+    """I1: windows are well formed: low <= hd <= hr.
+
+    Receive side: the slot after the last delivered one is a gap (else it would have been
+    delivered) and the highest received slot is present. Send side: the watermark never runs
+    ahead of (HA, HS).
+    """
+    for entry in node.recv:
+        if entry is not None and entry.buffered:
+            if entry.buffered[0] is not None or entry.buffered[-1] is None:
+                return False
+    for sender in node.send:
+        if sender is not None and not (sender.acked >= 0 and sender.watermark[1] <= sender.highest_sent):
+            return False
+    return True
+
+
+def conn_id_purity(node: Any, *, unnamed: int | None = None) -> bool:
+    """I4: a receive window holds only messages of its own connection, each in its own slot.
+    (``unnamed``: a conn_id meaning "none", accepted in any window; UNICAST2's design draft.)"""
+    for entry in node.recv:
+        if entry is None:
+            continue
+        for index, msg in enumerate(entry.buffered):
+            if msg is None:
+                continue
+            if msg.conn_id not in (entry.conn_id, unnamed) or msg.seqno != entry.delivered + 1 + index:
+                return False
+    return True
+
+
+def timestamps_issued(sender: Any, receiver: Any) -> bool:
+    """I7: the sender's last accepted timestamp from the receiver was issued by the receiver."""
+    entry = sender.send[receiver.me]
+    return entry is None or entry.last_ts <= receiver.timestamper
+
+
+def acks_monotone(before: Any, after: Any) -> bool:
+    """I3: HA never decreases on a connection (same conn_id), and HA <= HS."""
+    for old, new in zip(before.send, after.send):
+        if old is not None and new is not None and old.conn_id == new.conn_id:
+            if new.acked < old.acked or new.acked > new.highest_sent:
+                return False
+    return True
+
+
+def purge_is_safe(receiver: Any, sender: int, purged: Any) -> bool:
+    """P6 (checked at the purge): if the receiver's window is on the purged connection, it has
+    already delivered every purged seqno. (With no window, a resync restarts above the purge.)"""
+    entry = receiver.recv[sender]
+    return entry is None or entry.conn_id != purged.conn_id or entry.delivered >= purged.upto
+
+
+def purge_covered(sender: Any, receiver: Any) -> bool:
+    """P6/P7 as a state invariant: when the receiver's window for the sender is on the sender's
+    current connection, it has delivered every seqno the sender has purged. Otherwise the window
+    waits for a seqno that no longer exists anywhere: it can never deliver again."""
+    entry = sender.send[receiver.me]
+    window = receiver.recv[sender.me]
+    return entry is None or window is None or window.conn_id != entry.conn_id or window.delivered >= entry.acked
+
+
+def nothing_unacked(node: Any, peer: int) -> bool:
+    """Liveness goal clause: the send entry to ``peer`` (if any) has every message acknowledged."""
+    entry = node.send[peer]
+    return entry is None or not entry.unacked
