@@ -54,7 +54,7 @@ class BatchExpander:
         self.reads: dict[tuple[int, int], tuple[int, ...]] = {}  # (member, observations) -> nodes read
         self.nets: dict[int, _Net] = {}
         self.envs: dict[int, _Env] = {}
-        self.timers: dict[int, tuple[tuple[int, int, bool], ...]] = {}  # node -> (stimulus, removed peer, progress)
+        self.timers: dict[int, tuple[tuple[int, int, bool], ...]] = {}  # node -> (stimulus, quiet pair, progress)
         self.receivers: dict[int, tuple[tuple[int, int], ...]] = {}  # node -> (peer, stimulus)
         self.sends: dict[int, tuple[tuple[int, int], ...]] = {}  # history -> (member, stimulus)
         self.node_sig: dict[int, int] = {}  # node -> id of its timestamps
@@ -112,7 +112,7 @@ class BatchExpander:
         for member in range(n):
             timers = self.timers.get(world[member])
             for stimulus, removed, moves in (self._timers(world[member]) if timers is None else timers):
-                if removed >= 0 and not quiet(net_id, removed, member):
+                if removed >= 0 and not quiet(net_id, *divmod(removed, n)):
                     continue
                 after = step(world, member, stimulus, -1, env_id)
                 if after is not None:
@@ -233,8 +233,8 @@ class BatchExpander:
         adapter, node = world.adapter, world._nodes.values[node_id]
         out = []
         for timer in adapter.enabled_timers(world.cfg, node):
-            removed = adapter.receiver_removed_by(timer)
-            out.append((self.stimuli(("timer", timer)), -1 if removed is None else removed,
+            pair = adapter.quiet_connection(node.me, timer)  # as sender * n + receiver
+            out.append((self.stimuli(("timer", timer)), -1 if pair is None else pair[0] * self.n + pair[1],
                         bool(adapter.timer_is_progress(timer))))
         found = self.timers[node_id] = tuple(out)
         return found

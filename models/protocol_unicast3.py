@@ -45,6 +45,7 @@ class Unicast3Adapter(ProtocolAdapter):
     # Idle closing and expiry removal discard state, so they count as disruptions.
     progress_timers = frozenset({u3.XMIT, u3.SYNC_EXPIRED})
     removal_timers = frozenset({u3.CLOSE_RECV})
+    send_removal_timers = frozenset({u3.CLOSE_SEND})  # conn_close_timeout = 2 x MSL, like CLOSE_RECV
     timestamped = (u3.Ack, u3.SendFirstSeqno)
     window_replies = (u3.Ack, u3.SendFirstSeqno, u3.XmitReq)
 

@@ -62,6 +62,7 @@ class ProtocolAdapter:
     timer_text: tuple[str, ...]  # per timer kind, for traces; "{peer}" is the timer's peer
     progress_timers: frozenset[int]  # timer kinds a liveness continuation may use
     removal_timers: frozenset[int]  # timer kinds that remove the receive window of their peer
+    send_removal_timers: frozenset[int] = frozenset()  # ... the send entry to their peer (conn_close_timeout)
     timestamped: tuple[type[Any], ...]  # message types carrying a timestamp ``ts``
     window_replies: tuple[type[Any], ...]  # message types a receive window sends back to its sender
 
@@ -108,6 +109,15 @@ class ProtocolAdapter:
     def receiver_removed_by(self, timer: Any) -> int | None:
         """The peer whose receive window ``timer`` removes, if it removes one."""
         return int(timer.peer) if timer.kind in self.removal_timers else None
+
+    def quiet_connection(self, member: int, timer: Any) -> tuple[int, int] | None:
+        """(sender, receiver) of the connection ``timer`` at ``member`` removes an entry of, if it
+        is one that ``models/world.py`` rule 6 lets fire only while none of its packets is in flight."""
+        if timer.kind in self.removal_timers:
+            return int(timer.peer), member
+        if timer.kind in self.send_removal_timers:
+            return member, int(timer.peer)
+        return None
 
     def receive_window_of(self, packet: Any) -> tuple[int, int] | None:
         """(sender, receiver) of the receive window ``packet`` belongs to, if any: a DATA belongs

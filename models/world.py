@@ -23,10 +23,13 @@ Rules
    newer than every one still in use. Without this, a receiver that keeps asking (an unfair schedule
    that never delivers one packet) drives its counter up forever and the state space is infinite.
    Traces therefore show ranks: only the order of two timestamps means anything.
-6. Packets do not outlive a receive window. A member drops its receive window for a peer (the test
-   hook, or conn_close_timeout of a CLOSING entry) only while no packet of that window is in
+6. Packets do not outlive a connection's entries. A member drops its receive window for a peer (the
+   test hook, or conn_close_timeout of a CLOSING entry) only while no packet of that window is in
    flight: no DATA from the peer, and no ACK, SEND_FIRST_SEQNO or XMIT_REQ of the window to the
-   peer (the ACKs the removal itself flushes may be delayed at will: that is JGRP-1873). JGroups
+   peer (the ACKs the removal itself flushes may be delayed at will: that is JGRP-1873). The same
+   holds for a send entry removed by conn_close_timeout (UNICAST3's CLOSE_SEND): no DATA of it to
+   the peer and nothing from the peer's window for it in flight. View changes are not gated: in
+   UNICAST2 they remove entries at once, which is that protocol's own behaviour. JGroups
    sizes conn_close_timeout as "2 x MSL" (digest 1.2 (d)) for this reason: a copy of a first
    message, or a SEND_FIRST_SEQNO, that arrives after the reset makes the sender and the new
    window disagree about what was received. The model ``residual-stale-packets.toml`` lifts this
@@ -212,8 +215,8 @@ class World:
         for member in range(n):
             node = self._nodes.values[world[member]]
             for timer in self.adapter.enabled_timers(self.cfg, node):
-                removed = self.adapter.receiver_removed_by(timer)
-                if removed is not None and not self._quiet(world[n], removed, member):
+                pair = self.adapter.quiet_connection(member, timer)
+                if pair is not None and not self._quiet(world[n], *pair):
                     continue
                 yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
         yield from self._environment_actions(world, env)
@@ -448,7 +451,10 @@ class World:
             member, stimulus = action.member, ("remove", action.peer)
         else:
             return None, (), ()
-        _, packets, observed, _ = self._handle(member, world[member], stimulus)
+        result = self._node_memo.get((world[member], stimulus))  # the handler's memo (pure, same result)
+        if result is None:
+            result = self._node_memo[world[member], stimulus] = self._handle(member, world[member], stimulus)
+        _, packets, observed, _ = result
         delivered = tuple((e.src, e.payload) for kind, e in observed if kind == "Deliver")
         return member, packets, delivered
 
@@ -465,6 +471,89 @@ class World:
         rank = {value: r for r, value in enumerate(sorted(values), 1)}
         renamed = packet._replace(msg=self.adapter.renumber_packet(packet.msg, rank))
         return type(action)(renamed)  # type: ignore[call-arg]
+
+    # -- one action at a time (random walks: checks/fuzz_run.py) --------------------------------
+    # Both agree exactly with ``successors``, computing only what is asked for:
+    # ``[a for a in candidates(w, K) if successor(w, a) is not None]`` is
+    # ``[a for a, _ in successors(w) if type(a) is K]``, and ``successor(w, a)`` is the state
+    # ``successors(w)`` pairs with ``a``.
+    def candidates(self, world: tuple[int, ...], kind: type) -> list[WorldAction]:
+        """The actions of type ``kind`` ``successors`` considers in ``world``, in its order
+        (including those that would change nothing); a fresh list."""
+        n = self.n
+        memo: dict[Hashable, tuple[Any, ...]] | None = self.__dict__.get("_candidate_memo")
+        if memo is None:
+            memo = self.__dict__["_candidate_memo"] = {}
+        if kind is FireTimer:
+            out: list[WorldAction] = []
+            for member in range(n):
+                timers = memo.get((member, world[member]))  # (FireTimer, connection that must be quiet)
+                if timers is None:
+                    node = self._nodes.values[world[member]]
+                    timers = memo[member, world[member]] = tuple(
+                        (FireTimer(member, t), self.adapter.quiet_connection(member, t))
+                        for t in self.adapter.enabled_timers(self.cfg, node))
+                out += [a for a, pair in timers if pair is None or self._quiet(world[n], *pair)]
+            return out
+        if kind is RemoveReceiver:
+            if not self._envs.values[world[n + 1]].removals:
+                return []
+            return [RemoveReceiver(m, peer) for m in range(n)
+                    for peer in self.adapter.receivers(self._nodes.values[world[m]]) if self._quiet(world[n], peer, m)]
+        key = (kind, world[n + 2] if kind is AppSend else world[n] if kind is DeliverPacket else world[n:n + 2])
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = tuple(self._structural_candidates(world, kind))
+        return list(found)
+
+    def _structural_candidates(self, world: tuple[int, ...], kind: type) -> list[WorldAction]:
+        """``candidates`` of the kinds that depend on the network, environment or history only."""
+        n = self.n
+        net: tuple[Packet, ...] = self._nets.values[world[n]]
+        env: Env = self._envs.values[world[n + 1]]
+        if kind is DeliverPacket:
+            return [DeliverPacket(p) for p in net]
+        if kind is DuplicatePacket:
+            return [DuplicatePacket(p) for p in net] if env.duplicate else []
+        if kind is LosePacket:
+            return [LosePacket(p) for p in net] if env.loss else []
+        if kind is AppSend:
+            channels = self._hists.values[world[n + 2]].channels
+            return [AppSend(s, d) for s, d in self.pairs if channels[s * n + d].sent < self.bounds.sends[s * n + d]]
+        if kind is InstallView:
+            return [InstallView(m, tuple(sorted(script[i]))) for m, script in enumerate(self.bounds.views)
+                    if (i := env.view_index[m]) < len(script)]
+        return []
+
+    def successor(self, world: tuple[int, ...], action: WorldAction) -> tuple[int, ...] | None:
+        """The state after ``action`` (one of ``candidates``), None if it changes nothing."""
+        n = self.n
+        env: Env = self._envs.values[world[n + 1]]
+        steps: Iterator[tuple[WorldAction, tuple[int, ...]]]
+        if isinstance(action, DeliverPacket):
+            steps = self._after(world, action.packet.dst, action, action.packet, action.packet, env)
+        elif isinstance(action, DuplicatePacket):
+            steps = self._after(world, action.packet.dst, action, action.packet, None,
+                                env._replace(duplicate=env.duplicate - 1))
+        elif isinstance(action, LosePacket):
+            nodes, lost = world[:n], self._net_after(world[n], action.packet, ())
+            if self.reduce_timestamps and self.adapter.packet_timestamp(action.packet.msg):
+                nodes, lost = self._renumber_timestamps(nodes, lost)
+            return nodes + (lost, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
+        elif isinstance(action, AppSend):
+            sent = self._hists.values[world[n + 2]].channels[action.src * n + action.dst].sent
+            steps = self._after(world, action.src, action, ("send", action.dst, sent + 1), None, env)
+        elif isinstance(action, FireTimer):
+            steps = self._after(world, action.member, action, ("timer", action.timer), None, env)
+        elif isinstance(action, InstallView):
+            m, index = action.member, env.view_index[action.member]
+            moved = env._replace(view_index=env.view_index[:m] + (index + 1,) + env.view_index[m + 1:])
+            steps = self._after(world, m, action, ("view", self.bounds.views[m][index]), None, moved)
+        else:
+            assert isinstance(action, RemoveReceiver), action
+            steps = self._after(world, action.member, action, ("remove", action.peer), None,
+                                env._replace(removals=env.removals - 1))
+        return next((after for _, after in steps), None)
 
     def stats(self) -> dict[str, int]:
         return {"node_states": len(self._nodes.values), "networks": len(self._nets.values),
