@@ -241,9 +241,9 @@ def _replay(args: argparse.Namespace) -> int:
     from checks.replay import emit_test, run_replay
 
     trace = Trace.load(args.trace)
-    model_path, _ = _trace_model(trace, args.trace)
+    model_path, protocol = _trace_model(trace, args.trace)
     try:
-        report = run_replay(args.trace, model_path)
+        report = run_replay(args.trace, model_path, protocol)
     except TraceError as error:
         raise TraceError(f"{args.trace}: {error}") from None
     for line in report.lines():

@@ -67,7 +67,7 @@ class Shared:
     def __init__(self, model: Model, engines_for: EngineFactory = default_engines) -> None:
         self.model = model
         self.engines_for = engines_for
-        self.world = load(model.path, reduce_timestamps=False).world
+        self.world = load(model.path, reduce_timestamps=False, variant=model.variant, protocol=model.protocol).world
         self.always = [p for p in self.world.properties if isinstance(p, Always)]
         self.spec_views: dict[int, Any] = {}  # node id -> the engines' view of that spec node
         self.wire: dict[Packet, bytes] = {}  # packet -> its datagram
@@ -232,15 +232,16 @@ def random_walk(model: Model, seed: int, steps: int, *, engines_for: EngineFacto
     return WalkResult(seed, steps, None, None)
 
 
-def replay_on_engines(model_path: Path, trace: Trace, *, engines_for: EngineFactory = default_engines
-                      ) -> tuple[Lockstep, Divergence | None]:
-    """Re-run a checker trace (canonical timestamps) through spec and engines in lockstep.
+def replay_on_engines(model_path: Path, trace: Trace, *, engines_for: EngineFactory = default_engines,
+                      protocol: str | None = None) -> tuple[Lockstep, Divergence | None]:
+    """Re-run a checker trace (canonical timestamps) through spec and engines in lockstep
+    (``protocol``: which protocol of a side-by-side model file).
 
     Each recorded action is matched, in the unreduced world, against the enabled actions by its
     canonical form. Returns the run (its final state is the trace's last state) and the first
     divergence, if any (spec properties are not treated as divergences here).
     """
-    run = Lockstep(load(model_path), engines_for, check_properties=False)
+    run = Lockstep(load(model_path, protocol=protocol), engines_for, check_properties=False)
     world = run.world
     for index, wanted in enumerate(trace.actions, 1):
         for action, after in world.successors(run.state):

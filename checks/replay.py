@@ -68,11 +68,13 @@ def is_residual(model: Model) -> bool:
     return reference_variant(model) == model.variant
 
 
-def run_replay(trace_path: Path, model_path: Path) -> ReplayReport:
+def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None) -> ReplayReport:
+    """Replay the trace in ``trace_path`` on the engines (``protocol``: which protocol of a
+    side-by-side model file)."""
     trace = Trace.load(trace_path)
-    model = load(model_path)
+    model = load(model_path, protocol=protocol)
     validate(model.world, trace)
-    _, divergence = replay_on_engines(model_path, trace)
+    _, divergence = replay_on_engines(model_path, trace, protocol=protocol)
     defective = fixed = None
     skipped: list[str] = []
     if trace.prop in SCRIPT_PROTOCOLS[model.protocol].scriptable:

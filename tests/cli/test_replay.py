@@ -81,3 +81,18 @@ def test_replay_of_a_residual_reproduces_as_shipped(tmp_path: Path, capsys: pyte
 def test_replay_of_a_missing_trace_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["replay", str(tmp_path / "none.json")]) == 2
     assert capsys.readouterr().err.startswith("seqcheck: ")
+
+
+SIDE_BY_SIDE = [(p, m.protocol) for p in model_paths([]) for m in load_all(p) if m.side_by_side and m.expect != "pass"]
+
+
+@pytest.mark.parametrize(("model_path", "protocol"), SIDE_BY_SIDE,
+                         ids=[f"{p.stem}[{protocol}]" for p, protocol in SIDE_BY_SIDE])
+def test_side_by_side_violation_replays_on_its_protocols_engine(
+        model_path: Path, protocol: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--no-progress", "--trace-dir", str(tmp_path), str(model_path)]) == 0
+    trace = trace_file(load(model_path, protocol=protocol), tmp_path)
+    capsys.readouterr()
+    assert main(["replay", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert f"{model_path.name}#{protocol}" in out and "the engine took all" in out
