@@ -14,6 +14,7 @@ Rules
    that ``seqcheck show`` and ``seqcheck replay`` read.
 3. Budgets: the model file's, multiplied by ``--budget-scale`` through a derived model file
    written to ``--out`` (``checks/fuzz_model.py``); traces found under scaled budgets name it.
+   ``--random-views K`` adds joins and leaves (random views per member) the same way.
 4. Exit status: 0 when the outcome matches the model's ``expect`` (``pass``: no failing run;
    ``violation:P``: some run violates P, and none diverges, crashes or errs), 1 otherwise
    (also when a failure does not reproduce locally), 2 for a usage error (one line).
@@ -39,7 +40,7 @@ from checks.run import portable_path
 from models.modelfile import Model, load
 
 MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
-RUNS_PER_PARTITION = 100  # default partitioning: at least 4 per core, at most this many runs each
+RUNS_PER_PARTITION = 2_000  # default partitioning: at least 2 per core, at most this many runs each
 
 
 class FuzzUsageError(ValueError):
@@ -54,9 +55,10 @@ class FuzzOptions:
     master: str = "local[*]"
     seed: int = 0
     out: Path = Path("fuzz-out")
-    partitions: int | None = None  # None: max(4 per core, runs / RUNS_PER_PARTITION)
+    partitions: int | None = None  # None: max(2 per core, runs / RUNS_PER_PARTITION)
     budget_scale: int = 1
     weights: Weights = field(default_factory=Weights)
+    random_views: int = 0  # joins and leaves: random views per member (checks/fuzz_model.py)
     liveness: bool = True
     shrink: int = 3  # failing runs re-run, shrunk and saved per verdict
     engines: str | None = None  # test hook: "module:function" returning an EngineFactory
@@ -65,6 +67,7 @@ class FuzzOptions:
     def check(self) -> None:
         for name, value, low in (("--runs", self.runs, 1), ("--steps", self.steps, 1), ("--seed", self.seed, 0),
                                  ("--budget-scale", self.budget_scale, 1), ("--shrink", self.shrink, 0),
+                                 ("--random-views", self.random_views, 0),
                                  ("--partitions", 1 if self.partitions is None else self.partitions, 1)):
             if value < low:
                 raise FuzzUsageError(f"{name}: expected a whole number >= {low}, got {value}")
@@ -95,8 +98,8 @@ class FuzzReport:
     def exhaustive_states(self) -> tuple[int | None, str]:
         if self.explored is not None:
             return self.explored
-        if self.options.budget_scale != 1:
-            return None, "unknown (budgets scaled: the pinned count is for the model's own; see --exhaustive)"
+        if self.options.budget_scale != 1 or self.options.random_views:
+            return None, "unknown (derived model: the pinned count is for the model's own; see --exhaustive)"
         pinned = self.model.pinned_states
         if pinned is not None:
             return pinned, f"{pinned:,} ([check] states)"
@@ -128,6 +131,7 @@ class FuzzReport:
                 "runs_per_s": round(self.totals.runs / self.job_seconds, 1),
                 "steps_per_s": round(self.totals.steps / self.job_seconds, 1), "master": self.options.master,
                 "cores": self.cores, "partitions": self.partitions, "budget_scale": self.options.budget_scale,
+                "random_views": self.options.random_views,
                 "weights": asdict(self.options.weights), "verdicts": self.totals.verdicts,
                 "first_failing_seed": {v: s for v, s in self.totals.first_seed.items() if v != "pass"},
                 "ends": self.totals.ends, "actions": self.totals.actions,
@@ -145,7 +149,7 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     options.check()
     load(options.model)
     options.out.mkdir(parents=True, exist_ok=True)
-    model_path = write_scaled_model(options.model, options.budget_scale, options.out)
+    model_path = write_scaled_model(options.model, options.budget_scale, options.out, options.random_views)
     model = load(model_path)
     plan = FuzzPlan(model_path.name, model_path.read_text(), options.steps, options.weights, options.liveness,
                     options.engines)
@@ -157,7 +161,7 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     startup = time.perf_counter() - started
     try:
         cores = int(spark.sparkContext.defaultParallelism)
-        partitions = options.partitions or max(4 * cores, math.ceil(options.runs / RUNS_PER_PARTITION))
+        partitions = options.partitions or max(2 * cores, math.ceil(options.runs / RUNS_PER_PARTITION))
         results = options.out / "runs"
         job = run_job(spark, plan, options.seed, options.runs, partitions, results, progress)
         totals = aggregate(spark, results, options.shrink)
@@ -188,7 +192,9 @@ def report_lines(report: FuzzReport) -> list[str]:
     rate = report.job_seconds or 1e-9
     ends = ", ".join(f"{n:,} {_END_TEXT.get(e, e)}" for e, n in sorted(t.ends.items()))
     lines = [
-        f"model     {_short(report.model.path)} (budgets x{o.budget_scale}), expected {report.model.expect}",
+        f"model     {_short(report.model.path)} (budgets x{o.budget_scale}"
+        + (f", {o.random_views} random views per member" if o.random_views else "")
+        + f"), expected {report.model.expect}",
         f"schedule  seeds {o.seed}..{o.seed + o.runs - 1}, up to {o.steps} steps, weights {o.weights.text()}"
         + ("; liveness judged at the end of each run" if o.liveness else "; liveness not checked"),
         f"spark     {o.master} ({report.cores} cores), {report.partitions} partitions, "
@@ -256,7 +262,8 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
     except ValueError as error:
         raise FuzzUsageError(f"--weights: {error}") from None
     options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
-                          args.budget_scale, weights, not args.no_liveness, args.shrink, None, args.exhaustive)
+                          args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, None,
+                          args.exhaustive)
     report = run_fuzz(options, progress=None if args.no_progress else err)
     if args.json:
         print(json.dumps(report.to_json()), file=out)
@@ -276,10 +283,14 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--out", type=Path, default=Path("fuzz-out"), metavar="DIR",
                         help="results (Parquet), traces and summary.json go here (default ./fuzz-out)")
     parser.add_argument("--partitions", type=int, default=None, metavar="P",
-                        help=f"Spark tasks (default: 4 per core, at least one per {RUNS_PER_PARTITION} runs)")
+                        help=f"Spark tasks (default: 2 per core, at least one per {RUNS_PER_PARTITION} runs)")
     parser.add_argument("--budget-scale", type=int, default=1, metavar="K",
                         help="multiply sends, loss/duplicate/removal budgets and max_in_flight by K and repeat "
                              "view scripts K times (default 1: the model's own budgets)")
+    parser.add_argument("--random-views", type=int, default=0, metavar="K",
+                        help="joins and leaves: give every member K more views drawn at random over the members "
+                             "(then a heal), in a derived model file (default 0; raise --weights view=... to "
+                             "install more of them per schedule)")
     parser.add_argument("--weights", default="", metavar="KIND=W,...",
                         help=f"relative weights of action kinds ({', '.join(KINDS)}); default {Weights().text()}")
     parser.add_argument("--shrink", type=int, default=3, metavar="N",

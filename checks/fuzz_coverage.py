@@ -47,7 +47,7 @@ KIND_DOCS = {
     "send": "application send (AppSend)",
     "deliver": "a packet in flight arrives (DeliverPacket; the network reorders freely)",
     "duplicate": "a packet arrives and a copy stays in flight (DuplicatePacket)",
-    "loss": "a packet in flight is lost (LosePacket)",
+    "loss": "a packet in flight is lost (LosePacket; also stands for a drop below the protocol at send time)",
     "xmit": "a run of the retransmit task (FireTimer xmit)",
     "sync": "sync_min_interval elapses (FireTimer sync_expired)",
     "reap": "conn_expiry / conn_close timers (FireTimer idle_* and close_*)",
@@ -67,19 +67,50 @@ def kind_of(action: Any) -> str:
 
 
 # -- fingerprints ---------------------------------------------------------------------------------
-def canonical_value(value: Any) -> Any:
-    """``value`` as nested tuples of ints, strings, bools and None, independent of set order."""
-    if isinstance(value, (int, str, bool)) or value is None:
-        return value
-    if isinstance(value, (frozenset, set)):
-        return ("set", *sorted((canonical_value(v) for v in value), key=repr))
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return (type(value).__name__, *(canonical_value(v) for v in value))
-    if isinstance(value, (tuple, list)):
-        return tuple(canonical_value(v) for v in value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, *(canonical_value(getattr(value, f.name)) for f in fields(value)))
-    raise TypeError(f"no canonical encoding for {type(value).__name__}")
+_PRIMITIVE = (int, str, bool, type(None))
+
+
+def canonical_text(value: Any) -> str:
+    """``value`` (ints, strings, bools, None, tuples, lists, sets, named tuples and dataclass
+    instances of those) as text independent of set order: equal values, equal texts; values of
+    different types or structure, different texts."""
+    return Canonical()(value)
+
+
+class Canonical:
+    """``canonical_text`` with a memo for composite values (named tuples, dataclass instances),
+    keyed by (type, value) so that equal values of different types never share an entry."""
+
+    def __init__(self) -> None:
+        self.memo: dict[tuple[type, Any], str] = {}
+        self.shapes: dict[type, tuple[str, ...] | None] = {}  # dataclass -> field names; None: named tuple
+
+    def __call__(self, value: Any) -> str:
+        kind = type(value)
+        if kind in _PRIMITIVE:
+            return repr(value)
+        if kind is tuple or kind is list:
+            return "(" + ",".join(map(self, value)) + ")"
+        if kind is frozenset or kind is set:
+            return "{" + ",".join(sorted(map(self, value))) + "}"
+        key = (kind, value)
+        found = self.memo.get(key)
+        if found is None:
+            found = self.memo[key] = self._composite(kind, value)
+        return found
+
+    def _composite(self, kind: type, value: Any) -> str:
+        shape = self.shapes.get(kind, ())
+        if shape == ():
+            if isinstance(value, tuple) and hasattr(value, "_fields"):
+                shape = None
+            elif is_dataclass(value) and not isinstance(value, type):
+                shape = tuple(f.name for f in fields(value))
+            else:
+                raise TypeError(f"no canonical encoding for {kind.__name__}")
+            self.shapes[kind] = shape
+        items = value if shape is None else [getattr(value, name) for name in shape]
+        return kind.__name__ + "(" + ",".join(map(self, items)) + ")"
 
 
 def digest64(data: bytes) -> int:
@@ -88,27 +119,92 @@ def digest64(data: bytes) -> int:
 
 
 class Fingerprints:
-    """Fingerprints of the states of one (reduced) world, memoised per interned component."""
+    """Fingerprints of the states of a world of one model, reduced or not (rule 2).
+
+    A state of an unreduced world (real timestamps, as the lockstep harness runs) gets the
+    fingerprint of the reduced state it stands for (what ``World.adopt`` would make of it),
+    without building that state: ``models/world.py`` rule 5 replaces each timestamp in use by its
+    rank among its issuer's timestamps in use and each member's counter by how many of its
+    timestamps are in use, so the reduced state is determined by the state with every timestamp
+    set to 0 (*stripped*: digested once per interned node and network) and the ranks (listed after
+    the digests, in the network's order, which ranking does not change). States of a reduced world
+    are already ranked: for them the ranks are the timestamps themselves. Only the adapter's
+    rule-5 functions are used (``node_timestamps``, ``packet_timestamp``, ``renumber_*``)."""
 
     def __init__(self, world: World) -> None:
         self.world = world
-        self._components: dict[tuple[int, int], bytes] = {}  # (slot kind, id) -> 8 bytes
+        self.adapter = world.adapter
+        self._node_info: dict[int, tuple[bytes, tuple[int, ...]]] = {}  # node id -> (stripped, last_ts per peer)
+        self._net_info: dict[int, tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int], ...]]] = {}
+        self._others: dict[tuple[int, int], bytes] = {}  # (slot, id) of the environment and the history
+        self._ranked: dict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, int], ...]], bytes] = {}
+        self._canonical = Canonical()
 
     def __call__(self, state: tuple[int, ...]) -> int:
-        n = self.world.n
-        view = None
-        parts = []
-        for slot, component in enumerate(state):
-            kind = 0 if slot < n else slot - n + 1  # ids are per interner: nodes, network, env, history
-            key = (kind, component)
-            found = self._components.get(key)
+        n, world = self.world.n, self.world
+        infos = []
+        for member in range(n):
+            info = self._node_info.get(state[member])
+            if info is None:
+                info = self._node_info[state[member]] = self._stripped_node(world.view(state).nodes[member])
+            infos.append(info)
+        net = self._net_info.get(state[n])
+        if net is None:
+            net = self._net_info[state[n]] = self._stripped_net(world.view(state).network)
+        stripped_net, flight, stamped = net
+        key = (tuple(info[1] for info in infos), stamped)  # every timestamp in use, where it is
+        ranked = self._ranked.get(key)
+        if ranked is None:
+            ranked = self._ranked[key] = self._ranks(infos, flight, stamped)
+        parts = [info[0] for info in infos]
+        parts.append(stripped_net)
+        for slot in (n + 1, n + 2):
+            found = self._others.get((slot, state[slot]))
             if found is None:
-                view = view or self.world.view(state)
-                value = (view.nodes[slot] if slot < n else (view.network, view.env, view.history)[slot - n])
-                found = struct.pack(">q", digest64(repr(canonical_value(value)).encode()))
-                self._components[key] = found
+                view = world.view(state)
+                found = self._others[slot, state[slot]] = self._digest(view.env if slot == n + 1 else view.history)
             parts.append(found)
+        parts.append(ranked)
         return digest64(b"".join(parts))
+
+    def _ranks(self, infos: list[tuple[bytes, tuple[int, ...]]], flight: tuple[set[int], ...],
+               stamped: tuple[tuple[int, int], ...]) -> bytes:
+        """The ranks part of a fingerprint: how many timestamps of each member are in use, then the
+        rank of each timestamp held by a node (per peer) and in flight (in the network's order)."""
+        ranks = []
+        for issuer in range(self.world.n):
+            used = flight[issuer].union([info[1][issuer] for info in infos])
+            used.discard(0)
+            ranks.append(dict(zip(sorted(used), range(1, len(used) + 1))))
+        ranked = [len(r) for r in ranks]
+        for info in infos:
+            ranked += [ranks[peer].get(ts, 0) for peer, ts in enumerate(info[1])]
+        ranked += [ranks[src][ts] for src, ts in stamped]
+        return repr(ranked).encode()
+
+    def _stripped_node(self, node: Any) -> tuple[bytes, tuple[int, ...]]:
+        """(digest of ``node`` with every timestamp 0, the last timestamp it accepted from each peer)."""
+        _, last = self.adapter.node_timestamps(node)
+        zero = tuple({ts: 0} for ts in last)  # every rank 0, and no timestamp of its own in use
+        return self._digest(self.adapter.renumber_node(node, zero[:node.me] + ({},) + zero[node.me + 1:])), last
+
+    def _stripped_net(self, network: tuple[Packet, ...]
+                      ) -> tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int], ...]]:
+        """(digest of ``network`` with every timestamp 0, in its order; timestamps in flight per
+        issuer; (issuer, timestamp) of each stamped packet, in order)."""
+        per_issuer: tuple[set[int], ...] = tuple(set() for _ in range(self.world.n))
+        stamped, stripped = [], []
+        for packet in network:
+            ts = self.adapter.packet_timestamp(packet.msg)
+            per_issuer[packet.src].add(ts)
+            if ts:
+                stamped.append((packet.src, ts))
+                packet = packet._replace(msg=self.adapter.renumber_packet(packet.msg, {ts: 0}))
+            stripped.append(packet)
+        return self._digest(tuple(stripped)), per_issuer, tuple(stamped)
+
+    def _digest(self, value: Any) -> bytes:
+        return struct.pack(">q", digest64(self._canonical(value).encode()))
 
 
 # -- protocol phases ------------------------------------------------------------------------------

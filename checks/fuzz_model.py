@@ -6,11 +6,24 @@ times (K rounds of split and heal). Everything else (members, variant, timers, p
 expectation) is kept; a pinned ``[check] states`` is dropped, since it counts the original model.
 The result is an ordinary model file (``seqcheck check``, ``show`` and ``replay`` read it), so a
 trace found under scaled budgets names it and replays on it.
+
+``--random-views K`` (joins and leaves): after the (repeated) scripts, every member gets K more
+views drawn at random over the model's members (itself and each other member with probability
+1/2, so peers leave and join its view; never the view it had just before), then the full
+membership (a final heal, as the shipped view models end, so that liveness is judged on a
+connected group). The draw depends on the
+members and K only (``random.Random`` seeded with them), never on the fuzz seed: every schedule
+of a job sees the same scripts and picks *when* each member installs its next view, which is how
+the world makes view changes (``models/world.py``: per-member scripts, installed at any moment).
+Per-schedule view contents would need a world action over every subset of members, a different
+state space for the checker; the derived file keeps traces replayable by ``seqcheck show`` and
+``seqcheck replay`` as they are.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -20,8 +33,9 @@ from models.modelfile import FAULT_KEYS, ModelError, load
 SCALED_FAULTS = ("loss", "duplicate", "receiver_removals", "max_in_flight")
 
 
-def scaled_model_text(path: Path, scale: int) -> str:
-    """The text of ``path`` with its budgets scaled by ``scale`` (module docstring)."""
+def scaled_model_text(path: Path, scale: int, random_views: int = 0) -> str:
+    """The text of ``path`` with its budgets scaled by ``scale`` and ``random_views`` random views
+    per member (module docstring)."""
     load(path)  # a bad model file is reported as usual, before anything is derived from it
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text())
@@ -35,8 +49,31 @@ def scaled_model_text(path: Path, scale: int) -> str:
     out["faults"] = {k: (v * scale if k in SCALED_FAULTS else v) for k, v in faults.items()}
     if raw.get("views"):
         out["views"] = list(raw["views"]) * scale
+    if random_views:
+        scripted = list(out.get("views", []))
+        out["views"] = scripted + random_view_scripts(list(raw["members"]), random_views, scripted)
+        out["description"] += f" With {random_views} random views per member (--random-views)."
     out["check"] = {k: v for k, v in raw.get("check", {}).items() if k != "states"}
     return to_toml(out)
+
+
+def random_view_scripts(members: list[str], count: int, scripted: list[dict[str, Any]] | None = None
+                        ) -> list[dict[str, Any]]:
+    """``count`` random views per member, each different from the one before it (the last of
+    ``scripted``, else the full membership), then the full membership (module docstring)."""
+    rng = random.Random(f"seqcheck random views {count} {members}")
+    views: list[dict[str, Any]] = []
+    for member in members:
+        previous = next((list(v["view"]) for v in reversed(scripted or []) if v["member"] == member), list(members))
+        for _ in range(count):
+            view = previous
+            while sorted(view) == sorted(previous):
+                view = [m for m in members if m == member or rng.random() < 0.5]
+            views.append({"member": member, "view": view})
+            previous = view
+        if sorted(previous) != sorted(members):
+            views.append({"member": member, "view": list(members)})
+    return views
 
 
 def to_toml(table: dict[str, Any]) -> str:
@@ -67,12 +104,14 @@ def _value(value: Any) -> str:
     raise ModelError(f"cannot write {value!r} to a model file")
 
 
-def write_scaled_model(path: Path, scale: int, out_dir: Path) -> Path:
-    """``path`` itself for scale 1, else the scaled copy written to ``out_dir/<stem>-x<scale>.toml``."""
-    if scale == 1:
+def write_scaled_model(path: Path, scale: int, out_dir: Path, random_views: int = 0) -> Path:
+    """``path`` itself for scale 1 without random views, else the derived copy written to
+    ``out_dir/<stem>-x<scale>.toml`` (``-x<scale>-v<random_views>`` with random views)."""
+    if scale == 1 and not random_views:
         return path
-    derived = out_dir / f"{path.stem}-x{scale}.toml"
+    suffix = f"-x{scale}" + (f"-v{random_views}" if random_views else "")
+    derived = out_dir / f"{path.stem}{suffix}.toml"
     derived.parent.mkdir(parents=True, exist_ok=True)
-    derived.write_text(scaled_model_text(path, scale))
+    derived.write_text(scaled_model_text(path, scale, random_views))
     load(derived)  # the derived file must be a valid model file
     return derived

@@ -10,21 +10,43 @@ Rules
 1. A run is a pure function of (model file text, seed, steps, weights): its random choices come
    from ``random.Random(seed)`` alone and the world enumerates actions in a fixed order, so the
    same seed gives the same record in any process, partition or executor (GUIDE C6).
-2. The schedule is drawn by action kind, not uniformly among enabled actions: each step picks a
-   kind among the kinds enabled with probability proportional to its weight (``Weights``), then
-   one action of that kind uniformly. Deliveries dominate; loss and duplication are rarer; view
-   changes, receiver resets and reaping rarer still. Budgets (sends, losses, ...) are the model
-   file's; ``checks/fuzz.py`` scales them up by writing a derived model file.
-3. The harness is ``checks.differential.Lockstep`` (unreduced world, real timestamps). A *shadow*
-   state of the reduced world (``models/world.py`` rule 5), derived from the harness's state by
-   ``World.adopt``, is what gets fingerprinted and what liveness is judged on.
-4. Liveness at the end of a run: the goal holds, or a greedy fault-free continuation reaches it
+2. The schedule is drawn by action kind, not uniformly among enabled actions (``Chooser``): each
+   step draws a kind among the kinds that have candidate actions (``World.candidates``) with
+   probability proportional to its weight (``Weights``), then one candidate of that kind
+   uniformly; a candidate that would change nothing (``World.successor`` is None, e.g. a
+   retransmit run with nothing to do) is struck out and the draw repeated over what remains.
+   Only the drawn actions' next states are computed, never every enabled action's. Deliveries
+   dominate; loss and duplication are rarer; view changes, receiver resets and reaping rarer
+   still. Budgets (sends, losses, ...) are the model file's; ``checks/fuzz.py`` scales them up by
+   writing a derived model file (and adds joins and leaves, ``--random-views``).
+   Fault kinds of the issue and where they are: loss, duplication and reordering are the
+   network's (``models/world.py`` rule 2: any packet in flight may arrive next, be lost or be
+   duplicated). A *drop below the protocol* (the transport loses a datagram as it is sent) is
+   the kind ``loss`` drawn for that packet at the next step: the engines' outputs were already
+   compared when it was emitted, and a packet lost right after its send leaves the world in the
+   state a transport drop would (a copy identical to one in flight was never added, rule 2, so
+   dropping it is the send step itself), so it has no kind of its own. View changes are the model's
+   scripts, joins and leaves random scripts (``checks/fuzz_model.py``); removals are receiver
+   resets (the test hook); timers fire at any moment.
+3. The harness is ``checks.differential.Lockstep`` (unreduced world, real timestamps), sharing one
+   ``checks.differential.Shared`` (world, memo tables) across the runner's runs. Checked after
+   every step: the acting member's datagrams, deliveries and abstract state against the spec,
+   and every safety property of the model on the state reached; at the end of every run (also a
+   cut one): every member's abstract state (``Lockstep.check_all``; members that got no input
+   cannot change, ``checks/differential.py`` rule 2).
+4. Coverage and liveness are about the reduced world (``models/world.py`` rule 5). Every state
+   the run visits is fingerprinted as the reduced state it stands for
+   (``checks.fuzz_coverage.Fingerprints`` ranks the timestamps of the harness's state); the end
+   state is carried into the reduced world (``World.adopt``) for liveness, and its fingerprint
+   there must equal the one computed from the harness's state, else the run is an ``error``.
+5. Liveness at the end of a run: the goal holds, or a greedy fault-free continuation reaches it
    (sound), or else the exhaustive search ``checks.trace.can_reach_goal`` decides (as the trace
    validator will). A run that ended on a cut state gets the benefit of the doubt, as in the checker.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import random
 from collections.abc import Sequence
@@ -32,12 +54,21 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from checks.differential import Divergence, EngineFactory, Lockstep, unicast3_engines
+from checks.differential import Divergence, EngineFactory, Lockstep, Shared, default_engines
 from checks.fuzz_coverage import KINDS, Fingerprints, PhaseCounter, fault_of, kind_of
 from checks.system import Liveness
 from checks.trace import can_reach_goal
 from models.modelfile import Model, load
-from models.world import DeliverPacket, FireTimer, World
+from models.world import (
+    AppSend,
+    DeliverPacket,
+    DuplicatePacket,
+    FireTimer,
+    InstallView,
+    LosePacket,
+    RemoveReceiver,
+    World,
+)
 from spec import unicast3 as u3
 
 SETTLE_ROUNDS = 30  # rounds of the fair fault-free continuation tried before the exhaustive search
@@ -124,78 +155,116 @@ class RunRecord:
 
 
 def resolve_engines(spec: str | None) -> EngineFactory:
+    """The engines of the model's protocol (``checks.engines.engines_for``), or the factory
+    ``spec`` names (``module:function``)."""
     if spec is None:
-        return unicast3_engines
+        return default_engines
     module, _, name = spec.partition(":")
     factory: EngineFactory = getattr(importlib.import_module(module), name)
     return factory
 
 
-def choose(rng: random.Random, enabled: Sequence[tuple[Any, Any]], weights: Weights
-           ) -> tuple[Any, Any] | None:
-    """Rule 2; None when every enabled kind has weight 0."""
-    groups: dict[str, list[int]] = {}
-    for index, (action, _) in enumerate(enabled):
-        groups.setdefault(kind_of(action), []).append(index)
-    kinds = [k for k in KINDS if k in groups and getattr(weights, k) > 0]
-    if not kinds:
-        return None
-    x = rng.random() * sum(getattr(weights, k) for k in kinds)
-    picked = kinds[-1]
-    for kind in kinds:
-        x -= getattr(weights, kind)
-        if x < 0:
-            picked = kind
-            break
-    members = groups[picked]
-    return enabled[members[rng.randrange(len(members))]]
+KIND_TYPES: dict[str, type] = {"send": AppSend, "deliver": DeliverPacket, "duplicate": DuplicatePacket,
+                               "loss": LosePacket, "xmit": FireTimer, "sync": FireTimer, "reap": FireTimer,
+                               "view": InstallView, "remove": RemoveReceiver}
 
 
-class Shadow:
-    """The reduced world's state for the lockstep run's current state (rule 3): derived from the
-    unreduced state by ``World.adopt``, not followed step by step."""
+class Chooser:
+    """Rule 2 on a world state, drawing from ``rng`` only; next states are computed for the actions
+    drawn, never for every enabled one."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, weights: Weights) -> None:
         self.world = world
-        self.state = world.init_states()[0]
+        self.weighted = [(k, getattr(weights, k)) for k in KINDS if getattr(weights, k) > 0]
+        self.idle = [k for k in KINDS if getattr(weights, k) <= 0]
 
-    def follow(self, unreduced: World, state: Any) -> None:
-        self.state = self.world.adopt(unreduced.view(state))
+    def candidates(self, state: Any, kinds: Sequence[str]) -> dict[str, list[Any]]:
+        """Kind -> its candidate actions in ``state`` (``World.candidates``, in its order; fresh lists)."""
+        out: dict[str, list[Any]] = {}
+        timers: dict[str, list[Any]] | None = None
+        for kind in kinds:
+            wanted = KIND_TYPES[kind]
+            if wanted is FireTimer:
+                if timers is None:
+                    timers = {"xmit": [], "sync": [], "reap": []}
+                    for action in self.world.candidates(state, FireTimer):
+                        timers[kind_of(action)].append(action)
+                out[kind] = timers[kind]
+            else:
+                out[kind] = self.world.candidates(state, wanted)
+        return out
+
+    def pick(self, rng: random.Random, state: Any) -> tuple[Any, Any] | None:
+        """The action drawn and its next state; None when every candidate of a kind of positive
+        weight changes nothing (``enabled_any`` then tells quiescent from starved)."""
+        options = self.candidates(state, [k for k, _ in self.weighted])
+        live = [(k, w) for k, w in self.weighted if options[k]]
+        while live:
+            x = rng.random() * sum(w for _, w in live)
+            index = len(live) - 1
+            for i, (_, weight) in enumerate(live):
+                x -= weight
+                if x < 0:
+                    index = i
+                    break
+            drawn = options[live[index][0]]
+            action = drawn.pop(rng.randrange(len(drawn)))
+            after = self.world.successor(state, action)
+            if after is not None:
+                return action, after
+            if not drawn:
+                del live[index]
+        return None
+
+    def enabled_any(self, state: Any) -> bool:
+        """Some action (of any weight) changes something in ``state``."""
+        options = self.candidates(state, KINDS)
+        return any(self.world.successor(state, a) is not None for actions in options.values() for a in actions)
 
 
 class Runner:
-    """Runs of one plan on one model file (loaded once; a fresh lockstep run per seed)."""
+    """Runs of one plan on one model file (loaded once; a fresh lockstep run per seed, sharing the
+    unreduced world's memo tables, ``checks.differential.Shared``)."""
 
     def __init__(self, plan: FuzzPlan, model_path: Path) -> None:
         self.plan = plan
         self.model: Model = load(model_path)
         self.engines_for = resolve_engines(plan.engines)
-        self.fingerprint = Fingerprints(self.model.world)
+        self.shared = Shared(self.model, self.engines_for)
+        self.chooser = Chooser(self.shared.world, plan.weights)
+        self.fingerprint = Fingerprints(self.shared.world)  # of the reduced states the runs stand for
+        self.reduced_fingerprint = Fingerprints(self.model.world)
         self.liveness = [p for p in self.model.world.properties if isinstance(p, Liveness)] if plan.liveness else []
 
     def run(self, seed: int) -> RunRecord:
-        walk, end, failure = self.walk(seed)
+        collecting = gc.isenabled()  # a run makes no garbage cycles worth collecting, and the cycle
+        gc.disable()  # collector would traverse the memo tables the runs grow again and again
+        try:
+            walk, end, failure = self.walk(seed)
+        finally:
+            if collecting:
+                gc.enable()
         return walk.record(seed, end, failure)
 
     def walk(self, seed: int) -> tuple[Walk, str, Failure | None]:
         """The run of ``seed``: the walk, how it ended, its failure if any."""
         rng = random.Random(seed)
         walk = Walk(self)
+        lock, world = walk.lock, walk.lock.world
         end, failure = "steps", None
         for index in range(1, self.plan.steps + 1):
-            enabled = walk.lock.enabled()
-            if not enabled:
-                end = "quiescent" if walk.lock.world.within_bounds(walk.lock.state) else "cut"
+            if not world.within_bounds(lock.state):
+                end = "cut"
                 break
-            chosen = choose(rng, enabled, self.plan.weights)
+            chosen = self.chooser.pick(rng, lock.state)
             if chosen is None:
-                end = "starved"
+                end = "starved" if self.chooser.enabled_any(lock.state) else "quiescent"
                 break
             failure = walk.step(*chosen, index)
             if failure is not None:
                 break
-        if failure is None and end != "cut":
-            failure = walk.finish()
+        if failure is None:
+            failure = walk.finish(liveness=end != "cut")
         return walk, "failed" if failure is not None else end, failure
 
     def replay(self, actions: Sequence[dict[str, Any]], *, liveness: bool = True
@@ -213,19 +282,19 @@ class Runner:
             failure = walk.step(*match, index)
             if failure is not None:
                 return walk, failure
-        return walk, walk.finish() if liveness else None
+        return walk, walk.finish(liveness=liveness and world.within_bounds(walk.lock.state))
 
 
 class Walk:
-    """One lockstep run with its shadow, counters and fingerprints."""
+    """One lockstep run with its counters and fingerprints (rule 4)."""
 
     def __init__(self, runner: Runner) -> None:
         self.runner = runner
-        self.lock = Lockstep(runner.model, runner.engines_for, check_properties=True)
-        self.shadow = Shadow(runner.model.world)
+        self.lock = Lockstep(runner.model, runner.engines_for, True, runner.shared, full_check_every=0)
+        self.reduced = runner.model.world
         self.counts = dict.fromkeys(KINDS, 0)
         self.phases = PhaseCounter()
-        self.fingerprints = {runner.fingerprint(self.shadow.state)}
+        self.fingerprints = {runner.fingerprint(self.lock.state)}
 
     @property
     def taken(self) -> int:
@@ -240,13 +309,22 @@ class Walk:
             divergence = lock.step(action, after)
         except Exception as error:  # the engine (or spec) raised: a finding, kept with its seed
             return Failure("crash", type(error).__name__, index, f"step {index}: {error!r}"[:2000])
-        self.shadow.follow(lock.world, lock.state)
-        self.fingerprints.add(self.runner.fingerprint(self.shadow.state))
+        self.fingerprints.add(self.runner.fingerprint(lock.state))
         return None if divergence is None else failure_of(divergence)
 
-    def finish(self) -> Failure | None:
-        """Rule 4 on the end state."""
-        world, state = self.shadow.world, self.shadow.state
+    def finish(self, *, liveness: bool = True) -> Failure | None:
+        """The end-of-run checks (rule 3: every member; rule 4: the reduced end state), then rule 5
+        on it if ``liveness``."""
+        divergence = self.lock.check_all()
+        if divergence is not None:
+            return failure_of(divergence)
+        world = self.reduced
+        state = world.adopt(self.lock.world.view(self.lock.state))
+        if self.runner.reduced_fingerprint(state) != self.runner.fingerprint(self.lock.state):
+            return Failure("error", "fingerprint", self.taken, f"after step {self.taken} the reduced end state's "
+                           "fingerprint differs from the one computed from the harness's state")
+        if not liveness:
+            return None
         for prop in self.runner.liveness:
             if not is_live(world, state, prop):
                 return Failure(f"violation:{prop.name}", prop.name, self.taken,

@@ -13,6 +13,10 @@ Rules
    from the Parquet files afterwards, by Spark.
 4. Loopback only for local work: with a ``local[...]`` master or a ``spark://`` master on a
    loopback address, the driver binds to 127.0.0.1.
+5. Per-task overhead is kept small: tasks take big seed ranges (``checks/fuzz.py`` partitions),
+   and an executor's Python worker keeps one ``Runner`` (model loaded, memo tables warm) across
+   the tasks it runs, replaced every ``FRESH_RUNNER_EVERY`` runs to bound its memory. A run does not
+   depend on the runner's history (``checks/fuzz_run.py`` rule 1), so neither do the rows.
 """
 
 from __future__ import annotations
@@ -75,13 +79,29 @@ def _model_file(plan: FuzzPlan) -> Path:
     return path
 
 
+class _Runners:
+    """Rule 5: this process's runner for one plan, fresh every ``FRESH_RUNNER_EVERY`` runs."""
+
+    def __init__(self) -> None:
+        self.plan: FuzzPlan | None = None
+        self.runner: Runner | None = None
+        self.runs = 0
+
+    def get(self, plan: FuzzPlan) -> Runner:
+        if self.runner is None or self.runs >= FRESH_RUNNER_EVERY or self.plan != plan:
+            self.runner = None  # the old runner's memo tables go before the new ones grow
+            self.plan, self.runner, self.runs = plan, Runner(plan, _model_file(plan)), 0
+        self.runs += 1
+        return self.runner
+
+
+_RUNNERS = _Runners()
+
+
 def run_range(plan: FuzzPlan, runs_done: Any, failing: Any, seeds: tuple[int, int]) -> Iterator[tuple[Any, ...]]:
     """One task: the rows of seeds ``seeds[0] .. seeds[1]-1``."""
-    runner = Runner(plan, _model_file(plan))
-    for done, seed in enumerate(range(*seeds), 1):
-        record = runner.run(seed)
-        if done % FRESH_RUNNER_EVERY == 0:  # bounds the memory of the world's memo tables
-            runner = Runner(plan, _model_file(plan))
+    for seed in range(*seeds):
+        record = _RUNNERS.get(plan).run(seed)
         runs_done.add(1)
         if record.verdict != "pass":
             failing.add(1)

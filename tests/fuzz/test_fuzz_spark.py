@@ -4,7 +4,8 @@ Invariants tested: the fixed fuzz model passes with every result row written; a 
 (the JGRP-1873 variant model with raised budgets, and an engine that drops XMIT_REQs) is found,
 re-run from its seed, shrunk, saved, and the saved trace validates on the spec and on the engines
 and is accepted by ``seqcheck show`` and ``seqcheck replay``; a run's row depends on its seed only
-(1 and 3 partitions, and the driver's own re-run, give identical rows).
+(1, 3 and 7 partitions, and the driver's own re-run, give identical rows; see also
+``test_fuzz_equivalence.py`` for task cuts, task order and runner refresh in one process).
 """
 
 from __future__ import annotations
@@ -102,11 +103,11 @@ def test_planted_engine_defect_is_a_divergence_trace(spark: Any, tmp_path: Path)
 
 def test_rows_depend_on_the_seed_only(spark: Any, tmp_path: Path) -> None:
     plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 40)
-    for partitions in (1, 3):
+    for partitions in (1, 3, 7):
         run_job(spark, plan, 1000, 24, partitions, tmp_path / f"p{partitions}", None)
-    one, three = ([tuple(r) for r in spark.read.parquet(str(tmp_path / f"p{p}")).orderBy("seed").collect()]
-                  for p in (1, 3))
-    assert one == three
+    one, three, seven = ([tuple(r) for r in spark.read.parquet(str(tmp_path / f"p{p}")).orderBy("seed").collect()]
+                         for p in (1, 3, 7))
+    assert one == three == seven
     runner = Runner(plan, FUZZ)
     local = [runner.run(seed).row() for seed in range(1000, 1024)]
     assert one == [tuple(row) for row in local]

@@ -16,7 +16,7 @@ import pytest
 from checks.cli import MODELS_DIR, main
 from checks.fuzz_coverage import CELLS, FAULTS, KINDS, Fingerprints, coverage_table, kind_of, phases_met
 from checks.fuzz_model import scaled_model_text, write_scaled_model
-from checks.fuzz_run import Failure, FuzzPlan, Runner, Weights, choose
+from checks.fuzz_run import Chooser, Failure, FuzzPlan, Runner, Weights
 from checks.fuzz_shrink import reproduce_and_shrink, shrink
 from checks.fuzz_spark import seed_ranges
 from checks.trace import Trace, validate
@@ -38,17 +38,21 @@ def test_weights_parse_over_the_defaults() -> None:
 
 
 def test_choice_draws_kinds_by_weight_and_never_a_zero_weight() -> None:
-    world = load(FUZZ).world
+    world = load(FUZZ, reduce_timestamps=False).world
     state = world.init_states()[0]
     for _ in range(3):  # three sends: three DATA in flight, sends still enabled
         state = next(t for a, t in world.successors(state) if isinstance(a, AppSend))
     enabled = list(world.successors(state))
     rng = random.Random(7)
-    only_deliver = Weights(**{k: 0.0 for k in KINDS if k != "deliver"})
-    assert all(isinstance(choose(rng, enabled, only_deliver)[0], DeliverPacket) for _ in range(50))  # type: ignore[index]
-    assert choose(rng, enabled, Weights(**dict.fromkeys(KINDS, 0.0))) is None
-    picks = [kind_of(choose(rng, enabled, Weights())[0]) for _ in range(3000)]  # type: ignore[index]
-    assert picks.count("deliver") > 2 * picks.count("send") > 0 and picks.count("loss") < picks.count("send")
+    only_deliver = Chooser(world, Weights(**{k: 0.0 for k in KINDS if k != "deliver"}))
+    assert all(isinstance(only_deliver.pick(rng, state)[0], DeliverPacket) for _ in range(50))  # type: ignore[index]
+    nothing = Chooser(world, Weights(**dict.fromkeys(KINDS, 0.0)))
+    assert nothing.pick(rng, state) is None and nothing.enabled_any(state)
+    chooser = Chooser(world, Weights())
+    picks = [chooser.pick(rng, state) for _ in range(3000)]
+    assert all(pick in enabled for pick in picks)  # an enabled action, with the state it leads to
+    kinds = [kind_of(pick[0]) for pick in picks if pick is not None]
+    assert kinds.count("deliver") > 2 * kinds.count("send") > 0 and kinds.count("loss") < kinds.count("send")
 
 
 @pytest.mark.parametrize(("runs", "partitions"), [(1, 1), (10, 3), (7, 20), (1000, 8)])
@@ -154,6 +158,7 @@ def test_a_liveness_defect_is_found_shrunk_and_validated(tmp_path: Path) -> None
     (["--steps", "0"], "--steps: expected a whole number >= 1, got 0"),
     (["--partitions", "0"], "--partitions: expected a whole number >= 1, got 0"),
     (["--budget-scale", "0"], "--budget-scale: expected a whole number >= 1, got 0"),
+    (["--random-views", "-1"], "--random-views: expected a whole number >= 0, got -1"),
     (["--master", "yarn"], "--master: expected local, local[N], local[*] or spark://HOST:PORT, got 'yarn'"),
     (["--weights", "frob=1"], "--weights: expected KIND=WEIGHT items with KIND one of"),
 ])
