@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import sys
 from collections.abc import Callable, Hashable
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -56,13 +57,23 @@ KIND_DOCS = {
 }
 _KIND_OF_TYPE = {AppSend: "send", DeliverPacket: "deliver", DuplicatePacket: "duplicate", LosePacket: "loss",
                  InstallView: "view", RemoveReceiver: "remove"}
-_TIMER_KIND = {u3.XMIT: "xmit", u3.SYNC_EXPIRED: "sync"}
+_TIMER_KIND = {"xmit": "xmit", "stable": "xmit", "sync_expired": "sync"}  # the periodic tasks; the rest reap
+
+
+def timer_name(timer: Any) -> str:
+    """The name of a spec timer (its spec module's ``TIMER_NAMES``), whatever the protocol."""
+    return str(sys.modules[type(timer).__module__].TIMER_NAMES[timer.kind])
+
+
+def _is(msg: Any, *names: str) -> bool:
+    """Is ``msg`` one of the message types ``names``, in whichever protocol's spec?"""
+    return type(msg).__name__ in names
 
 
 def kind_of(action: Any) -> str:
     """The action kind (one of ``KINDS``) of a world action."""
     if isinstance(action, FireTimer):
-        return _TIMER_KIND.get(action.timer.kind, "reap")
+        return _TIMER_KIND.get(timer_name(action.timer), "reap")
     return _KIND_OF_TYPE[type(action)]
 
 
@@ -239,7 +250,7 @@ def _burst_tail(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
         return False
     if packet is not None:
         msg = packet.msg
-        return isinstance(msg, u3.Data) and msg.conn_id == e.conn_id and msg.seqno == e.highest_sent
+        return _is(msg, "Data") and msg.conn_id == e.conn_id and msg.seqno == e.highest_sent
     return not _on_connection(e, w) or (w is not None and w.highest_received < e.highest_sent)
 
 
@@ -252,29 +263,30 @@ def _acked(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
     e, w = _entries(view, s, r)
     if packet is not None:
         msg = packet.msg
-        if isinstance(msg, u3.Data):
+        if _is(msg, "Data"):
             return e is not None and msg.conn_id == e.conn_id and msg.seqno <= e.acked
-        if isinstance(msg, u3.Ack):
-            return e is not None and e.last_ts != 0 and msg.ts <= e.last_ts
+        if _is(msg, "Ack", "Stable"):
+            return e is not None and e.last_ts != 0 and getattr(msg, "ts", 0) <= e.last_ts
         return False
-    return (w is not None and w.ack_pending) or any(
-        p.src == r and p.dst == s and isinstance(p.msg, u3.Ack) for p in view.network)
+    return (w is not None and getattr(w, "ack_pending", False)) or any(
+        p.src == r and p.dst == s and _is(p.msg, "Ack", "Stable") for p in view.network)
 
 
 def _sync(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
     def answer_or_request(p: Packet) -> bool:
         msg = p.msg
-        return isinstance(msg, u3.SendFirstSeqno) or (isinstance(msg, u3.Data) and msg.first and msg.seqno > 1)
+        return _is(msg, "SendFirstSeqno") or (_is(msg, "Data") and msg.first and msg.seqno > 1)
 
     if packet is not None:
         return answer_or_request(packet)
-    return s in view.nodes[r].sync_sent or any(
+    return s in getattr(view.nodes[r], "sync_sent", ()) or any(
         answer_or_request(p) and {p.src, p.dst} == {s, r} for p in view.network)
 
 
 def _closing(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
     e, w = _entries(view, s, r)
-    return (e is not None and e.state == u3.CLOSING) or (w is not None and w.state == u3.CLOSING)
+    return (e is not None and getattr(e, "state", None) == u3.CLOSING) or (
+        w is not None and getattr(w, "state", None) == u3.CLOSING)
 
 
 def _unacked(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
@@ -325,7 +337,7 @@ def connections(view: WorldView, action: Any) -> list[tuple[int, int]]:
     """The (sender, receiver) connections a fault touches (rule 3)."""
     if isinstance(action, (LosePacket, DuplicatePacket)):
         p = action.packet
-        data_like = isinstance(p.msg, (u3.Data, u3.Close))
+        data_like = _is(p.msg, "Data", "Close")
         return [(p.src, p.dst) if data_like else (p.dst, p.src)]
     if isinstance(action, InstallView):
         m = action.member
@@ -335,7 +347,7 @@ def connections(view: WorldView, action: Any) -> list[tuple[int, int]]:
         return [(action.peer, action.member)]
     if isinstance(action, FireTimer):
         m, t = action.member, action.timer
-        return [(m, t.peer)] if t.kind in (u3.IDLE_SEND, u3.CLOSE_SEND) else [(t.peer, m)]
+        return [(m, t.peer)] if timer_name(t) in ("idle_send", "close_send") else [(t.peer, m)]
     return []
 
 

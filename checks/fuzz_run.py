@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.differential import Divergence, EngineFactory, Lockstep, Shared, default_engines
-from checks.fuzz_coverage import KINDS, Fingerprints, PhaseCounter, fault_of, kind_of
+from checks.fuzz_coverage import KINDS, Fingerprints, PhaseCounter, fault_of, kind_of, timer_name
 from checks.system import Liveness
 from checks.trace import can_reach_goal
 from models.modelfile import Model, load
@@ -69,7 +69,6 @@ from models.world import (
     RemoveReceiver,
     World,
 )
-from spec import unicast3 as u3
 
 SETTLE_ROUNDS = 30  # rounds of the fair fault-free continuation tried before the exhaustive search
 SETTLE_STEPS = 2_000  # ... and steps
@@ -381,4 +380,4 @@ def settle(world: World, state: Any, goal: Any) -> bool:
 
 def _settle_rank(action: Any) -> int:
     """Sync expiries first (their time has come), then the retransmit tasks."""
-    return 0 if action.timer.kind == u3.SYNC_EXPIRED else 1
+    return 0 if timer_name(action.timer) == "sync_expired" else 1
