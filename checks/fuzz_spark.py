@@ -9,8 +9,10 @@ Rules
 2. The model travels as text inside the plan; each executor process writes it once to a private
    temporary file. Executors need the project importable (true for ``local[...]`` and for workers
    on this machine; the driver also ships the packages as a zip to any other master).
-3. One row per run goes to Parquet (``SCHEMA``); every figure the command prints is computed
-   from the Parquet files afterwards, by Spark.
+3. One row per run goes to Parquet (``SCHEMA``): a plain tuple per run, sent to the JVM in
+   pickled batches. Every figure the command prints is computed from the Parquet files
+   afterwards by Spark, in the executors (sums, counts, the approximate distinct count); the
+   driver collects only those aggregates and the few failing runs to shrink.
 4. Loopback only for local work: with a ``local[...]`` master or a ``spark://`` master on a
    loopback address, the driver binds to 127.0.0.1.
 5. Per-task overhead is kept small: tasks take big seed ranges (``checks/fuzz.py`` partitions),
