@@ -108,6 +108,7 @@ class Lockstep:
         self.world = self.shared.world
         self.state = self.world.init_states()[0]
         self.engines = self.engines_for(self.world)
+        self.engines.datagram = self.shared.datagram  # the bytes the spec's packet was compared as
         self._always = self.shared.always
         self._enabled: list[tuple[Any, Any]] = []
         self._enabled_at: Any = None

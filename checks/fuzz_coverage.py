@@ -89,26 +89,40 @@ def canonical_text(value: Any) -> str:
 
 
 class Canonical:
-    """``canonical_text`` with a memo for composite values (named tuples, dataclass instances),
-    keyed by (type, value) so that equal values of different types never share an entry."""
+    """``canonical_text`` with memos for composite values: by identity first (the spec shares the
+    parts of a state a step did not change, so most parts of a new state were seen as objects),
+    then by (type, value), so that equal values of different types never share an entry. Both
+    memos hold the values they key, so an id is never reused while its entry exists.
 
-    def __init__(self) -> None:
+    ``zeroed`` (type -> field names) encodes those fields of those types as 0: the text of a value
+    with its timestamps stripped, without building the stripped value."""
+
+    def __init__(self, zeroed: dict[type, frozenset[str]] | None = None) -> None:
+        self.zeroed = dict(zeroed or {})
         self.memo: dict[tuple[type, Any], str] = {}
+        self.by_id: dict[int, tuple[Any, str]] = {}
         self.shapes: dict[type, tuple[str, ...] | None] = {}  # dataclass -> field names; None: named tuple
 
     def __call__(self, value: Any) -> str:
         kind = type(value)
         if kind in _PRIMITIVE:
             return repr(value)
+        seen = self.by_id.get(id(value))
+        if seen is not None:
+            return seen[1]
         if kind is tuple or kind is list:
-            return "(" + ",".join(map(self, value)) + ")"
-        if kind is frozenset or kind is set:
-            return "{" + ",".join(sorted(map(self, value))) + "}"
-        key = (kind, value)
-        found = self.memo.get(key)
-        if found is None:
-            found = self.memo[key] = self._composite(kind, value)
-        return found
+            text = "(" + ",".join(map(self, value)) + ")"
+        elif kind is frozenset or kind is set:
+            text = "{" + ",".join(sorted(map(self, value))) + "}"
+        else:
+            key = (kind, value)
+            found = self.memo.get(key)
+            if found is None:
+                found = self.memo[key] = self._composite(kind, value)
+            text = found
+        if kind is not list and kind is not set:  # mutable values may change under the same id
+            self.by_id[id(value)] = (value, text)
+        return text
 
     def _composite(self, kind: type, value: Any) -> str:
         shape = self.shapes.get(kind, ())
@@ -120,7 +134,9 @@ class Canonical:
             else:
                 raise TypeError(f"no canonical encoding for {kind.__name__}")
             self.shapes[kind] = shape
-        items = value if shape is None else [getattr(value, name) for name in shape]
+        names = value._fields if shape is None else shape
+        zero = self.zeroed.get(kind, ())
+        items = [0 if name in zero else getattr(value, name) for name in names]
         return kind.__name__ + "(" + ",".join(map(self, items)) + ")"
 
 
@@ -149,72 +165,70 @@ class Fingerprints:
         self._net_info: dict[int, tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int], ...]]] = {}
         self._others: dict[tuple[int, int], bytes] = {}  # (slot, id) of the environment and the history
         self._ranked: dict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, int], ...]], bytes] = {}
-        self._canonical = Canonical()
+        self._canonical = Canonical(self.adapter.timestamp_fields())  # timestamps read as 0
 
     def __call__(self, state: tuple[int, ...]) -> int:
         n, world = self.world.n, self.world
-        infos = []
+        node_info, parts, held = self._node_info, [], []
         for member in range(n):
-            info = self._node_info.get(state[member])
+            info = node_info.get(state[member])
             if info is None:
-                info = self._node_info[state[member]] = self._stripped_node(world.view(state).nodes[member])
-            infos.append(info)
+                info = node_info[state[member]] = self._stripped_node(world._nodes.values[state[member]])
+            parts.append(info[0])
+            held.append(info[1])
         net = self._net_info.get(state[n])
         if net is None:
-            net = self._net_info[state[n]] = self._stripped_net(world.view(state).network)
+            net = self._net_info[state[n]] = self._stripped_net(world._nets.values[state[n]])
         stripped_net, flight, stamped = net
-        key = (tuple(info[1] for info in infos), stamped)  # every timestamp in use, where it is
+        parts.append(stripped_net)
+        key = (tuple(held), stamped)  # every timestamp in use, where it is
         ranked = self._ranked.get(key)
         if ranked is None:
-            ranked = self._ranked[key] = self._ranks(infos, flight, stamped)
-        parts = [info[0] for info in infos]
-        parts.append(stripped_net)
-        for slot in (n + 1, n + 2):
-            found = self._others.get((slot, state[slot]))
+            ranked = self._ranked[key] = self._ranks(held, flight, stamped)
+        others = self._others
+        for slot, values in ((n + 1, world._envs.values), (n + 2, world._hists.values)):
+            found = others.get((slot, state[slot]))
             if found is None:
-                view = world.view(state)
-                found = self._others[slot, state[slot]] = self._digest(view.env if slot == n + 1 else view.history)
+                found = others[slot, state[slot]] = self._digest(values[state[slot]])
             parts.append(found)
         parts.append(ranked)
         return digest64(b"".join(parts))
 
-    def _ranks(self, infos: list[tuple[bytes, tuple[int, ...]]], flight: tuple[set[int], ...],
+    def _ranks(self, held: list[tuple[int, ...]], flight: tuple[set[int], ...],
                stamped: tuple[tuple[int, int], ...]) -> bytes:
         """The ranks part of a fingerprint: how many timestamps of each member are in use, then the
         rank of each timestamp held by a node (per peer) and in flight (in the network's order)."""
         ranks = []
         for issuer in range(self.world.n):
-            used = flight[issuer].union([info[1][issuer] for info in infos])
+            used = flight[issuer].union([last[issuer] for last in held])
             used.discard(0)
             ranks.append(dict(zip(sorted(used), range(1, len(used) + 1))))
         ranked = [len(r) for r in ranks]
-        for info in infos:
-            ranked += [ranks[peer].get(ts, 0) for peer, ts in enumerate(info[1])]
+        for last in held:
+            ranked += [ranks[peer].get(ts, 0) for peer, ts in enumerate(last)]
         ranked += [ranks[src][ts] for src, ts in stamped]
         return repr(ranked).encode()
 
     def _stripped_node(self, node: Any) -> tuple[bytes, tuple[int, ...]]:
         """(digest of ``node`` with every timestamp 0, the last timestamp it accepted from each peer)."""
-        _, last = self.adapter.node_timestamps(node)
-        zero = tuple({ts: 0} for ts in last)  # every rank 0, and no timestamp of its own in use
-        return self._digest(self.adapter.renumber_node(node, zero[:node.me] + ({},) + zero[node.me + 1:])), last
+        return self._digest(node), self.adapter.node_timestamps(node)[1]
 
     def _stripped_net(self, network: tuple[Packet, ...]
                       ) -> tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int], ...]]:
         """(digest of ``network`` with every timestamp 0, in its order; timestamps in flight per
         issuer; (issuer, timestamp) of each stamped packet, in order)."""
         per_issuer: tuple[set[int], ...] = tuple(set() for _ in range(self.world.n))
-        stamped, stripped = [], []
+        stamped = []
         for packet in network:
             ts = self.adapter.packet_timestamp(packet.msg)
             per_issuer[packet.src].add(ts)
             if ts:
                 stamped.append((packet.src, ts))
-                packet = packet._replace(msg=self.adapter.renumber_packet(packet.msg, {ts: 0}))
-            stripped.append(packet)
-        return self._digest(tuple(stripped)), per_issuer, tuple(stamped)
+        return self._digest(network), per_issuer, tuple(stamped)
 
     def _digest(self, value: Any) -> bytes:
+        """8 bytes of the canonical text of ``value`` with its timestamps read as 0 (those of
+        rule 5; an environment or a history has none)."""
         return struct.pack(">q", digest64(self._canonical(value).encode()))
 
 

@@ -13,8 +13,9 @@ Rules
 2. The schedule is drawn by action kind, not uniformly among enabled actions (``Chooser``): each
    step draws a kind among the kinds that have candidate actions (``World.candidates``) with
    probability proportional to its weight (``Weights``), then one candidate of that kind
-   uniformly; a candidate that would change nothing (``World.successor`` is None, e.g. a
-   retransmit run with nothing to do) is struck out and the draw repeated over what remains.
+   uniformly. A kind drawn without candidates is struck out and the draw repeated (the same
+   distribution, listing candidates only for the kinds drawn); so is a candidate that would
+   change nothing (``World.successor`` is None, e.g. a retransmit run with nothing to do).
    Only the drawn actions' next states are computed, never every enabled action's. Deliveries
    dominate; loss and duplication are rarer; view changes, receiver resets and reaping rarer
    still. Budgets (sends, losses, ...) are the model file's; ``checks/fuzz.py`` scales them up by
@@ -169,35 +170,43 @@ KIND_TYPES: dict[str, type] = {"send": AppSend, "deliver": DeliverPacket, "dupli
 
 
 class Chooser:
-    """Rule 2 on a world state, drawing from ``rng`` only; next states are computed for the actions
-    drawn, never for every enabled one."""
+    """Rule 2 on a world state, drawing from ``rng`` only; candidates are listed for the kinds
+    drawn and next states computed for the actions drawn, never for every enabled one."""
 
     def __init__(self, world: World, weights: Weights) -> None:
         self.world = world
         self.weighted = [(k, getattr(weights, k)) for k in KINDS if getattr(weights, k) > 0]
         self.idle = [k for k in KINDS if getattr(weights, k) <= 0]
+        self._timer_kinds: dict[Any, str] = {}  # FireTimer -> its kind (xmit, sync or reap)
 
     def candidates(self, state: Any, kinds: Sequence[str]) -> dict[str, list[Any]]:
         """Kind -> its candidate actions in ``state`` (``World.candidates``, in its order; fresh lists)."""
-        out: dict[str, list[Any]] = {}
-        timers: dict[str, list[Any]] | None = None
-        for kind in kinds:
-            wanted = KIND_TYPES[kind]
-            if wanted is FireTimer:
-                if timers is None:
-                    timers = {"xmit": [], "sync": [], "reap": []}
-                    for action in self.world.candidates(state, FireTimer):
-                        timers[kind_of(action)].append(action)
-                out[kind] = timers[kind]
-            else:
-                out[kind] = self.world.candidates(state, wanted)
+        return {kind: self.candidates_of(state, kind) for kind in kinds}
+
+    def candidates_of(self, state: Any, kind: str) -> list[Any]:
+        """The candidate actions of ``kind`` in ``state`` (``World.candidates``, in its order; a fresh list)."""
+        wanted = KIND_TYPES[kind]
+        if wanted is not FireTimer:
+            return self.world.candidates(state, wanted)
+        kinds = self._timer_kinds
+        out = []
+        for action in self.world.candidates(state, FireTimer):
+            found = kinds.get(action)
+            if found is None:
+                found = kinds[action] = kind_of(action)
+            if found == kind:
+                out.append(action)
         return out
 
     def pick(self, rng: random.Random, state: Any) -> tuple[Any, Any] | None:
         """The action drawn and its next state; None when every candidate of a kind of positive
-        weight changes nothing (``enabled_any`` then tells quiescent from starved)."""
-        options = self.candidates(state, [k for k, _ in self.weighted])
-        live = [(k, w) for k, w in self.weighted if options[k]]
+        weight changes nothing (``enabled_any`` then tells quiescent from starved).
+
+        A kind is drawn among the kinds not yet struck out; one without candidates is struck out
+        and the draw repeated, which draws among the kinds that have candidates (rule 2) while
+        listing the candidates of the kinds drawn only."""
+        live = list(self.weighted)
+        options: dict[str, list[Any]] = {}
         while live:
             x = rng.random() * sum(w for _, w in live)
             index = len(live) - 1
@@ -206,11 +215,15 @@ class Chooser:
                 if x < 0:
                     index = i
                     break
-            drawn = options[live[index][0]]
-            action = drawn.pop(rng.randrange(len(drawn)))
-            after = self.world.successor(state, action)
-            if after is not None:
-                return action, after
+            kind = live[index][0]
+            drawn = options.get(kind)
+            if drawn is None:
+                drawn = options[kind] = self.candidates_of(state, kind)
+            if drawn:
+                action = drawn.pop(rng.randrange(len(drawn)))
+                after = self.world.successor(state, action)
+                if after is not None:
+                    return action, after
             if not drawn:
                 del live[index]
         return None
@@ -237,11 +250,12 @@ class Runner:
 
     def run(self, seed: int) -> RunRecord:
         collecting = gc.isenabled()  # a run makes no garbage cycles worth collecting, and the cycle
-        gc.disable()  # collector would traverse the memo tables the runs grow again and again
-        try:
-            walk, end, failure = self.walk(seed)
+        gc.disable()  # collector would traverse the memo tables the runs grow again and again:
+        try:  # off during the run, and what the run left alive (memo entries, mostly) is frozen out
+            walk, end, failure = self.walk(seed)  # of later collections (a quarter of the time, else)
         finally:
             if collecting:
+                gc.freeze()
                 gc.enable()
         return walk.record(seed, end, failure)
 

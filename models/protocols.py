@@ -255,6 +255,13 @@ class ProtocolAdapter:
         """The timestamp a message carries, 0 if none."""
         return int(msg.ts) if isinstance(msg, self.timestamped) else 0
 
+    def timestamp_fields(self) -> dict[type, frozenset[str]]:
+        """The fields rule 5 renumbers, by the type that has them: a node's counter, its send
+        entries' last accepted timestamp, the timestamped messages' ``ts`` (what ``renumber_node``
+        and ``renumber_packet`` change, and nothing else)."""
+        fields = {self.spec.Node: frozenset({"timestamper"}), self.spec.SendEntry: frozenset({"last_ts"})}
+        return {**fields, **{kind: frozenset({"ts"}) for kind in self.timestamped}}
+
     def renumber_node(self, node: Any, ranks: tuple[dict[int, int], ...]) -> Any:
         """``node`` with every send entry's ``last_ts`` renumbered by the ranks of the peer that
         issued it, and its own counter set to the number of its timestamps still in use."""
