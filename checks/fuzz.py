@@ -37,7 +37,7 @@ from checks.fuzz_run import FuzzPlan, Weights
 from checks.fuzz_shrink import Shrunk, shrink_failures
 from checks.fuzz_spark import Aggregates, aggregate, run_job, session
 from checks.run import portable_path
-from models.modelfile import Model, load
+from models.modelfile import Model, load, split_reference
 
 MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
 RUNS_PER_PARTITION = 2_000  # default partitioning: at least 2 per core, at most this many runs each
@@ -147,9 +147,10 @@ class FuzzReport:
 def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzReport:
     """Rules 1 to 3; Spark runs on ``options.master`` (an active session on it is reused)."""
     options.check()
-    load(options.model)
+    file, protocol = split_reference(str(options.model))
+    load(file, protocol=protocol)
     options.out.mkdir(parents=True, exist_ok=True)
-    model_path = write_scaled_model(options.model, options.budget_scale, options.out, options.random_views)
+    model_path = write_scaled_model(Path(file), options.budget_scale, options.out, options.random_views, protocol)
     model = load(model_path)
     plan = FuzzPlan(model_path.name, model_path.read_text(), options.steps, options.weights, options.liveness,
                     options.engines)
@@ -274,7 +275,8 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
 
 def add_arguments(parser: Any) -> None:
     """The options of ``seqcheck fuzz`` (``checks/cli.py`` adds the subcommand)."""
-    parser.add_argument("model", type=Path, help="a model file (e.g. models/fuzz/unicast3-lockstep.toml)")
+    parser.add_argument("model", type=Path, help="a model file (e.g. models/fuzz/unicast3-lockstep.toml), or "
+                        "FILE#PROTOCOL for one protocol of a side-by-side file")
     parser.add_argument("--runs", type=int, default=1000, metavar="N", help="schedules to run (default 1000)")
     parser.add_argument("--steps", type=int, default=100, metavar="M", help="steps per schedule at most (default 100)")
     parser.add_argument("--master", default="local[*]", metavar="URL",

@@ -7,6 +7,10 @@ expectation) is kept; a pinned ``[check] states`` is dropped, since it counts th
 The result is an ordinary model file (``seqcheck check``, ``show`` and ``replay`` read it), so a
 trace found under scaled budgets names it and replays on it.
 
+``MODEL#PROTOCOL`` (one protocol of a side-by-side file, ``models/side-by-side/``): the derived
+file is that protocol's model alone (``one_protocol``: its variant, settings and expectation),
+written even at scale 1, so that traces name a single-protocol file.
+
 ``--random-views K`` (joins and leaves): after the (repeated) scripts, every member gets K more
 views drawn at random over the model's members (itself and each other member with probability
 1/2, so peers leave and join its view; never the view it had just before), then the full
@@ -29,20 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from models.modelfile import FAULT_KEYS, ModelError, load
+from models.protocols import PROTOCOLS
 
 SCALED_FAULTS = ("loss", "duplicate", "receiver_removals", "max_in_flight")
 
 
-def scaled_model_text(path: Path, scale: int, random_views: int = 0) -> str:
+def scaled_model_text(path: Path, scale: int, random_views: int = 0, protocol: str | None = None) -> str:
     """The text of ``path`` with its budgets scaled by ``scale`` and ``random_views`` random views
-    per member (module docstring)."""
-    load(path)  # a bad model file is reported as usual, before anything is derived from it
+    per member (module docstring); ``protocol``: of that protocol of a side-by-side file alone."""
+    load(path, protocol=protocol)  # a bad model file is reported as usual, before anything is derived
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ModelError(f"{path}: cannot be read: {error}") from None
+    name = path.name
+    if protocol is not None:
+        raw, name = one_protocol(raw, protocol), f"{path.name}#{protocol}"
     out = dict(raw)
-    out["description"] = (f"{path.name} with budgets x{scale} for fuzzing (seqcheck fuzz --budget-scale "
+    out["description"] = (f"{name} with budgets x{scale} for fuzzing (seqcheck fuzz --budget-scale "
                           f"{scale}). " + str(raw.get("description", "")))
     out["sends"] = {pair: count * scale for pair, count in raw.get("sends", {}).items()}
     faults = {**FAULT_KEYS, **raw.get("faults", {})}
@@ -55,6 +63,23 @@ def scaled_model_text(path: Path, scale: int, random_views: int = 0) -> str:
         out["description"] += f" With {random_views} random views per member (--random-views)."
     out["check"] = {k: v for k, v in raw.get("check", {}).items() if k != "states"}
     return to_toml(out)
+
+
+def one_protocol(raw: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """The table of a side-by-side model file as a single-protocol file of ``protocol``: its own
+    variant, ``[config]`` and ``[timers]`` (shared keys, then its subtable's) and ``[check]`` values
+    (those given per protocol, its own)."""
+    out = dict(raw)
+    out["protocol"] = protocol
+    for key in ("config", "timers"):
+        if key in raw:
+            table = {k: v for k, v in raw[key].items() if k not in PROTOCOLS}
+            out[key] = {**table, **raw[key].get(protocol, {})}
+    if isinstance(raw.get("variant"), dict):
+        out["variant"] = raw["variant"].get(protocol, [])
+    check = {k: (v.get(protocol) if isinstance(v, dict) else v) for k, v in raw.get("check", {}).items()}
+    out["check"] = {k: v for k, v in check.items() if v is not None}
+    return out
 
 
 def random_view_scripts(members: list[str], count: int, scripted: list[dict[str, Any]] | None = None
@@ -104,14 +129,19 @@ def _value(value: Any) -> str:
     raise ModelError(f"cannot write {value!r} to a model file")
 
 
-def write_scaled_model(path: Path, scale: int, out_dir: Path, random_views: int = 0) -> Path:
-    """``path`` itself for scale 1 without random views, else the derived copy written to
-    ``out_dir/<stem>-x<scale>.toml`` (``-x<scale>-v<random_views>`` with random views)."""
-    if scale == 1 and not random_views:
+def write_scaled_model(path: Path, scale: int, out_dir: Path, random_views: int = 0,
+                       protocol: str | None = None) -> Path:
+    """``path`` itself for scale 1 without random views and no ``protocol`` named, else the derived
+    copy written to ``out_dir/<stem>-x<scale>.toml`` (``-x<scale>-v<random_views>`` with random
+    views; ``<stem>.<protocol>.toml``, ``<stem>.<protocol>-x<scale>.toml``, ... for one protocol of
+    a side-by-side file)."""
+    if scale == 1 and not random_views and protocol is None:
         return path
-    suffix = f"-x{scale}" + (f"-v{random_views}" if random_views else "")
+    suffix = "" if protocol is None else f".{protocol}"
+    suffix += f"-x{scale}" if scale != 1 or protocol is None else ""
+    suffix += f"-v{random_views}" if random_views else ""
     derived = out_dir / f"{path.stem}{suffix}.toml"
     derived.parent.mkdir(parents=True, exist_ok=True)
-    derived.write_text(scaled_model_text(path, scale, random_views))
+    derived.write_text(scaled_model_text(path, scale, random_views, protocol))
     load(derived)  # the derived file must be a valid model file
     return derived

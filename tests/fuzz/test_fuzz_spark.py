@@ -111,3 +111,25 @@ def test_rows_depend_on_the_seed_only(spark: Any, tmp_path: Path) -> None:
     runner = Runner(plan, FUZZ)
     local = [runner.run(seed).row() for seed in range(1000, 1024)]
     assert one == [tuple(row) for row in local]
+
+
+def test_side_by_side_file_is_fuzzed_one_protocol_at_a_time(spark: Any, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """``FILE#PROTOCOL``: UNICAST2 before JGRP-1563's fix (the file's per-protocol variant) loses a
+    lone first message for good and UNICAST3 does not, each judged by its own expectation in the
+    file; the failure's trace names the derived single-protocol file and validates on it."""
+    side = MODELS_DIR / "side-by-side" / "jgrp1563.toml"
+    assert fuzz(f"{side}#unicast2", "--runs", "120", "--out", str(tmp_path / "u2")) == 0
+    assert "outcome   as expected (violation:eventually_delivered)" in capsys.readouterr().out
+    derived = tmp_path / "u2" / "jgrp1563.unicast2.toml"
+    model = load(derived)
+    assert model.protocol == "unicast2" and model.variant == ("no_first_ack",)
+    summary = json.loads((tmp_path / "u2" / "summary.json").read_text())
+    saved = next(t for t in summary["traces"] if t["verdict"] == "violation:eventually_delivered")
+    trace = Trace.load(saved["path"])
+    assert trace.model == str(derived) and len(trace.actions) <= saved["original_length"]
+    validate(model.world, trace)
+    assert fuzz(f"{side}#unicast3", "--runs", "60", "--out", str(tmp_path / "u3")) == 0
+    assert "outcome   as expected (pass)" in capsys.readouterr().out
+    assert fuzz(str(side), "--runs", "10", "--out", str(tmp_path / "both")) == 2
+    assert "name one" in capsys.readouterr().err

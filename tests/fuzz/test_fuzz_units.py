@@ -219,3 +219,16 @@ def test_unicast2_runs_drive_the_unicast2_engines_and_pass() -> None:
     assert all(r.verdict == "pass" for r in records), [(r.seed, r.verdict, r.detail) for r in records]
     assert sum(r.counts[KINDS.index("xmit")] for r in records) > 0
     assert sum(sum(r.phase_hits) for r in records) > 0
+
+
+@pytest.mark.parametrize("name", ["jgrp1873.toml", "jgrp1563.toml", "scenario-6.toml", "stable-cap.toml"])
+def test_one_protocol_of_a_side_by_side_file_is_that_protocols_model(name: str, tmp_path: Path) -> None:
+    """The derived single-protocol file (``seqcheck fuzz FILE#PROTOCOL``) is the model the checker
+    builds for that protocol of the file: same variant, settings, timers, properties, expectation."""
+    side = MODELS_DIR / "side-by-side" / name
+    for protocol in ("unicast2", "unicast3"):
+        want = load(side, protocol=protocol)
+        got = load(write_scaled_model(side, 1, tmp_path, protocol=protocol))
+        assert (got.protocol, got.variant, got.expect, got.properties, got.members, got.witness) == (
+            want.protocol, want.variant, want.expect, want.properties, want.members, want.witness)
+        assert got.world.cfg == want.world.cfg and got.world.bounds == want.world.bounds
