@@ -4,6 +4,8 @@ answer to, and the variants that take the answer away."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from u2_link import Link
 
@@ -12,7 +14,7 @@ from impl.unicast2.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, X
 from spec import unicast2 as spec
 
 
-def once(kind: type, **fields: object) -> object:
+def once(kind: type, **fields: object) -> Callable[[str, str, object], bool]:
     """A drop predicate losing the first datagram of ``kind`` with those fields, and nothing else."""
     done: list[bool] = []
 
