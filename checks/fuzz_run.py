@@ -29,6 +29,12 @@ Rules
    dropping it is the send step itself), so it has no kind of its own. View changes are the model's
    scripts, joins and leaves random scripts (``checks/fuzz_model.py``); removals are receiver
    resets (the test hook); timers fire at any moment.
+   With ``swarm`` (``--swarm``, swarm testing after Groce et al., ISSTA 2012), every run first
+   draws its own weights: each kind's weight times a factor from ``SWARM_FACTORS`` (0 leaves the
+   kind out of that run; ``deliver`` is never left out), drawn from ``random.Random`` seeded with
+   the seed's own text, so the schedule's draws are those of a run without swarm and the run
+   is still a function of its seed. Runs that leave out deliveries' competitors reach deep
+   orderings (a delayed packet overtaken many times) that the default mix rarely makes.
 3. The harness is ``checks.differential.Lockstep`` (unreduced world, real timestamps), sharing one
    ``checks.differential.Shared`` (world, memo tables) across the runner's runs. Checked after
    every step: the acting member's datagrams, deliveries and abstract state against the spec,
@@ -71,6 +77,7 @@ from models.world import (
     World,
 )
 
+SWARM_FACTORS = (0.0, 0.1, 1.0, 10.0)  # rule 2: a swarm run's factor on each kind's weight
 SETTLE_ROUNDS = 30  # rounds of the fair fault-free continuation tried before the exhaustive search
 SETTLE_STEPS = 2_000  # ... and steps
 LIVENESS_MAX_STATES = 200_000  # bound of that search (reaching it counts as live, as in the checker)
@@ -110,6 +117,13 @@ class Weights:
     def text(self) -> str:
         return ",".join(f"{f.name}={getattr(self, f.name):g}" for f in fields(self))
 
+    def swarm(self, seed: int) -> Weights:
+        """The weights of run ``seed`` under ``--swarm`` (rule 2)."""
+        rng = random.Random(f"seqcheck swarm {seed}")
+        factors = {f.name: rng.choice(SWARM_FACTORS) for f in fields(self)}
+        factors["deliver"] = factors["deliver"] or 1.0
+        return Weights(**{name: getattr(self, name) * factor for name, factor in factors.items()})
+
 
 assert tuple(f.name for f in fields(Weights)) == KINDS
 
@@ -124,6 +138,7 @@ class FuzzPlan:
     weights: Weights = Weights()
     liveness: bool = True
     engines: str | None = None  # "module:function" returning an ``EngineFactory`` (tests plant defects)
+    swarm: bool = False  # rule 2: every run draws its own weights
 
 
 @dataclass(frozen=True)
@@ -173,11 +188,15 @@ class Chooser:
     """Rule 2 on a world state, drawing from ``rng`` only; candidates are listed for the kinds
     drawn and next states computed for the actions drawn, never for every enabled one."""
 
-    def __init__(self, world: World, weights: Weights) -> None:
+    def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str] | None = None) -> None:
         self.world = world
         self.weighted = [(k, getattr(weights, k)) for k in KINDS if getattr(weights, k) > 0]
         self.idle = [k for k in KINDS if getattr(weights, k) <= 0]
-        self._timer_kinds: dict[Any, str] = {}  # FireTimer -> its kind (xmit, sync or reap)
+        self._timer_kinds = {} if timer_kinds is None else timer_kinds  # FireTimer -> xmit, sync or reap
+
+    def with_weights(self, weights: Weights) -> Chooser:
+        """The same world and memo, other weights (a swarm run's)."""
+        return Chooser(self.world, weights, self._timer_kinds)
 
     def candidates(self, state: Any, kinds: Sequence[str]) -> dict[str, list[Any]]:
         """Kind -> its candidate actions in ``state`` (``World.candidates``, in its order; fresh lists)."""
@@ -264,14 +283,15 @@ class Runner:
         rng = random.Random(seed)
         walk = Walk(self)
         lock, world = walk.lock, walk.lock.world
+        chooser = self.chooser.with_weights(self.plan.weights.swarm(seed)) if self.plan.swarm else self.chooser
         end, failure = "steps", None
         for index in range(1, self.plan.steps + 1):
             if not world.within_bounds(lock.state):
                 end = "cut"
                 break
-            chosen = self.chooser.pick(rng, lock.state)
+            chosen = chooser.pick(rng, lock.state)
             if chosen is None:
-                end = "starved" if self.chooser.enabled_any(lock.state) else "quiescent"
+                end = "starved" if chooser.enabled_any(lock.state) else "quiescent"
                 break
             failure = walk.step(*chosen, index)
             if failure is not None:

@@ -232,3 +232,25 @@ def test_one_protocol_of_a_side_by_side_file_is_that_protocols_model(name: str, 
         assert (got.protocol, got.variant, got.expect, got.properties, got.members, got.witness) == (
             want.protocol, want.variant, want.expect, want.properties, want.members, want.witness)
         assert got.world.cfg == want.world.cfg and got.world.bounds == want.world.bounds
+
+
+def test_swarm_runs_draw_their_own_weights_from_their_seed() -> None:
+    """``--swarm``: each run's weights are the plan's times a factor per kind drawn from the seed
+    (deliveries never left out); the run stays a function of its seed, and runs differ in mix."""
+    from checks.fuzz_run import SWARM_FACTORS
+
+    base = Weights()
+    drawn = [base.swarm(seed) for seed in range(200)]
+    assert drawn[:50] == [base.swarm(seed) for seed in range(50)]
+    for weights in drawn:
+        assert weights.deliver > 0
+        for kind in KINDS:
+            assert any(getattr(weights, kind) == getattr(base, kind) * f for f in SWARM_FACTORS)
+    assert {w.loss == 0 for w in drawn} == {True, False} and len(set(drawn)) > 100
+    plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 60, swarm=True)
+    runner = Runner(plan, FUZZ)
+    records = [runner.run(seed) for seed in range(12)]
+    assert records == [Runner(plan, FUZZ).run(seed) for seed in range(12)]
+    assert {r.verdict for r in records} == {"pass"}
+    left_out = [r for seed, r in enumerate(records) if base.swarm(seed).loss == 0]
+    assert left_out and all(r.counts[KINDS.index("loss")] == 0 for r in left_out)
