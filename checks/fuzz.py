@@ -64,6 +64,7 @@ class FuzzOptions:
     engines: str | None = None  # test hook: "module:function" returning an EngineFactory
     exhaustive: bool = False  # also count the model's states with the checker, to compare coverage
     swarm: bool = False  # every run draws its own weights (checks/fuzz_run.py rule 2)
+    pct: bool = False  # deliveries by packet priority (checks/fuzz_run.py rule 2)
 
     def check(self) -> None:
         for name, value, low in (("--runs", self.runs, 1), ("--steps", self.steps, 1), ("--seed", self.seed, 0),
@@ -133,7 +134,8 @@ class FuzzReport:
                 "steps_per_s": round(self.totals.steps / self.job_seconds, 1), "master": self.options.master,
                 "cores": self.cores, "partitions": self.partitions, "budget_scale": self.options.budget_scale,
                 "random_views": self.options.random_views,
-                "weights": asdict(self.options.weights), "swarm": self.options.swarm, "verdicts": self.totals.verdicts,
+                "weights": asdict(self.options.weights), "swarm": self.options.swarm, "pct": self.options.pct,
+                "verdicts": self.totals.verdicts,
                 "first_failing_seed": {v: s for v, s in self.totals.first_seed.items() if v != "pass"},
                 "ends": self.totals.ends, "actions": self.totals.actions,
                 "distinct_states_approx": self.totals.distinct_states, "exhaustive_states": states,
@@ -154,7 +156,7 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     model_path = write_scaled_model(Path(file), options.budget_scale, options.out, options.random_views, protocol)
     model = load(model_path)
     plan = FuzzPlan(model_path.name, model_path.read_text(), options.steps, options.weights, options.liveness,
-                    options.engines, options.swarm)
+                    options.engines, options.swarm, options.pct)
     started = time.perf_counter()
     try:
         spark, owned = session(options.master, f"seqcheck fuzz {model_path.name}")
@@ -199,6 +201,7 @@ def report_lines(report: FuzzReport) -> list[str]:
         + f"), expected {report.model.expect}",
         f"schedule  seeds {o.seed}..{o.seed + o.runs - 1}, up to {o.steps} steps, weights {o.weights.text()}"
         + (" (x a factor per kind and run: --swarm)" if o.swarm else "")
+        + ("; deliveries by packet priority (--pct)" if o.pct else "")
         + ("; liveness judged at the end of each run" if o.liveness else "; liveness not checked"),
         f"spark     {o.master} ({report.cores} cores), {report.partitions} partitions, "
         f"session start {report.startup_seconds:.1f} s",
@@ -266,7 +269,7 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
         raise FuzzUsageError(f"--weights: {error}") from None
     options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
                           args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, None,
-                          args.exhaustive, args.swarm)
+                          args.exhaustive, args.swarm, args.pct)
     report = run_fuzz(options, progress=None if args.no_progress else err)
     if args.json:
         print(json.dumps(report.to_json()), file=out)
@@ -305,6 +308,9 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--swarm", action="store_true",
                         help="swarm testing: every run multiplies each kind's weight by 0, 0.1, 1 or 10, drawn "
                              "from its seed (deliveries are never left out)")
+    parser.add_argument("--pct", action="store_true",
+                        help="deliveries and duplications take the packet of highest priority, priorities drawn "
+                             "per run and packet (a packet held back while others overtake it)")
     parser.add_argument("--no-liveness", action="store_true", help="do not judge liveness at the end of runs")
     parser.add_argument("--no-progress", action="store_true", help="no progress line while Spark works")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")

@@ -35,6 +35,14 @@ Rules
    the seed's own text, so the schedule's draws are those of a run without swarm and the run
    is still a function of its seed. Runs that leave out deliveries' competitors reach deep
    orderings (a delayed packet overtaken many times) that the default mix rarely makes.
+   With ``pct`` (``--pct``, priority scheduling of the network after PCT, Burckhardt et al.,
+   ASPLOS 2010): every packet value gets a priority drawn from the run's seed and the packet
+   (``random.Random`` seeded with their text, so a retransmitted copy, the same value, keeps it),
+   and a delivery or duplication takes the packet of highest priority in flight instead of a
+   uniform one; losses stay uniform. A low-priority packet then stays in flight while everything
+   else overtakes it, which is how the historical stale-packet bugs interleave (an old first
+   message or a flushed ACK arriving after a reset), and which uniform choice makes
+   exponentially rare in the number of packets that must overtake it.
 3. The harness is ``checks.differential.Lockstep`` (unreduced world, real timestamps), sharing one
    ``checks.differential.Shared`` (world, memo tables) across the runner's runs. Checked after
    every step: the acting member's datagrams, deliveries and abstract state against the spec,
@@ -139,6 +147,7 @@ class FuzzPlan:
     liveness: bool = True
     engines: str | None = None  # "module:function" returning an ``EngineFactory`` (tests plant defects)
     swarm: bool = False  # rule 2: every run draws its own weights
+    pct: bool = False  # rule 2: deliveries and duplications by packet priority
 
 
 @dataclass(frozen=True)
@@ -189,7 +198,7 @@ class Chooser:
     drawn and next states computed for the actions drawn, never for every enabled one."""
 
     def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str] | None = None) -> None:
-        self.world = world
+        self.world, self.weights = world, weights
         self.weighted = [(k, getattr(weights, k)) for k in KINDS if getattr(weights, k) > 0]
         self.idle = [k for k in KINDS if getattr(weights, k) <= 0]
         self._timer_kinds = {} if timer_kinds is None else timer_kinds  # FireTimer -> xmit, sync or reap
@@ -197,6 +206,10 @@ class Chooser:
     def with_weights(self, weights: Weights) -> Chooser:
         """The same world and memo, other weights (a swarm run's)."""
         return Chooser(self.world, weights, self._timer_kinds)
+
+    def with_priorities(self, seed: int) -> Chooser:
+        """This chooser, deliveries and duplications by packet priority drawn from ``seed`` (rule 2)."""
+        return PriorityChooser(self.world, self.weights, self._timer_kinds, seed)
 
     def candidates(self, state: Any, kinds: Sequence[str]) -> dict[str, list[Any]]:
         """Kind -> its candidate actions in ``state`` (``World.candidates``, in its order; fresh lists)."""
@@ -239,7 +252,7 @@ class Chooser:
             if drawn is None:
                 drawn = options[kind] = self.candidates_of(state, kind)
             if drawn:
-                action = drawn.pop(rng.randrange(len(drawn)))
+                action = drawn.pop(self.choose(rng, kind, drawn))
                 after = self.world.successor(state, action)
                 if after is not None:
                     return action, after
@@ -247,10 +260,35 @@ class Chooser:
                 del live[index]
         return None
 
+    def choose(self, rng: random.Random, kind: str, drawn: list[Any]) -> int:
+        """The index of the candidate taken among ``drawn`` (candidates of ``kind``): uniform."""
+        return rng.randrange(len(drawn))
+
     def enabled_any(self, state: Any) -> bool:
         """Some action (of any weight) changes something in ``state``."""
         options = self.candidates(state, KINDS)
         return any(self.world.successor(state, a) is not None for actions in options.values() for a in actions)
+
+
+class PriorityChooser(Chooser):
+    """``Chooser`` with rule 2's packet priorities: a delivery or duplication takes the packet of
+    highest priority among the candidates (the draw of the kind stays random)."""
+
+    def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str], seed: int) -> None:
+        super().__init__(world, weights, timer_kinds)
+        self.seed = seed
+        self.priorities: dict[Any, float] = {}
+
+    def priority(self, packet: Any) -> float:
+        found = self.priorities.get(packet)
+        if found is None:
+            found = self.priorities[packet] = random.Random(f"seqcheck pct {self.seed} {packet!r}").random()
+        return found
+
+    def choose(self, rng: random.Random, kind: str, drawn: list[Any]) -> int:
+        if kind != "deliver" and kind != "duplicate":
+            return rng.randrange(len(drawn))
+        return max(range(len(drawn)), key=lambda i: self.priority(drawn[i].packet))
 
 
 class Runner:
@@ -284,6 +322,7 @@ class Runner:
         walk = Walk(self)
         lock, world = walk.lock, walk.lock.world
         chooser = self.chooser.with_weights(self.plan.weights.swarm(seed)) if self.plan.swarm else self.chooser
+        chooser = chooser.with_priorities(seed) if self.plan.pct else chooser
         end, failure = "steps", None
         for index in range(1, self.plan.steps + 1):
             if not world.within_bounds(lock.state):

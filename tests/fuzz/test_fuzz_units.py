@@ -254,3 +254,29 @@ def test_swarm_runs_draw_their_own_weights_from_their_seed() -> None:
     assert {r.verdict for r in records} == {"pass"}
     left_out = [r for seed, r in enumerate(records) if base.swarm(seed).loss == 0]
     assert left_out and all(r.counts[KINDS.index("loss")] == 0 for r in left_out)
+
+
+def test_pct_runs_deliver_the_packet_of_highest_priority() -> None:
+    """``--pct``: every delivery and duplication takes the candidate packet of highest priority (a
+    function of the seed and the packet), and the run stays a function of its seed."""
+    from checks.fuzz_run import PriorityChooser
+
+    plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 60, pct=True)
+    runner = Runner(plan, FUZZ)
+    world, taken = runner.shared.world, 0
+    for seed in range(6):
+        walk, _, failure = runner.walk(seed)
+        assert failure is None
+        chooser = runner.chooser.with_priorities(seed)
+        assert isinstance(chooser, PriorityChooser)
+        before = world.init_states()[0]
+        for action, after in walk.lock.path:
+            if isinstance(action, DeliverPacket):
+                rivals = [a.packet for a in world.candidates(before, DeliverPacket) if isinstance(a, DeliverPacket)]
+                assert chooser.priority(action.packet) == max(map(chooser.priority, rivals))
+                taken += 1
+            before = after
+    assert taken > 30
+    assert [Runner(plan, FUZZ).run(s) for s in range(4)] == [runner.run(s) for s in range(4)]
+    assert [runner.run(s) for s in range(4)] != [Runner(FuzzPlan(FUZZ.name, FUZZ.read_text(), 60), FUZZ).run(s)
+                                                 for s in range(4)]
