@@ -156,7 +156,8 @@ class Fingerprints:
     set to 0 (*stripped*: digested once per interned node and network) and the ranks (listed after
     the digests, in the network's order, which ranking does not change). States of a reduced world
     are already ranked: for them the ranks are the timestamps themselves. Only the adapter's
-    rule-5 functions are used (``node_timestamps``, ``packet_timestamp``, ``renumber_*``)."""
+    rule-5 functions are used (``timestamp_fields`` to strip, ``node_timestamps`` and
+    ``packet_timestamp`` to rank)."""
 
     def __init__(self, world: World) -> None:
         self.world = world

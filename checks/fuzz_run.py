@@ -7,9 +7,10 @@ further faults.
 
 Rules
 -----
-1. A run is a pure function of (model file text, seed, steps, weights): its random choices come
-   from ``random.Random(seed)`` alone and the world enumerates actions in a fixed order, so the
-   same seed gives the same record in any process, partition or executor (GUIDE C6).
+1. A run is a pure function of (model file text, seed, steps, weights, swarm, pct): its random
+   choices come from ``random.Random`` seeded with the seed (rule 2) and the world enumerates
+   actions in a fixed order, so the same seed gives the same record in any process, partition or
+   executor (GUIDE C6).
 2. The schedule is drawn by action kind, not uniformly among enabled actions (``Chooser``): each
    step draws a kind among the kinds that have candidate actions (``World.candidates``) with
    probability proportional to its weight (``Weights``), then one candidate of that kind
@@ -33,8 +34,7 @@ Rules
    draws its own weights: each kind's weight times a factor from ``SWARM_FACTORS`` (0 leaves the
    kind out of that run; ``deliver`` is never left out), drawn from ``random.Random`` seeded with
    the seed's own text, so the schedule's draws are those of a run without swarm and the run
-   is still a function of its seed. Runs that leave out deliveries' competitors reach deep
-   orderings (a delayed packet overtaken many times) that the default mix rarely makes.
+   is still a function of its seed.
    With ``pct`` (``--pct``, priority scheduling of the network after PCT, Burckhardt et al.,
    ASPLOS 2010): every packet value gets a priority drawn from the run's seed and the packet
    (``random.Random`` seeded with their text, so a retransmitted copy, the same value, keeps it),
@@ -200,7 +200,6 @@ class Chooser:
     def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str] | None = None) -> None:
         self.world, self.weights = world, weights
         self.weighted = [(k, getattr(weights, k)) for k in KINDS if getattr(weights, k) > 0]
-        self.idle = [k for k in KINDS if getattr(weights, k) <= 0]
         self._timer_kinds = {} if timer_kinds is None else timer_kinds  # FireTimer -> xmit, sync or reap
 
     def with_weights(self, weights: Weights) -> Chooser:

@@ -106,10 +106,6 @@ class ProtocolAdapter:
     def timer_is_progress(self, timer: Any) -> bool:
         return timer.kind in self.progress_timers
 
-    def receiver_removed_by(self, timer: Any) -> int | None:
-        """The peer whose receive window ``timer`` removes, if it removes one."""
-        return int(timer.peer) if timer.kind in self.removal_timers else None
-
     def quiet_connection(self, member: int, timer: Any) -> tuple[int, int] | None:
         """(sender, receiver) of the connection ``timer`` at ``member`` removes an entry of, if it
         is one that ``models/world.py`` rule 6 lets fire only while none of its packets is in flight."""

@@ -184,6 +184,7 @@ class World:
         self._renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
         self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
         self._batch: Any = None  # models.batch.BatchExpander, made on first use
+        self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
         nodes = tuple(self._nodes(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
         env = Env(bounds.loss, bounds.duplicate, bounds.receiver_removals, (0,) * n)
@@ -208,10 +209,7 @@ class World:
                 yield from self._after(world, packet.dst, DuplicatePacket(packet), packet, None,
                                        env._replace(duplicate=env.duplicate - 1))
             if env.loss:
-                nodes, lost = world[:n], self._net_after(world[n], packet, ())
-                if self.reduce_timestamps and self.adapter.packet_timestamp(packet.msg):
-                    nodes, lost = self._renumber_timestamps(nodes, lost)
-                yield LosePacket(packet), nodes + (lost, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
+                yield LosePacket(packet), self._lost(world, packet, env)
         for member in range(n):
             node = self._nodes.values[world[member]]
             for timer in self.adapter.enabled_timers(self.cfg, node):
@@ -227,9 +225,8 @@ class World:
             index = env.view_index[member]
             if index < len(script):
                 view = script[index]
-                moved = env._replace(view_index=env.view_index[:member] + (index + 1,) + env.view_index[member + 1:])
                 action = InstallView(member, tuple(sorted(view)))
-                yield from self._after(world, member, action, ("view", view), None, moved)
+                yield from self._after(world, member, action, ("view", view), None, _next_view(env, member))
         if env.removals:
             fewer = env._replace(removals=env.removals - 1)
             for member in range(self.n):
@@ -341,6 +338,14 @@ class World:
         after = nodes + (net_id, self._envs(env), hist_id)
         if after != world:
             yield action, after
+
+    def _lost(self, world: tuple[int, ...], packet: Packet, env: Env) -> tuple[int, ...]:
+        """The world after ``packet`` is lost (within the loss budget ``env`` still has)."""
+        n = self.n
+        nodes, net_id = world[:n], self._net_after(world[n], packet, ())
+        if self.reduce_timestamps and self.adapter.packet_timestamp(packet.msg):
+            nodes, net_id = self._renumber_timestamps(nodes, net_id)
+        return nodes + (net_id, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
 
     def _handle(self, member: int, node_id: int, stimulus: Hashable
                 ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]:
@@ -480,10 +485,7 @@ class World:
     def candidates(self, world: tuple[int, ...], kind: type) -> list[WorldAction]:
         """The actions of type ``kind`` ``successors`` considers in ``world``, in its order
         (including those that would change nothing); a fresh list."""
-        n = self.n
-        memo: dict[Hashable, tuple[Any, ...]] | None = self.__dict__.get("_candidate_memo")
-        if memo is None:
-            memo = self.__dict__["_candidate_memo"] = {}
+        n, memo = self.n, self._candidate_memo
         if kind is FireTimer:
             out: list[WorldAction] = []
             for member in range(n):
@@ -536,19 +538,16 @@ class World:
             steps = self._after(world, action.packet.dst, action, action.packet, None,
                                 env._replace(duplicate=env.duplicate - 1))
         elif isinstance(action, LosePacket):
-            nodes, lost = world[:n], self._net_after(world[n], action.packet, ())
-            if self.reduce_timestamps and self.adapter.packet_timestamp(action.packet.msg):
-                nodes, lost = self._renumber_timestamps(nodes, lost)
-            return nodes + (lost, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
+            return self._lost(world, action.packet, env)
         elif isinstance(action, AppSend):
             sent = self._hists.values[world[n + 2]].channels[action.src * n + action.dst].sent
             steps = self._after(world, action.src, action, ("send", action.dst, sent + 1), None, env)
         elif isinstance(action, FireTimer):
             steps = self._after(world, action.member, action, ("timer", action.timer), None, env)
         elif isinstance(action, InstallView):
-            m, index = action.member, env.view_index[action.member]
-            moved = env._replace(view_index=env.view_index[:m] + (index + 1,) + env.view_index[m + 1:])
-            steps = self._after(world, m, action, ("view", self.bounds.views[m][index]), None, moved)
+            m = action.member
+            view = self.bounds.views[m][env.view_index[m]]
+            steps = self._after(world, m, action, ("view", view), None, _next_view(env, m))
         else:
             assert isinstance(action, RemoveReceiver), action
             steps = self._after(world, action.member, action, ("remove", action.peer), None,
@@ -558,6 +557,12 @@ class World:
     def stats(self) -> dict[str, int]:
         return {"node_states": len(self._nodes.values), "networks": len(self._nets.values),
                 "histories": len(self._hists.values), "handler_calls_memoised": len(self._node_memo)}
+
+
+def _next_view(env: Env, member: int) -> Env:
+    """``env`` with ``member`` one view further in its script."""
+    index = env.view_index
+    return env._replace(view_index=index[:member] + (index[member] + 1,) + index[member + 1:])
 
 
 def _to_json(value: Any) -> Any:
