@@ -46,6 +46,7 @@ class Unicast3Adapter(ProtocolAdapter):
     progress_timers = frozenset({u3.XMIT, u3.SYNC_EXPIRED})
     removal_timers = frozenset({u3.CLOSE_RECV})
     send_removal_timers = frozenset({u3.CLOSE_SEND})  # conn_close_timeout = 2 x MSL, like CLOSE_RECV
+    history_timers = frozenset({u3.SYNC_EXPIRED})  # observe_timer resets the sync counter
     timestamped = (u3.Ack, u3.SendFirstSeqno)
     window_replies = (u3.Ack, u3.SendFirstSeqno, u3.XmitReq)
 

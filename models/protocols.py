@@ -63,6 +63,7 @@ class ProtocolAdapter:
     progress_timers: frozenset[int]  # timer kinds a liveness continuation may use
     removal_timers: frozenset[int]  # timer kinds that remove the receive window of their peer
     send_removal_timers: frozenset[int] = frozenset()  # ... the send entry to their peer (conn_close_timeout)
+    history_timers: frozenset[int] = frozenset()  # timer kinds whose firing ``observe_timer`` records
     timestamped: tuple[type[Any], ...]  # message types carrying a timestamp ``ts``
     window_replies: tuple[type[Any], ...]  # message types a receive window sends back to its sender
 
@@ -181,7 +182,8 @@ class ProtocolAdapter:
         return type(history)(tuple(channels), violations, tuple(syncs))
 
     def observe_timer(self, timer: Any, member: int, n: int, syncs: list[int]) -> None:
-        """A timer fired at ``member``: update the sync counters ``syncs`` if it is a rate limit's."""
+        """A timer fired at ``member``: update the sync counters ``syncs`` if it is a rate limit's
+        (only timers of ``history_timers``; the world skips the others when they change nothing else)."""
 
     def observe_sync_request(self, syncs: list[int], pair: int) -> int:
         """A SEND_FIRST_SEQNO on ``pair`` (index sender * n + requester): update ``syncs`` if the

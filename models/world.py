@@ -326,6 +326,9 @@ class World:
         if result is None:
             result = self._node_memo[key] = self._handle(member, node_id, stimulus)
         new_node, packets, observed, drops_timestamp = result
+        if new_node == node_id and not packets and consumed is None and self._idle_timer(stimulus, observed):
+            if self._envs(env) == world[n + 1]:
+                return  # a timer that changed nothing: its history update is the identity
         net_id = world[n]
         if consumed is not None or packets:
             net_id = self._net_after(net_id, consumed, packets)
@@ -338,6 +341,13 @@ class World:
         after = nodes + (net_id, self._envs(env), hist_id)
         if after != world:
             yield action, after
+
+    def _idle_timer(self, stimulus: Hashable, observed: tuple[Any, ...]) -> bool:
+        """Was the only observation of a handler call that changed nothing the firing of a timer
+        that the history does not record (``ProtocolAdapter.history_timers``)? Then ``observe``
+        would return the history unchanged (``acks_monotone`` of a node and itself holds)."""
+        return (len(observed) == 1 and observed[0][0] == "stimulus" and stimulus[0] == "timer"  # type: ignore[index]
+                and stimulus[1].kind not in self.adapter.history_timers)  # type: ignore[index]
 
     def _lost(self, world: tuple[int, ...], packet: Packet, env: Env) -> tuple[int, ...]:
         """The world after ``packet`` is lost (within the loss budget ``env`` still has)."""
