@@ -89,19 +89,19 @@ def canonical_text(value: Any) -> str:
 
 
 class Canonical:
-    """``canonical_text`` with memos for composite values: by identity first (the spec shares the
-    parts of a state a step did not change, so most parts of a new state were seen as objects),
-    then by (type, value), so that equal values of different types never share an entry. Both
-    memos hold the values they key, so an id is never reused while its entry exists.
+    """``canonical_text`` with a memo by identity: the spec shares the parts of a state a step did
+    not change, so most parts of a new state were seen as objects, and a new composite's text is
+    put together from its parts' texts. Nothing is keyed by value: hashing a composite value
+    walks all of it, and most composites are met once. The memo holds the values it keys, so an
+    id is never reused while its entry exists; mutable values (lists, sets) are not memoised.
 
     ``zeroed`` (type -> field names) encodes those fields of those types as 0: the text of a value
     with its timestamps stripped, without building the stripped value."""
 
     def __init__(self, zeroed: dict[type, frozenset[str]] | None = None) -> None:
         self.zeroed = dict(zeroed or {})
-        self.memo: dict[tuple[type, Any], str] = {}
         self.by_id: dict[int, tuple[Any, str]] = {}
-        self.shapes: dict[type, tuple[str, ...] | None] = {}  # dataclass -> field names; None: named tuple
+        self.shapes: dict[type, tuple[str, tuple[tuple[str, bool], ...]]] = {}  # name, (field, zeroed)
 
     def __call__(self, value: Any) -> str:
         kind = type(value)
@@ -115,29 +115,25 @@ class Canonical:
         elif kind is frozenset or kind is set:
             text = "{" + ",".join(sorted(map(self, value))) + "}"
         else:
-            key = (kind, value)
-            found = self.memo.get(key)
-            if found is None:
-                found = self.memo[key] = self._composite(kind, value)
-            text = found
+            shape = self.shapes.get(kind)
+            if shape is None:
+                shape = self.shapes[kind] = self._shape(kind, value)
+            name, names = shape
+            text = name + "(" + ",".join(["0" if zero else self(getattr(value, field)) for field, zero in names]) + ")"
         if kind is not list and kind is not set:  # mutable values may change under the same id
             self.by_id[id(value)] = (value, text)
         return text
 
-    def _composite(self, kind: type, value: Any) -> str:
-        shape = self.shapes.get(kind, ())
-        if shape == ():
-            if isinstance(value, tuple) and hasattr(value, "_fields"):
-                shape = None
-            elif is_dataclass(value) and not isinstance(value, type):
-                shape = tuple(f.name for f in fields(value))
-            else:
-                raise TypeError(f"no canonical encoding for {kind.__name__}")
-            self.shapes[kind] = shape
-        names = value._fields if shape is None else shape
-        zero = self.zeroed.get(kind, ())
-        items = [0 if name in zero else getattr(value, name) for name in names]
-        return kind.__name__ + "(" + ",".join(map(self, items)) + ")"
+    def _shape(self, kind: type, value: Any) -> tuple[str, tuple[tuple[str, bool], ...]]:
+        """A named tuple's or dataclass's name and fields, each with whether it is zeroed."""
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            names: tuple[str, ...] = value._fields
+        elif is_dataclass(value) and not isinstance(value, type):
+            names = tuple(f.name for f in fields(value))
+        else:
+            raise TypeError(f"no canonical encoding for {kind.__name__}")
+        zero = self.zeroed.get(kind, frozenset())
+        return kind.__name__, tuple((name, name in zero) for name in names)
 
 
 def digest64(data: bytes) -> int:
