@@ -8,7 +8,8 @@ Rules
 -----
 1. The schedules are seeded random walks over the model's world (GUIDE C6): run ``i`` of
    ``--runs N --seed S`` is seed ``S+i``; its result depends only on the model file's text, the
-   seed, ``--steps`` and ``--weights``, never on ``--partitions`` or the executors.
+   seed, ``--steps`` and ``--weights``, never on ``--partitions``, the executors or on whether the
+   job was stopped and resumed (``--resume``, ``checks/fuzz_ledger.py``).
 2. Spark (``checks/fuzz_spark.py``) only distributes seed ranges and aggregates; every failure is
    re-run here from its seed, shrunk, validated and saved as a trace (``checks/fuzz_shrink.py``)
    that ``seqcheck show`` and ``seqcheck replay`` read.
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checks.fuzz_coverage import KINDS, coverage_table, phase_legend
+from checks.fuzz_ledger import LEDGER, JobKey, ResumeError, resumed_ledger
 from checks.fuzz_model import write_scaled_model
 from checks.fuzz_run import FuzzPlan, Weights
 from checks.fuzz_shrink import Shrunk, shrink_failures
@@ -65,6 +67,7 @@ class FuzzOptions:
     exhaustive: bool = False  # also count the model's states with the checker, to compare coverage
     swarm: bool = False  # every run draws its own weights (checks/fuzz_run.py rule 2)
     pct: bool = False  # deliveries by packet priority (checks/fuzz_run.py rule 2)
+    resume: bool = False  # go on with the job in ``out`` (checks/fuzz_ledger.py rule 4)
 
     def check(self) -> None:
         for name, value, low in (("--runs", self.runs, 1), ("--steps", self.steps, 1), ("--seed", self.seed, 0),
@@ -78,6 +81,8 @@ class FuzzOptions:
                                  f"got {self.master!r}")
         if self.out.exists() and not self.out.is_dir():
             raise FuzzUsageError(f"--out: {self.out} exists and is not a folder")
+        if self.resume and not (self.out / LEDGER).exists():
+            raise FuzzUsageError(f"--resume: {self.out} holds no fuzz job ({LEDGER} not found)")
 
 
 @dataclass
@@ -91,6 +96,7 @@ class FuzzReport:
     totals: Aggregates
     shrunk: list[Shrunk | str] = field(default_factory=list)  # a string: a failure that did not reproduce
     explored: tuple[int | None, str] | None = None  # (states, text) from --exhaustive
+    resumed_runs: int = 0  # runs an earlier invocation had done (--resume)
 
     @property
     def failing(self) -> dict[str, int]:
@@ -139,7 +145,7 @@ class FuzzReport:
                 "first_failing_seed": {v: s for v, s in self.totals.first_seed.items() if v != "pass"},
                 "ends": self.totals.ends, "actions": self.totals.actions,
                 "distinct_states_approx": self.totals.distinct_states, "exhaustive_states": states,
-                "phase_hits": self.totals.phase_hits,
+                "phase_hits": self.totals.phase_hits, "resumed_runs": self.resumed_runs,
                 "traces": [{"seed": s.seed, "verdict": s.verdict, "length": len(s.trace.actions),
                             "original_length": s.original_length, "path": str(s.path)}
                            for s in self.shrunk if isinstance(s, Shrunk)],
@@ -157,6 +163,11 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     model = load(model_path)
     plan = FuzzPlan(model_path.name, model_path.read_text(), options.steps, options.weights, options.liveness,
                     options.engines, options.swarm, options.pct)
+    if options.resume:
+        try:
+            resumed_ledger(options.out / "runs", JobKey.of(plan, options.seed, options.runs))
+        except ResumeError as error:
+            raise FuzzUsageError(str(error)) from None
     started = time.perf_counter()
     try:
         spark, owned = session(options.master, f"seqcheck fuzz {model_path.name}")
@@ -167,14 +178,14 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
         cores = int(spark.sparkContext.defaultParallelism)
         partitions = options.partitions or max(2 * cores, math.ceil(options.runs / RUNS_PER_PARTITION))
         results = options.out / "runs"
-        job = run_job(spark, plan, options.seed, options.runs, partitions, results, progress)
+        job = run_job(spark, plan, options.seed, options.runs, partitions, results, progress, resume=options.resume)
         totals = aggregate(spark, results, options.shrink)
     finally:
         if owned:
             spark.stop()
     shrunk = shrink_failures(plan, model_path, totals.to_shrink, options.out / "traces")
     report = FuzzReport(options, model, cores, job.partitions, startup, job.seconds, totals, shrunk,
-                        count_states(model) if options.exhaustive else None)
+                        count_states(model) if options.exhaustive else None, job.resumed_runs)
     (options.out / "summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
     return report
 
@@ -208,7 +219,9 @@ def report_lines(report: FuzzReport) -> list[str]:
         "",
         f"{'runs':<9} {t.runs:>12,}",
         f"{'steps':<9} {t.steps:>12,}   (runs ended: {ends})",
-        f"{'seconds':<9} {report.job_seconds:>12,.1f}   (the Spark job, session start excluded)",
+        f"{'seconds':<9} {report.job_seconds:>12,.1f}   (the Spark job, session start excluded"
+        + (f"; {report.resumed_runs:,} runs done before --resume, their seconds included)" if report.resumed_runs
+           else ")"),
         f"{'runs/s':<9} {t.runs / rate:>12,.1f}",
         f"{'steps/s':<9} {t.steps / rate:>12,.0f}",
         f"{'failures':<9} {sum(report.failing.values()):>12,}"
@@ -269,7 +282,7 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
         raise FuzzUsageError(f"--weights: {error}") from None
     options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
                           args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, None,
-                          args.exhaustive, args.swarm, args.pct)
+                          args.exhaustive, args.swarm, args.pct, args.resume)
     report = run_fuzz(options, progress=None if args.no_progress else err)
     if args.json:
         print(json.dumps(report.to_json()), file=out)
@@ -311,6 +324,9 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--pct", action="store_true",
                         help="deliveries and duplications take the packet of highest priority, priorities drawn "
                              "per run and packet (a packet held back while others overtake it)")
+    parser.add_argument("--resume", action="store_true",
+                        help="go on with the stopped job in --out (same model and options): run only the "
+                             "segments of seeds it had not finished")
     parser.add_argument("--no-liveness", action="store_true", help="do not judge liveness at the end of runs")
     parser.add_argument("--no-progress", action="store_true", help="no progress line while Spark works")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")

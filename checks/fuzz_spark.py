@@ -10,9 +10,11 @@ Rules
    temporary file. Executors need the project importable (true for ``local[...]`` and for workers
    on this machine; the driver also ships the packages as a zip to any other master).
 3. One row per run goes to Parquet (``SCHEMA``): a plain tuple per run, sent to the JVM in
-   pickled batches. Every figure the command prints is computed from the Parquet files
-   afterwards by Spark, in the executors (sums, counts, the approximate distinct count); the
-   driver collects only those aggregates and the few failing runs to shrink.
+   pickled batches, a segment of ranges per Spark job, each segment in its own folder
+   (``checks/fuzz_ledger.py``: what a stopped job had finished, for ``--resume``). Every
+   figure the command prints is computed from the Parquet files afterwards by Spark, in the
+   executors (sums, counts, the approximate distinct count); the driver collects only those
+   aggregates and the few failing runs to shrink.
 4. Loopback only for local work: with a ``local[...]`` master or a ``spark://`` master on a
    loopback address, the driver binds to 127.0.0.1.
 5. Per-task overhead is kept small: tasks take big seed ranges (``checks/fuzz.py`` partitions),
@@ -40,6 +42,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checks.fuzz_coverage import CELLS, FAULTS, KINDS
+from checks.fuzz_ledger import JobKey, new_ledger, resumed_ledger
 from checks.fuzz_run import FuzzPlan, Runner
 
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
@@ -184,28 +187,40 @@ def _code_zip() -> Path:
 
 @dataclass
 class JobResult:
-    seconds: float
+    seconds: float  # every segment's, also those of earlier invocations (--resume)
     partitions: int
+    resumed_runs: int = 0  # runs already done by an earlier invocation
 
 
 def run_job(spark: Any, plan: FuzzPlan, first_seed: int, runs: int, partitions: int, results: Path,
-            progress: TextIO | None) -> JobResult:
-    """Rules 1 and 3: run the seeds and write one Parquet row per run to ``results``."""
+            progress: TextIO | None, *, resume: bool = False) -> JobResult:
+    """Rules 1 and 3: run the seeds and write one Parquet row per run under ``results``, a
+    segment at a time (``checks/fuzz_ledger.py``; ``resume``: only the segments not done)."""
     sc = spark.sparkContext
-    ranges = seed_ranges(first_seed, runs, partitions)
+    key = JobKey.of(plan, first_seed, runs)
+    cores = int(sc.defaultParallelism)
+    ledger = (resumed_ledger(results, key) if resume
+              else new_ledger(results, key, seed_ranges(first_seed, runs, partitions), cores))
+    pending = ledger.to_do()
     runs_done, failing = sc.accumulator(0), sc.accumulator(0)
-    rdd = sc.parallelize(ranges, len(ranges)).flatMap(partial(run_range, plan, runs_done, failing))
-    frame = spark.createDataFrame(rdd, schema())
-    line = _Progress(sc, runs, len(ranges), runs_done, failing, progress) if progress is not None else None
-    started = time.perf_counter()
+    tasks = sum(len(ledger.ranges_of(k)) for k in pending)
+    line = (_Progress(sc, ledger.runs_of(pending), tasks, runs_done, failing, progress)
+            if progress is not None and pending else None)
     if line is not None:
         line.start()
     try:
-        frame.write.mode("overwrite").parquet(str(results))
+        for segment in pending:
+            ranges = ledger.ranges_of(segment)
+            started = time.perf_counter()
+            rdd = sc.parallelize(ranges, len(ranges)).flatMap(partial(run_range, plan, runs_done, failing))
+            spark.createDataFrame(rdd, schema()).write.parquet(str(ledger.folder(segment)))
+            ledger.finished(segment, time.perf_counter() - started)
+            if line is not None:
+                line.tasks_before += len(ranges)
     finally:
         if line is not None:
             line.finish()
-    return JobResult(time.perf_counter() - started, len(ranges))
+    return JobResult(sum(ledger.seconds.values()), len(ledger.ranges), runs - ledger.runs_of(pending))
 
 
 class _Progress(threading.Thread):
@@ -217,6 +232,7 @@ class _Progress(threading.Thread):
         super().__init__(daemon=True)
         self.sc, self.runs, self.tasks, self.out = sc, runs, tasks, out
         self.runs_done, self.failing = runs_done, failing
+        self.tasks_before = 0  # tasks of the segments finished (the status tracker shows the running one's)
         self.tty = out.isatty()
         self.stopped = threading.Event()
         self.started = time.perf_counter()
@@ -228,7 +244,7 @@ class _Progress(threading.Thread):
     def _line(self) -> str:
         tracker = self.sc.statusTracker()
         infos = [tracker.getStageInfo(i) for i in tracker.getActiveStageIds()]
-        done = sum(i.numCompletedTasks for i in infos if i is not None)
+        done = self.tasks_before + sum(i.numCompletedTasks for i in infos if i is not None)
         running = sum(i.numActiveTasks for i in infos if i is not None)
         elapsed = time.perf_counter() - self.started
         runs = self.runs_done.value

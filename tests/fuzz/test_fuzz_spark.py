@@ -11,6 +11,7 @@ and is accepted by ``seqcheck show`` and ``seqcheck replay``; a run's row depend
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,10 @@ from checks.cli import MODELS_DIR, main
 from checks.differential import replay_on_engines
 from checks.fuzz import FuzzOptions, run_fuzz
 from checks.fuzz_coverage import CELLS, FAULTS, KINDS
+from checks.fuzz_ledger import ResumeError
 from checks.fuzz_run import FuzzPlan, Runner
 from checks.fuzz_shrink import Shrunk
-from checks.fuzz_spark import run_job, session
+from checks.fuzz_spark import run_job, schema, session
 from checks.trace import Trace, validate
 from models.modelfile import load
 
@@ -105,12 +107,47 @@ def test_rows_depend_on_the_seed_only(spark: Any, tmp_path: Path) -> None:
     plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 40)
     for partitions in (1, 3, 7):
         run_job(spark, plan, 1000, 24, partitions, tmp_path / f"p{partitions}", None)
-    one, three, seven = ([tuple(r) for r in spark.read.parquet(str(tmp_path / f"p{p}")).orderBy("seed").collect()]
-                         for p in (1, 3, 7))
+    one, three, seven = (rows_of(spark, tmp_path / f"p{p}") for p in (1, 3, 7))
     assert one == three == seven
     runner = Runner(plan, FUZZ)
     local = [runner.run(seed).row() for seed in range(1000, 1024)]
     assert one == [tuple(row) for row in local]
+
+
+def rows_of(spark: Any, results: Path) -> list[tuple[Any, ...]]:
+    """The rows of a job's results folder as tuples of ``schema()``'s columns (without the
+    ``segment`` column that Spark reads off the segment folders' names), by seed."""
+    frame = spark.read.parquet(str(results))
+    return [tuple(r) for r in frame.select(*schema().fieldNames()).orderBy("seed").collect()]
+
+
+def test_a_stopped_job_resumes_where_it_stopped(spark: Any, tmp_path: Path) -> None:
+    """``--resume`` (``checks/fuzz_ledger.py``): segments recorded as done and committed are kept,
+    the others (never started, recorded but uncommitted, half written) run again; every seed
+    gets exactly its row, as an uninterrupted job writes it."""
+    plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 30)
+    results = tmp_path / "runs"
+    job = run_job(spark, plan, 500, 80, 40, results, None)  # 2 cores: segments of 16, 16 and 8 tasks
+    assert job.partitions == 40 and job.resumed_runs == 0
+    whole = rows_of(spark, results)
+    assert [row[0] for row in whole] == list(range(500, 580))
+    ledger = json.loads((tmp_path / "job.json").read_text())
+    assert ledger["segments"] == [[0, 16], [16, 32], [32, 40]] and set(ledger["seconds"]) == {"0", "1", "2"}
+    (results / "segment=1" / "_SUCCESS").unlink()  # stopped while Spark committed segment 1
+    shutil.rmtree(results / "segment=2")  # never started
+    del ledger["seconds"]["2"]
+    (tmp_path / "job.json").write_text(json.dumps(ledger))
+    resumed = run_job(spark, plan, 500, 80, 7, results, None, resume=True)  # --partitions is the ledger's
+    assert resumed.resumed_runs == 32 and resumed.partitions == 40
+    assert rows_of(spark, results) == whole
+    with pytest.raises(ResumeError, match="--steps 30 there, 31 here"):
+        run_job(spark, FuzzPlan(FUZZ.name, FUZZ.read_text(), 31), 500, 80, 40, results, None, resume=True)
+
+
+def test_resume_without_a_job_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert fuzz(str(FUZZ), "--runs", "10", "--out", str(tmp_path / "none"), "--resume") == 2
+    assert capsys.readouterr().err.strip().endswith("holds no fuzz job (job.json not found)")
+    assert not (tmp_path / "none").exists()
 
 
 def test_side_by_side_file_is_fuzzed_one_protocol_at_a_time(spark: Any, tmp_path: Path,
