@@ -16,8 +16,8 @@ import pytest
 from checks.cli import MODELS_DIR, main
 from checks.fuzz_coverage import CELLS, FAULTS, KINDS, Fingerprints, coverage_table, kind_of, phases_met
 from checks.fuzz_model import scaled_model_text, write_scaled_model
-from checks.fuzz_run import Chooser, Failure, FuzzPlan, Runner, Weights
-from checks.fuzz_shrink import reproduce_and_shrink, shrink
+from checks.fuzz_run import Chooser, FuzzPlan, Runner, Weights
+from checks.fuzz_shrink import reproduce_and_shrink
 from checks.fuzz_spark import seed_ranges
 from checks.trace import Trace, validate
 from models.modelfile import load
@@ -127,18 +127,6 @@ def test_coverage_table_lists_cells_never_reached() -> None:
 
 
 # ---------------------------------------------------------------- shrinking and findings
-def test_shrink_keeps_what_the_failure_needs() -> None:
-    def check(actions: list[dict[str, int]]) -> Failure | None:
-        seen = [a["n"] for a in actions]
-        if 3 in seen and 7 in seen and seen.index(3) < seen.index(7):
-            return Failure("violation:p", "p", seen.index(7) + 1, "")
-        return None
-
-    actions = [{"n": n} for n in range(20)]
-    shrunk, replays = shrink(actions, "violation:p", check, liveness=False)
-    assert [a["n"] for a in shrunk] == [3, 7] and replays > 0
-
-
 def test_a_liveness_defect_is_found_shrunk_and_validated(tmp_path: Path) -> None:
     derived = write_scaled_model(JGRP1548, 2, tmp_path)
     plan = FuzzPlan(derived.name, derived.read_text(), 60)
