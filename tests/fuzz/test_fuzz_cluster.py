@@ -95,7 +95,6 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
-@pytest.mark.slow
 def test_fuzz_runs_on_a_standalone_cluster(cluster: str, tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = subprocess.run([sys.executable, "-m", "checks.cli", "fuzz", str(FUZZ), "--runs", "16", "--steps", "40",

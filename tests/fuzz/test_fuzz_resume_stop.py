@@ -16,8 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from checks.cli import MODELS_DIR
 from checks.fuzz_coverage import KINDS
 from checks.fuzz_run import FuzzPlan, Runner
@@ -35,7 +33,6 @@ def finished_segments(out: Path) -> int:
         return 0
 
 
-@pytest.mark.slow
 def test_killed_job_resumes_to_the_uninterrupted_rows(tmp_path: Path) -> None:
     out = tmp_path / "out"
     job = subprocess.Popen([*COMMAND, "--out", str(out)], start_new_session=True,
