@@ -14,10 +14,9 @@ from checks.cli import MODELS_DIR
 from checks.fuzz_model import write_scaled_model
 from checks.fuzz_run import Failure, FuzzPlan, Runner, Walk
 from checks.fuzz_shrink import Actions, Replayed, Shrunk, action_shape, matching_action, reproduce_and_shrink, shrink
-from checks.trace import Trace
+from checks.run import check_model
+from models.modelfile import load
 from models.world import AppSend
-
-SHORTEST = MODELS_DIR.parent / "traces"  # the checker's shortest counterexamples
 
 
 def failing(actions: Actions, step: int) -> Replayed:
@@ -116,8 +115,10 @@ def shrink_seed(model: Path, seed: int, out: Path) -> Shrunk:
 ])
 def test_a_fuzz_failure_shrinks_to_the_checkers_shortest(model: str, seed: int, stuck_at: int,
                                                           tmp_path: Path) -> None:
-    found = shrink_seed(MODELS_DIR / f"{model}.toml", seed, tmp_path)
-    shortest = Trace.load(SHORTEST / f"{model}.json")
+    path = MODELS_DIR / f"{model}.toml"
+    found = shrink_seed(path, seed, tmp_path)
+    shortest = check_model(load(path), trace_dir=None).trace  # the checker's shortest counterexample
+    assert shortest is not None
     assert found.trace.prop == shortest.prop
     assert len(found.trace.actions) == len(shortest.actions) < stuck_at < found.original_length
 
