@@ -64,7 +64,7 @@ from __future__ import annotations
 import gc
 import importlib
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -338,22 +338,33 @@ class Runner:
             failure = walk.finish(liveness=end != "cut")
         return walk, "failed" if failure is not None else end, failure
 
-    def replay(self, actions: Sequence[dict[str, Any]], *, liveness: bool = True
-               ) -> tuple[Walk, Failure | None] | None:
+    def replay(self, actions: Sequence[dict[str, Any]], *, liveness: bool = True,
+               match: Matcher | None = None) -> tuple[Walk, Failure | None] | None:
         """Re-run canonical actions (a trace's) with every check (liveness at the end only if
-        ``liveness``); None if one is not enabled. Stops at the first failure."""
+        ``liveness``); stops at the first failure. Each action is the enabled one whose canonical
+        JSON it is (``exact_action``), and None is returned if there is none; with ``match``, each
+        is the enabled one ``match`` names, and an action it names none for is skipped."""
         walk = Walk(self)
-        world = walk.lock.world
-        for index, wanted in enumerate(actions, 1):
-            state = walk.lock.state
-            match = next(((a, t) for a, t in walk.lock.enabled()
-                          if world.action_to_json(world.canonical_action(state, a)) == wanted), None)
-            if match is None:
-                return None
-            failure = walk.step(*match, index)
+        for wanted in actions:
+            found = (match or exact_action)(walk.lock, wanted)
+            if found is None:
+                if match is None:
+                    return None
+                continue
+            failure = walk.step(found[0], found[1], walk.taken + 1)
             if failure is not None:
                 return walk, failure
-        return walk, walk.finish(liveness=liveness and world.within_bounds(walk.lock.state))
+        return walk, walk.finish(liveness=liveness and walk.lock.world.within_bounds(walk.lock.state))
+
+
+Matcher = Callable[[Lockstep, dict[str, Any]], "tuple[Any, ...] | None"]  # (action, next state, ...) or none
+
+
+def exact_action(lock: Lockstep, wanted: dict[str, Any]) -> tuple[Any, Any] | None:
+    """The enabled ``(action, next state)`` whose canonical JSON is ``wanted``, if any."""
+    world, state = lock.world, lock.state
+    return next(((a, t) for a, t in lock.enabled()
+                 if world.action_to_json(world.canonical_action(state, a)) == wanted), None)
 
 
 class Walk:

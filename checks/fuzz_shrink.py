@@ -196,19 +196,12 @@ def _is_liveness(runner: Runner, verdict: str) -> bool:
 def replay_matching(runner: Runner, candidate: Actions, *, liveness: bool) -> Replayed | None:
     """Rule 2c: ``candidate`` replayed with every check (liveness at the end only if ``liveness``),
     each action matched to an enabled one (``matching_action``) or skipped; None if it passes."""
-    walk = Walk(runner)
-    taken: Actions = []
-    for wanted in candidate:
-        match = matching_action(walk.lock, wanted)
-        if match is None:
-            continue
-        action, after, named = match
-        taken.append(named)
-        failure = walk.step(action, after, len(taken))
-        if failure is not None:
-            return Replayed(taken, failure)
-    failure = walk.finish(liveness=liveness and walk.lock.world.within_bounds(walk.lock.state))
-    return None if failure is None else Replayed(taken, failure)
+    replayed = runner.replay(candidate, liveness=liveness, match=matching_action)
+    assert replayed is not None  # a matching replay skips what it cannot match
+    walk, failure = replayed
+    if failure is None:
+        return None
+    return Replayed([walk.lock.model.world.action_to_json(a) for a in walk.lock.canonical], failure)
 
 
 def matching_action(lock: Lockstep, wanted: dict[str, Any]) -> tuple[Any, Any, dict[str, Any]] | None:
