@@ -249,7 +249,7 @@ def _replay(args: argparse.Namespace) -> int:
     for line in report.lines():
         print(line)
     if args.emit_test is not None:
-        written = emit_test(report.model, trace, args.trace, args.emit_test)
+        written = emit_test(report, args.trace, args.emit_test)
         print(f"regression test written to {written} (run it: pytest {written})")
     return 0 if report.reproduced else 1
 

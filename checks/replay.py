@@ -15,6 +15,8 @@ Three runs of one trace, on the engine of the model's protocol (``checks/script.
 
 from __future__ import annotations
 
+import keyword
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +35,7 @@ class ReplayReport:
     defective_holds: bool | None  # None: no engine-level check for this property
     fixed_holds: bool | None  # None: no check, or no reference (a residual)
     skipped_on_fixed: list[str] = field(default_factory=list)
+    path: list[tuple[Hashable, Hashable]] = field(default_factory=list)  # the trace as the spec replayed it
 
     @property
     def reproduced(self) -> bool:
@@ -73,17 +76,17 @@ def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None) 
     side-by-side model file)."""
     trace = Trace.load(trace_path)
     model = load(model_path, protocol=protocol)
-    validate(model.world, trace)
+    path = validate(model.world, trace)
     _, divergence = replay_on_engines(model_path, trace, protocol=protocol)
     defective = fixed = None
     skipped: list[str] = []
     if trace.prop in SCRIPT_PROTOCOLS[model.protocol].scriptable:
-        calls = script_calls(model, trace)
+        calls = script_calls(model, path)
         defective = run_script(model, calls, model.variant, trace.prop).holds(trace.prop)
         if not is_residual(model):
             reference = run_script(model, calls, reference_variant(model), trace.prop)
             fixed, skipped = reference.holds(trace.prop), reference.skipped
-    return ReplayReport(trace, model, divergence, defective, fixed, skipped)
+    return ReplayReport(trace, model, divergence, defective, fixed, skipped, path)
 
 
 def settings_of(model: Model) -> dict[str, int]:
@@ -93,63 +96,105 @@ def settings_of(model: Model) -> dict[str, int]:
 
 
 # -- the trace as calls on an EngineScript ------------------------------------------------------------
-def script_calls(model: Model, trace: Trace) -> list[tuple[str, str]]:
-    """(python call on ``net``, comment) per step."""
+SCRIPT_METHODS = frozenset({"send", "deliver", "duplicate", "lose", "timer", "view", "remove_receiver"})
+
+
+@dataclass(frozen=True)
+class ScriptCall:
+    """One call on an ``EngineScript``, as data: ``net.<method>(*args, **kwargs)``. It is run with
+    ``getattr`` on a fixed set of methods, never through ``eval``, and written into an emitted test
+    only through ``repr()`` of its values (``source``)."""
+
+    method: str
+    args: tuple[Any, ...]
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.method not in SCRIPT_METHODS:
+            raise TraceError(f"action: expected one of {sorted(SCRIPT_METHODS)}, got {self.method!r}")
+        for name, _ in self.kwargs:
+            if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name):
+                raise TraceError(f"message field: expected a Python name, got {name!r}")
+
+    def run(self, net: EngineScript) -> None:
+        getattr(net, self.method)(*self.args, **dict(self.kwargs))
+
+    def source(self) -> str:
+        parts = [repr(a) for a in self.args] + [f"{name}={value!r}" for name, value in self.kwargs]
+        return f"net.{self.method}({', '.join(parts)})"
+
+
+def script_calls(model: Model, path: Sequence[tuple[Hashable, Hashable]]) -> list[tuple[ScriptCall, str]]:
+    """(call, comment) per step of ``path``, a path the spec replayed (``validate``'s result): the
+    calls and comments are made anew from the world's own actions, never copied from a trace file."""
+    world = model.world
     names, protocol = model.members, SCRIPT_PROTOCOLS[model.protocol]
-    calls = []
-    for action, text in zip(trace.actions, trace.summary or [""] * len(trace.actions), strict=True):
-        calls.append((_call(action, names, protocol), text))
-    return calls
+    return [(_call(world.action_to_json(action), names, protocol), world.format_action(action))
+            for action, _ in path]
 
 
-def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtocol) -> str:
+def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtocol) -> ScriptCall:
     kind = action["action"]
     if kind == "AppSend":
-        return f"net.send({names[action['src']]!r}, {names[action['dst']]!r})"
+        return ScriptCall("send", (names[action["src"]], names[action["dst"]]))
     if kind in ("DeliverPacket", "DuplicatePacket", "LosePacket"):
         packet = action["packet"]
         msg = {k: v for k, v in packet["msg"].items() if k not in ("type", "ts")}
         if "seqnos" in msg:
             msg["seqnos"] = tuple(msg["seqnos"])
-        args = ", ".join(f"{k}={v!r}" for k, v in msg.items())
         verb = {"DeliverPacket": "deliver", "DuplicatePacket": "duplicate", "LosePacket": "lose"}[kind]
-        head = (f"net.{verb}({names[packet['src']]!r}, {names[packet['dst']]!r}, "
-                f"{protocol.kind_names[packet['kind']]!r}")
-        return head + (f", {args})" if args else ")")
+        head = (names[packet["src"]], names[packet["dst"]], protocol.kind_names[packet["kind"]])
+        return ScriptCall(verb, head, tuple(msg.items()))
     if kind == "FireTimer":
         timer = action["timer"]
-        peer = f", {names[timer['peer']]!r}" if timer["peer"] >= 0 else ""
-        return f"net.timer({names[action['member']]!r}, {protocol.timer_names[timer['kind']]!r}{peer})"
+        peer = (names[timer["peer"]],) if timer["peer"] >= 0 else ()
+        return ScriptCall("timer", (names[action["member"]], protocol.timer_names[timer["kind"]], *peer))
     if kind == "InstallView":
-        return f"net.view({names[action['member']]!r}, {[names[m] for m in action['members']]!r})"
+        return ScriptCall("view", (names[action["member"]], [names[m] for m in action["members"]]))
     if kind == "RemoveReceiver":
-        return f"net.remove_receiver({names[action['member']]!r}, {names[action['peer']]!r})"
-    raise ValueError(f"unknown action {kind!r}")
+        return ScriptCall("remove_receiver", (names[action["member"]], names[action["peer"]]))
+    raise TraceError(f"action: unknown action {kind!r}")
 
 
-def run_script(model: Model, calls: list[tuple[str, str]], variant: tuple[str, ...], prop: str) -> EngineScript:
+def run_script(model: Model, calls: Sequence[tuple[ScriptCall, str]], variant: tuple[str, ...],
+               prop: str) -> EngineScript:
     """The calls on engines of the model's protocol with ``variant`` (flag names) and settings."""
     protocol = SCRIPT_PROTOCOLS[model.protocol]
     net = EngineScript(model.members, protocol.variant(**{name: True for name in variant}), model.protocol,
                        settings_of(model))
     for call, _ in calls:
-        eval(call, {"net": net})  # the calls are generated above from the trace's own fields
+        call.run(net)
     if prop in LIVENESS:
         net.settle()
     return net
 
 
 # -- emitting a pytest file ---------------------------------------------------------------------------
-def emit_test(model: Model, trace: Trace, trace_path: Path, out: Path) -> Path:
-    """Write the trace as a pytest file of plain engine calls; a property the
-    engines cannot be judged on (``ScriptProtocol.scriptable``) is a ``TraceError``."""
+def one_line(text: str) -> str:
+    """``text`` fit for a ``#`` comment: every character that is not printable (line breaks among
+    them) becomes ``?``, so nothing can end the comment."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def python_name(text: str) -> str:
+    """``text`` as a lower-case ASCII identifier fragment (anything else becomes ``_``)."""
+    return "".join(c if c.isascii() and c.isalnum() else "_" for c in text).lower()
+
+
+def emit_test(report: ReplayReport, trace_path: Path, out: Path) -> Path:
+    """Write the replayed trace as a pytest file of plain engine calls; a property the engines
+    cannot be judged on (``ScriptProtocol.scriptable``) is a ``TraceError``.
+
+    Nothing read from the trace file or its name reaches the file except through ``repr()``: the
+    calls and their comments are made anew from the path the spec replayed (``script_calls``), the
+    docstring is a ``repr`` literal, and names are reduced to ASCII letters, digits and ``_``."""
+    model, trace = report.model, report.trace
     protocol = SCRIPT_PROTOCOLS[model.protocol]
     if trace.prop not in protocol.scriptable:
         raise TraceError(f"{trace.prop} has no engine-level check: no regression test can be emitted for it")
     flags = ", ".join(f"{name}=True" for name in model.variant)
     reference = ", ".join(f"{name}=True" for name in reference_variant(model))
     residual = is_residual(model)
-    name = "".join(c if c.isalnum() else "_" for c in Path(trace.model).stem).lower()
     where = f"{protocol.title} as shipped" if not flags else f"{protocol.title} with Variant({flags})"
     if residual:
         outcome = [f"the trace. The violation is in {where}, so the test is marked xfail (strict):",
@@ -158,15 +203,14 @@ def emit_test(model: Model, trace: Trace, trace_path: Path, out: Path) -> Path:
         on = "as shipped" if not reference else f"with Variant({reference})"
         outcome = [f"the trace. It passes on the engine {on}; set ENGINE_VARIANT to the variant to see",
                    "it fail."]
-    extra = "" if model.protocol == "unicast3" else f", protocol={model.protocol!r}, settings={settings_of(model)!r}"
-    lines = [
-        f'"""Regression test from {trace_path} ({len(trace.actions)} steps).',
-        "",
-        f"Model: {trace.model}",
+    docstring = "\n".join([
+        f"Regression test from {trace_path} ({len(trace.actions)} steps).", "", f"Model: {trace.model}",
         f"The trace violates {trace.prop} on the spec" + (f" with Variant({flags})." if flags else " as shipped."),
         f"Generated by `seqcheck replay --emit-test`: plain calls on {protocol.title} engines, one per step of",
-        *outcome,
-        '"""',
+        *outcome])
+    extra = "" if model.protocol == "unicast3" else f", protocol={model.protocol!r}, settings={settings_of(model)!r}"
+    lines = [
+        repr(docstring),
         "",
         *(["import pytest", ""] if residual else []),
         "from checks.script import EngineScript",
@@ -178,12 +222,12 @@ def emit_test(model: Model, trace: Trace, trace_path: Path, out: Path) -> Path:
         "",
         *([f"@pytest.mark.xfail(strict=True, reason={trace.model + f': a residual of {where}'!r})"]
           if residual else []),
-        f"def test_{name}_{trace.prop}() -> None:",
+        f"def test_{python_name(Path(trace.model).stem)}_{python_name(trace.prop)}() -> None:",
         f"    net = EngineScript({list(model.members)!r}, ENGINE_VARIANT{extra})",
     ]
-    for index, (call, text) in enumerate(script_calls(model, trace), 1):
-        lines.append(f"    # {index}. {text}".rstrip())
-        lines.append(f"    {call}")
+    for index, (call, text) in enumerate(script_calls(model, report.path), 1):
+        lines.append(f"    # {index}. {one_line(text)}".rstrip())
+        lines.append(f"    {call.source()}")
     if trace.prop in LIVENESS:
         lines.append("    net.settle()  # a fault-free continuation: deliver, retransmit, repeat")
     lines.append(f"    assert net.holds({trace.prop!r}), (net.undelivered(), net.skipped)")
