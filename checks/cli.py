@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TextIO
 
 import models
-from checks.explore import Progress, Stats
-from checks.run import Outcome, WitnessError, check_model, replay_witness
-from checks.trace import Trace, TraceError, file_digest, validate
+from checks.check import Outcome, WitnessError, check_model, replay_witness
+from checks.explore.search import Progress, Stats
+from checks.explore.trace import Trace, TraceError, file_digest, validate
 from models.modelfile import Model, ModelError, load, load_all, split_reference
 
 MODELS_DIR = Path(models.__file__).resolve().parent
@@ -71,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="benchmark fuzzing: lockstep steps/s in one process and on Spark local[1], local[2]")
     bench.add_argument("--runs", type=int, default=2000, help="schedules per fuzz measurement (default 2000)")
     bench.set_defaults(run=_bench)
-    from checks.fuzz import add_arguments
+    from checks.fuzz.command import add_arguments
 
     fuzz = sub.add_parser("fuzz", help="random fault schedules on Spark: engine against spec, properties, "
                           "shrunk traces")
@@ -238,7 +238,7 @@ def _show_witness(model_file: Path) -> int:
 
 # -- replay -------------------------------------------------------------------------------------
 def _replay(args: argparse.Namespace) -> int:
-    from checks.replay import emit_test, run_replay
+    from checks.conform.replay import emit_test, run_replay
 
     trace = Trace.load(args.trace)
     model_path, protocol = _trace_model(trace, args.trace)
@@ -256,28 +256,26 @@ def _replay(args: argparse.Namespace) -> int:
 
 # -- list ---------------------------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
-    from models.properties import property_docs
-    from models.protocols import PROTOCOLS
+    from models import registry
 
-    for name, adapter in PROTOCOLS.items():
-        print(f"protocol {name}")
-        print("  variants:")
-        for jira, flag in adapter.variant_aliases.items():
-            print(f"    {flag:<24} {jira}")
+    for factory in registry.factories():
+        print(f"protocol {factory.name}")
+        for line in factory.describe():
+            print(f"  {line}")
         print("  properties:")
-        for prop, doc in property_docs(adapter).items():
+        for prop, doc in factory.property_docs().items():
             print(f"    {prop:<24} {doc}")
     return 0
 
 
 # -- bench --------------------------------------------------------------------------------------
 def _bench(args: argparse.Namespace) -> int:
-    from checks.bench import run_bench
+    from checks.bench.checker import run_bench
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: expected a whole number >= 1, got {args.repeat}")
     if args.fuzz:
-        from checks.fuzz_bench import run_fuzz_bench
+        from checks.bench.fuzz import run_fuzz_bench
 
         if args.runs < 1:
             raise UsageError(f"--runs: expected a whole number >= 1, got {args.runs}")
@@ -286,7 +284,7 @@ def _bench(args: argparse.Namespace) -> int:
         print(json.dumps(run_fuzz_bench(model, args.runs, repeat=args.repeat)))
         return 0
     if args.engine:
-        from checks.bench_engine import run_engine_bench
+        from checks.bench.engine import run_engine_bench
 
         if args.messages < 1:
             raise UsageError(f"--messages: expected a whole number >= 1, got {args.messages}")
@@ -298,7 +296,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 # -- fuzz ---------------------------------------------------------------------------------------
 def _fuzz(args: argparse.Namespace) -> int:
-    from checks.fuzz import FuzzUsageError, command
+    from checks.fuzz.command import FuzzUsageError, command
 
     try:
         return command(args)

@@ -2,7 +2,7 @@
 SeqnoList bitset (XMIT_REQ), the long sequence (hd, hr), the limits and the codec errors.
 
 This module owns how *fields* are laid out and what makes them canonical; the codecs
-(``impl/codec.py`` for UNICAST3, ``impl/unicast2/codec.py`` for UNICAST2) own the datagrams: their
+(``impl/unicast3/codec.py`` for UNICAST3, ``impl/unicast2/codec.py`` for UNICAST2) own the datagrams: their
 magic byte, type codes and which fields each message has. Nothing here knows a protocol.
 
 Field encodings (digest 5.5):

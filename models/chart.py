@@ -1,4 +1,4 @@
-"""What happened at each step of a world path, as chart events for ``checks/render.py``.
+"""What happened at each step of a world path, as chart events for ``checks/explore/render.py``.
 
 For every step: the action's title; packets put on the wire (named ``m1``, ``m2``, ... in the
 order they first appear, a name living as long as that packet is in flight); the packet that
@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from checks.render import Arrow, ChartStep, Event, Note, render_chart
+from checks.explore.render import Arrow, ChartStep, Event, Note, render_chart
 from models.world import (
     AppSend,
     DeliverPacket,

@@ -22,7 +22,7 @@ given per protocol, everything else is shared:
 keep working); for a side-by-side file it needs ``protocol=``.
 
 A witness (``[check] witness``) lists steps as ``seqcheck show`` words them ("A: application
-sends to B", ...): ``checks/run.py`` replays them in the model's world to show that the scenario's
+sends to B", ...): ``checks/check.py`` replays them in the model's world to show that the scenario's
 interleaving is reachable, with every checked safety property holding along it.
 """
 
@@ -33,14 +33,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from models.properties import build_properties, property_names
-from models.protocols import PROTOCOLS, ProtocolAdapter
-from models.world import Bounds, World
+from models import registry
+from models.registry import BuildOptions
 
-TOP_KEYS = {"description", "protocol", "variant", "members", "sends", "faults", "views", "timers", "config",
-            "check"}
+BASE_KEYS = {"description", "protocol", "check"}  # every model file; the rest belong to the protocol's world
 CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness"}
-FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}
 
 
 class ModelError(Exception):
@@ -58,7 +55,7 @@ class Model:
     properties: tuple[str, ...]
     pinned_states: int | None
     max_states: int
-    world: World
+    world: Any  # the protocol's transition system (for UNICAST2/UNICAST3 a models.world.World)
     witness: tuple[str, ...] = ()  # steps (as `seqcheck show` words them) that must replay
     protocols: tuple[str, ...] = ()  # every protocol of the file, in order (several: side by side)
 
@@ -76,7 +73,7 @@ def split_reference(reference: str) -> tuple[str, str | None]:
     """(file, protocol) of a model reference: ``path#protocol`` names one protocol of a
     side-by-side file, a plain path a single-protocol file."""
     path, sep, protocol = reference.rpartition("#")
-    if sep and protocol in PROTOCOLS:
+    if sep and registry.is_known(protocol):
         return path, protocol
     return reference, None
 
@@ -89,7 +86,7 @@ def load(path: str | Path, *, reduce_timestamps: bool = True, variant: tuple[str
     timestamps, for driving engines); ``variant`` replaces the file's variant (``()`` = the
     protocol as shipped, to run a defect's trace against the fix); ``protocol`` picks one protocol
     of a side-by-side file (required there)."""
-    reader = _Reader(Path(path), _read(Path(path)), reduce_timestamps, variant)
+    reader = ModelReader(Path(path), _read(Path(path)), BuildOptions(reduce_timestamps, variant))
     names = reader.protocols()
     if protocol is None:
         if len(names) > 1:
@@ -104,7 +101,7 @@ def load(path: str | Path, *, reduce_timestamps: bool = True, variant: tuple[str
 def load_all(path: str | Path, *, reduce_timestamps: bool = True) -> list[Model]:
     """Every model of the file at ``path``: one per protocol it lists (one for most files), each
     validated before any is returned."""
-    reader = _Reader(Path(path), _read(Path(path)), reduce_timestamps, None)
+    reader = ModelReader(Path(path), _read(Path(path)), BuildOptions(reduce_timestamps))
     return [reader.model(name) for name in reader.protocols()]
 
 
@@ -121,11 +118,13 @@ def _read(path: Path) -> dict[str, Any]:
         raise ModelError(f"{path}: cannot be read: {error.strerror or error}") from None
 
 
-class _Reader:
-    def __init__(self, path: Path, raw: dict[str, Any], reduce_timestamps: bool = True,
-                 variant: tuple[str, ...] | None = None) -> None:
-        self.path, self.raw = path, raw
-        self.reduce_timestamps, self.variant_override = reduce_timestamps, variant
+class ModelReader:
+    """One model file being read: the keys every model file has (``protocol``, ``description``,
+    ``[check]``), and the helpers a protocol's factory (``models/registry.py``) reads its own keys
+    with, so that every mistake is one ``ModelError`` line naming the file and the key."""
+
+    def __init__(self, path: Path, raw: dict[str, Any], options: BuildOptions | None = None) -> None:
+        self.path, self.raw, self.options = path, raw, options or BuildOptions()
         self.names: tuple[str, ...] = ()
 
     def fail(self, key: str, expected: str) -> ModelError:
@@ -140,6 +139,11 @@ class _Reader:
                 raise self.fail(f"{key}.{name}", f"one of {', '.join(sorted(allowed))}")
         return value
 
+    def flag(self, key: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(key, f"true or false, got {value!r}")
+        return value
+
     def natural(self, key: str, value: Any) -> int:
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise self.fail(key, f"a whole number >= 0, got {value!r}")
@@ -148,22 +152,29 @@ class _Reader:
     # -- the protocols, and values given per protocol ----------------------------------------------
     def protocols(self) -> tuple[str, ...]:
         """The protocols the file runs (validated): one name, or a list run side by side."""
-        for key in self.raw:
-            if key not in TOP_KEYS:
-                raise self.fail(key, f"one of {', '.join(sorted(TOP_KEYS))}")
         raw = self.raw.get("protocol")
-        known = ", ".join(sorted(PROTOCOLS))
+        known = ", ".join(registry.names())
         items: list[Any] = raw if isinstance(raw, list) else [raw]
         names: list[str] = []
         for item in items:
-            if not isinstance(item, str) or item not in PROTOCOLS:
+            if not isinstance(item, str) or not registry.is_known(item):
                 where = " in the list" if isinstance(raw, list) else ""
                 raise self.fail("protocol", f"one of {known}, got {item!r}{where}")
             names.append(item)
         if not names or len(set(names)) != len(names):
             raise self.fail("protocol", f"one of {known}, or a list of distinct ones, got {raw!r}")
         self.names = tuple(names)
+        keys = BASE_KEYS.union(*(self.factory(name).model_keys for name in names))
+        for key in self.raw:
+            if key not in keys:
+                raise self.fail(key, f"one of {', '.join(sorted(keys))}")
         return self.names
+
+    def factory(self, protocol: str) -> registry.ModelFactory:
+        try:
+            return registry.get(protocol)
+        except KeyError as error:
+            raise self.fail("protocol", f"a registered protocol: {error}") from None
 
     def own(self, key: str, value: Any, protocol: str) -> tuple[str, Any]:
         """(key for messages, value) of ``protocol`` for a value that may be given per protocol
@@ -181,7 +192,7 @@ class _Reader:
         table = self.table(key, set())
         settings: dict[str, tuple[str, Any]] = {}
         for name, value in table.items():
-            if name in PROTOCOLS:
+            if registry.is_known(name):
                 if name not in self.names:
                     raise self.fail(f"{key}.{name}", f"a protocol of the file ({', '.join(self.names)})")
                 continue
@@ -206,28 +217,11 @@ class _Reader:
 
     # -- one model ---------------------------------------------------------------------------------
     def model(self, protocol: str) -> Model:
-        adapter = PROTOCOLS[protocol]
-        members = self._members()
-        n = len(members)
-        variant = self._variant(adapter) if self.variant_override is None else self.variant_override
-        timers = {k: self._flag(key, v) for k, (key, v) in
-                  self.section("timers", protocol, adapter.timer_keys).items()}
-        cfg = adapter.make_config(n, variant, {**adapter.timer_keys, **timers}, self._settings(adapter))
-        fault_table = {**FAULT_KEYS, **self.table("faults", {**FAULT_KEYS, "stale_packets": False})}
-        stale = self._flag("faults.stale_packets", fault_table.pop("stale_packets", False))
-        faults = {k: self.natural(f"faults.{k}", v) for k, v in fault_table.items()}
-        if faults["max_in_flight"] < 1:
-            raise self.fail("faults.max_in_flight", "at least 1")
-        bounds = Bounds(self._sends(members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
-                        self._views(members), faults["max_in_flight"], stale)
+        factory = self.factory(protocol)
         check = self.table("check", CHECK_KEYS)
-        selected = self._selected(check, protocol, property_names(adapter))
+        selected = self._selected(check, protocol, list(factory.property_docs()))
         expect = self._expect(*self.own("check.expect", check.get("expect"), protocol), selected)
-        name = self.path.stem if len(self.names) == 1 else f"{self.path.stem}[{protocol}]"
-        world = World(name, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],
-                      reduce_timestamps=self.reduce_timestamps)
-        world.member_names = members
-        world.properties = build_properties(world, adapter, selected)
+        built = factory.build(self, protocol, selected, self.options)
         key, pinned = self.own("check.states", check.get("states"), protocol)
         if pinned is not None:
             pinned = self.natural(key, pinned)
@@ -237,83 +231,8 @@ class _Reader:
         if not isinstance(description, str):
             raise self.fail("description", "a string")
         witness = self._witness(*self.own("check.witness", check.get("witness"), protocol))
-        return Model(self.path, description, protocol, variant, members, expect, selected, pinned, max_states,
-                     world, witness, self.names)
-
-    def _members(self) -> tuple[str, ...]:
-        members = self.raw.get("members")
-        if (not isinstance(members, list) or not 2 <= len(members) <= 4
-                or not all(isinstance(m, str) and m for m in members) or len(set(members)) != len(members)):
-            raise self.fail("members", "a list of 2 to 4 distinct member names")
-        return tuple(members)
-
-    def _flag(self, key: str, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(key, f"true or false, got {value!r}")
-        return value
-
-    def _settings(self, adapter: ProtocolAdapter) -> dict[str, int]:
-        """The protocol's settings in [config] (each a whole number with a minimum), defaults filled in."""
-        given = self.section("config", adapter.name, adapter.config_keys)
-        settings = {}
-        for name, (default, minimum) in adapter.config_keys.items():
-            key, value = given.get(name, (f"config.{name}", default))
-            value = self.natural(key, value)
-            if value < minimum:
-                raise self.fail(key, f"at least {minimum}, got {value}")
-            settings[name] = value
-        return settings
-
-    def _variant(self, adapter: ProtocolAdapter) -> tuple[str, ...]:
-        key, raw = self.own("variant", self.raw.get("variant", []), adapter.name)
-        raw = [] if raw is None else [raw] if isinstance(raw, str) else raw
-        names = adapter.variant_names()
-        aliases = adapter.variant_aliases
-        if not isinstance(raw, list):
-            raise self.fail(key, "a list of variant names")
-        variant = []
-        for item in raw:
-            name = aliases.get(item, item) if isinstance(item, str) else None
-            if name not in names:
-                known = ", ".join(sorted(names | set(aliases)))
-                raise self.fail(key, f"names from {known}, got {item!r}")
-            variant.append(name)
-        return tuple(sorted(set(variant)))
-
-    def _member_index(self, key: str, name: Any, members: tuple[str, ...]) -> int:
-        if name not in members:
-            raise self.fail(key, f"a member name ({', '.join(members)}), got {name!r}")
-        return members.index(name)
-
-    def _sends(self, members: tuple[str, ...]) -> tuple[int, ...]:
-        n = len(members)
-        sends = [0] * (n * n)
-        for pair, count in self.table("sends", set()).items():
-            src, sep, dst = pair.partition("->")
-            if not sep:
-                raise self.fail(f"sends.{pair}", "a key of the form \"A->B\"")
-            s = self._member_index(f"sends.{pair}", src.strip(), members)
-            d = self._member_index(f"sends.{pair}", dst.strip(), members)
-            if s == d:
-                raise self.fail(f"sends.{pair}", "two different members")
-            sends[s * n + d] = self.natural(f"sends.{pair}", count)
-        return tuple(sends)
-
-    def _views(self, members: tuple[str, ...]) -> tuple[tuple[frozenset[int], ...], ...]:
-        scripts: list[list[frozenset[int]]] = [[] for _ in members]
-        views = self.raw.get("views", [])
-        if not isinstance(views, list):
-            raise self.fail("views", "an array of tables [[views]] with member and view")
-        for i, item in enumerate(views):
-            key = f"views[{i}]"
-            if not isinstance(item, dict) or set(item) != {"member", "view"} or not isinstance(item["view"], list):
-                raise self.fail(key, "a table with keys member (a name) and view (a list of names)")
-            member = self._member_index(f"{key}.member", item["member"], members)
-            view = frozenset(self._member_index(f"{key}.view", m, members) for m in item["view"])
-            if member not in view:
-                raise self.fail(f"{key}.view", "a view that contains its own member")
-            scripts[member].append(view)
-        return tuple(tuple(s) for s in scripts)
+        return Model(self.path, description, protocol, built.variant, built.members, expect, selected, pinned,
+                     max_states, built.system, witness, self.names)
 
     def _selected(self, check: dict[str, Any], protocol: str, known: list[str]) -> tuple[str, ...]:
         """``check.properties`` (default all) minus ``check.exclude``."""

@@ -1,4 +1,4 @@
-"""The checkable properties of a composed world, by name, each a ``checks.system`` property.
+"""The checkable properties of a composed world, by name, each a ``checks.explore.system`` property.
 
 Three sources, one catalogue:
 - the abstract channel (``spec/reliable_fifo``): no_duplicate, in_order, delivered_was_sent;
@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
-from checks.system import Always, Liveness, Property, Sometimes
+from checks.explore.system import Always, Liveness, Property, Sometimes
 from spec import reliable_fifo as fifo
 
 if TYPE_CHECKING:
-    from models.protocols import ProtocolAdapter
+    from models.protocols.base import ProtocolAdapter
     from models.world import World
 
 CHANNEL_PROPERTIES: tuple[tuple[str, Callable[[fifo.Channel], bool]], ...] = (
@@ -50,7 +50,7 @@ def property_docs(adapter: ProtocolAdapter) -> dict[str, str]:
     docs.update({n: d.strip() for n, d in adapter.step_properties})
     docs.update(dict(LIVENESS))
     docs[WITNESS[0]] = WITNESS[1]
-    return {k: " ".join(v.split()) for k, v in docs.items()}
+    return {k: " ".join(docs[k].split()) for k in property_names(adapter)}  # in the order "all" takes them
 
 
 def _cached(compute: Callable[[Any], bool]) -> Callable[[Any], bool]:

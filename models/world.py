@@ -46,7 +46,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from models.protocols import ProtocolAdapter
+from models.protocols.base import ProtocolAdapter
 from spec import reliable_fifo
 from spec.reliable_fifo import Channel
 
@@ -163,7 +163,7 @@ class Interner:
 
 
 class World:
-    """A protocol composed with the world, as a ``checks.system.TransitionSystem``."""
+    """A protocol composed with the world, as a ``checks.explore.system.TransitionSystem``."""
 
     def __init__(self, name: str, adapter: ProtocolAdapter, cfg: Any, n: int, bounds: Bounds,
                  initial_views: Sequence[frozenset[int]], properties: Sequence[Any], *,
@@ -273,7 +273,7 @@ class World:
     def format_action(self, action: Hashable) -> str:
         return self.adapter.format_action(action, self.member_name)
 
-    # -- optional capabilities of checks.system (speed and memory) ----------------------------
+    # -- optional capabilities of checks.explore.system (speed and memory) ----------------------------
     @property
     def state_width(self) -> int:
         """``PackedStates``: a world is n node ids, a network, an environment and a history id."""
@@ -487,7 +487,7 @@ class World:
         renamed = packet._replace(msg=self.adapter.renumber_packet(packet.msg, rank))
         return type(action)(renamed)  # type: ignore[call-arg]
 
-    # -- one action at a time (random walks: checks/fuzz_run.py) --------------------------------
+    # -- one action at a time (random walks: checks/fuzz/run.py) --------------------------------
     # Both agree exactly with ``successors``, computing only what is asked for:
     # ``[a for a in candidates(w, K) if successor(w, a) is not None]`` is
     # ``[a for a, _ in successors(w) if type(a) is K]``, and ``successor(w, a)`` is the state

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from impl.codec import DEFAULT_LIMITS, CodecLimits
 from impl.common import reject_field as _reject
 from impl.common import require_field as _require
 from impl.common import require_ints
+from impl.unicast3.codec import DEFAULT_LIMITS, CodecLimits
 from spec.unicast3 import Variant
 
 
@@ -95,7 +95,7 @@ class Config:
         if not isinstance(self.variant, Variant):
             _reject("variant", "a spec.unicast3.Variant", self.variant)
         if not isinstance(self.codec_limits, CodecLimits):
-            _reject("codec_limits", "an impl.codec.CodecLimits", self.codec_limits)
+            _reject("codec_limits", "an impl.unicast3.codec.CodecLimits", self.codec_limits)
         limit = min(self.codec_limits.max_xmit_seqnos, self.codec_limits.max_xmit_span)
         _require(self, "max_xmit_req_size", 1 <= self.max_xmit_req_size <= limit,
                  f"in 1..{limit} (one XMIT_REQ must fit codec_limits' max_xmit_seqnos and"

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic
 
-from impl.codec import DataMsg, DecodeError, decode, encode_data
 from impl.common import check_time, stored_payloads
 from impl.unicast3 import receive, tasks
+from impl.unicast3.codec import DataMsg, DecodeError, decode, encode_data
 from impl.unicast3.config import Config
 from impl.unicast3.entries import LocalProtocolError, SendEntry, SendWindowFull, next_conn_id
 from impl.unicast3.snapshot import EngineView, RecvView, SendView

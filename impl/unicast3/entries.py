@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import enum
 
-from impl.codec import DataMsg
 from impl.common import (  # noqa: F401  (re-exported: impl.unicast3.entries names them)
     TS_MODULUS,
     LocalProtocolError,
@@ -26,6 +25,7 @@ from impl.common import (  # noqa: F401  (re-exported: impl.unicast3.entries nam
     next_conn_id,
     ts_newer,
 )
+from impl.unicast3.codec import DataMsg
 from impl.window import Table
 from spec import unicast3 as spec
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
 from impl.common import EngineStats, P, PeerAddress, ts_newer  # noqa: F401  (P, PeerAddress re-exported)
+from impl.unicast3.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
 from impl.unicast3.config import Config
 from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper
 

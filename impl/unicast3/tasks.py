@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 
-from impl.codec import CloseMsg, DataMsg, XmitReqMsg
+from impl.unicast3.codec import CloseMsg, DataMsg, XmitReqMsg
 from impl.unicast3.entries import CLOSING, OPEN, Event, LocalProtocolError
 from impl.unicast3.state import Member, P
 from spec import unicast3 as spec

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.explore import explore
+from checks.explore.search import explore
 from models.modelfile import load
 
 MODELS = {

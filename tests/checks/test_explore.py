@@ -1,4 +1,4 @@
-"""Tests for checks/explore.py and checks/system.py::replay on tiny hand-made transition systems.
+"""Tests for checks/explore/search.py and checks/explore/system.py::replay on tiny hand-made transition systems.
 
 Every system here is small enough to count by hand, so each test pins exact numbers (distinct states,
 transitions, depth, cut states) the way a tlaplus manifest pins ``distinctStates`` and ``stateDepth``.
@@ -22,9 +22,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-import checks.explore as explore_module
-from checks.explore import Finding, Result, Stats, explore, rebuild_path
-from checks.system import Always, Liveness, Property, ReplayError, Sometimes, TransitionSystem, replay
+import checks.explore.search as explore_module
+from checks.explore.search import Finding, Result, Stats, explore, rebuild_path
+from checks.explore.system import Always, Liveness, Property, ReplayError, Sometimes, TransitionSystem, replay
 
 # ---------------------------------------------------------------- tiny systems
 

@@ -1,4 +1,4 @@
-"""Tests for checks/fpset.py::FingerprintSet against a plain ``dict`` reference.
+"""Tests for checks/explore/fpset.py::FingerprintSet against a plain ``dict`` reference.
 
 The set is a list of sorted runs merged like a log-structured merge tree, so the interesting cases
 are many batches (which trigger merges of runs of similar size), lookups just below, at and above
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.fpset import FingerprintSet
+from checks.explore.fpset import FingerprintSet
 
 INT64 = st.integers(-(2**63), 2**63 - 1)
 

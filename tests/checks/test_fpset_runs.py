@@ -1,4 +1,4 @@
-"""Tests for checks/fpset.py beyond the dict reference of test_fpset.py: the cap on run length,
+"""Tests for checks/explore/fpset.py beyond the dict reference of test_fpset.py: the cap on run length,
 the merge by position, and reading a fingerprint back from its index."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import checks.fpset as fpset_module
-from checks.fpset import FingerprintSet
+import checks.explore.fpset as fpset_module
+from checks.explore.fpset import FingerprintSet
 
 
 def test_runs_stop_merging_at_the_cap_and_lookups_still_agree(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""Tests for checks/frontier.py: a packed level gives back exactly the states a list level does."""
+"""Tests for checks/explore/frontier.py: a packed level gives back exactly the states a list level does."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.frontier import ListLevel, PackedLevel, new_level
+from checks.explore.frontier import ListLevel, PackedLevel, new_level
 
 INT32 = st.integers(0, 2**31 - 1)
 

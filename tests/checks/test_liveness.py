@@ -1,4 +1,5 @@
-"""Tests for liveness checking: checks/liveness.py::unrecoverable_states and its use by checks/explore.py.
+"""Tests for liveness checking: checks/explore/liveness.py::unrecoverable_states and its use by
+checks/explore/search.py.
 
 A ``Liveness(name, goal)`` property claims AG EF goal over the non-fault edges: from every reachable
 state some fault-free continuation reaches ``goal``. The hand-made systems below pin the cases that
@@ -18,9 +19,9 @@ import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from checks.explore import explore
-from checks.liveness import unrecoverable_states
-from checks.system import Always, Liveness, Property, replay
+from checks.explore.liveness import unrecoverable_states
+from checks.explore.search import explore
+from checks.explore.system import Always, Liveness, Property, replay
 
 # ---------------------------------------------------------------- a graph as a transition system
 

@@ -1,4 +1,4 @@
-"""Tests for checks/liveness.py::RecoveryRows (forward rounds, then a backward search) against
+"""Tests for checks/explore/liveness.py::RecoveryRows (forward rounds, then a backward search) against
 ``unrecoverable_states`` and a plain fixpoint, on random graphs and on long chains."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checks.liveness import RecoveryRows, unrecoverable_states
+from checks.explore.liveness import RecoveryRows, unrecoverable_states
 
 
 def rows(count: int, edges: list[tuple[int, int]], typecode: str = "H") -> tuple[array[int], array[int]]:

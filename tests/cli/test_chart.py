@@ -1,4 +1,4 @@
-"""``seqcheck show TRACE``: the message-sequence chart (models/chart.py, checks/render.py).
+"""``seqcheck show TRACE``: the message-sequence chart (models/chart.py, checks/explore/render.py).
 
 The JGRP-1873 counterexample (models/unicast3/jgrp1873-no-timestamps.toml) is the story the chart must
 tell: B acks #2 and the ACK is delayed while B drops its window for A; A's resend makes B resync and
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from checks.check import check_model
 from checks.cli import MODELS_DIR, main
-from checks.run import check_model
-from checks.trace import Trace, validate
+from checks.explore.trace import Trace, validate
 from models.chart import chart
 from models.modelfile import load
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from checks.cli import MODELS_DIR, main
-from checks.trace import Trace
+from checks.explore.trace import Trace
 from models.properties import property_docs, property_names
-from models.protocols import PROTOCOLS
+from models.world_factory import world_adapters
 
 U3 = MODELS_DIR / "unicast3"
 PASSING = U3 / "jgrp1578-fixed.toml"
@@ -186,7 +186,7 @@ def test_list_names_every_variant_and_property(capsys: pytest.CaptureFixture[str
     out, err = capsys.readouterr()
     assert err == ""
     words = set(out.split())
-    for protocol, adapter in PROTOCOLS.items():
+    for protocol, adapter in world_adapters().items():
         assert f"protocol {protocol}" in out
         for name in property_names(adapter):
             assert name in words, name

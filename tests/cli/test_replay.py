@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from checks.check import trace_file
 from checks.cli import main, model_paths
-from checks.replay import is_residual, run_replay
-from checks.run import trace_file
-from checks.script import SCRIPT_PROTOCOLS
+from checks.conform.replay import is_residual, run_replay
+from checks.conform.script import SCRIPT_PROTOCOLS
 from models.modelfile import Model, load, load_all
 
 VIOLATION_MODELS = [p for p in model_paths([])

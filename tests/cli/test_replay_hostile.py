@@ -16,8 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from checks.check import trace_file
 from checks.cli import MODELS_DIR, main
-from checks.run import trace_file
 from models.modelfile import load
 
 PAYLOAD = "import pathlib; pathlib.Path('PWNED').write_text('pwned')"  # in the current folder

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from checks.differential import Divergence, Lockstep
+from checks.conform.differential import Divergence, Lockstep
 from models.modelfile import Model
 from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, RemoveReceiver
 

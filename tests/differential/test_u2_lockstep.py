@@ -1,4 +1,4 @@
-"""The lockstep harness (checks/differential.py) on the UNICAST2 engine: agreement on random walks,
+"""The lockstep harness (checks/conform/differential.py) on the UNICAST2 engine: agreement on random walks,
 as shipped and with every variant flag, and proof that it catches defects planted in the engine.
 
 Invariant tested: on every seeded random walk of the fuzz model, after every step the engines
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from checks.cli import MODELS_DIR
-from checks.differential import random_walk
+from checks.conform.differential import random_walk
 from impl.unicast2 import receive, tasks
 from impl.unicast2.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, decode
 from impl.unicast2.state import Member
@@ -163,7 +163,7 @@ def test_harness_catches_planted_defect(model: Model, planted: str) -> None:
 
 def test_divergence_trace_names_its_seed_and_replays_on_the_spec(model: Model, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from checks.system import replay
+    from checks.explore.system import replay
 
     monkeypatch.setattr(receive, "on_stable", purge_one_past_hd)
     for seed in range(WALKS):

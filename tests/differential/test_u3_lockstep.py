@@ -1,4 +1,4 @@
-"""The lockstep harness (checks/differential.py) on the UNICAST3 engine: agreement on random walks,
+"""The lockstep harness (checks/conform/differential.py) on the UNICAST3 engine: agreement on random walks,
 and proof that it catches real defects planted in the engine.
 
 Invariant tested: on every seeded random walk of the fuzz model, after every step the engines
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from checks.cli import MODELS_DIR
-from checks.differential import random_walk
-from impl.codec import AckMsg, DataMsg, SendFirstSeqnoMsg
+from checks.conform.differential import random_walk
 from impl.unicast3 import receive, state, tasks
+from impl.unicast3.codec import AckMsg, DataMsg, SendFirstSeqnoMsg
 from impl.unicast3.entries import SendEntry
 from impl.unicast3.state import Member
 from models.modelfile import Model, load
@@ -122,7 +122,7 @@ def test_harness_catches_planted_defect(model: Model, planted: str) -> None:
 
 def test_divergence_trace_names_its_seed_and_replays_on_the_spec(model: Model, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from checks.system import replay
+    from checks.explore.system import replay
 
     monkeypatch.setattr(receive, "on_ack", purge_one_past_the_ack)
     for seed in range(WALKS):
@@ -137,10 +137,10 @@ def test_divergence_trace_names_its_seed_and_replays_on_the_spec(model: Model, t
 
 def test_fuzz_runs_catch_planted_defect(planted: str) -> None:
     """The fuzzer's runs (acting member compared after every step, every member at the end of
-    the run, ``checks/fuzz_run.py`` rule 3) catch the same defects as the walks above. Reaping,
+    the run, ``checks/fuzz/run.py`` rule 3) catch the same defects as the walks above. Reaping,
     views and resets weigh more than by default: with the default weights the conn_id defect
     needs a CLOSE_SEND reap before a reordered non-first DATA and shows in about 1 run in 600."""
-    from checks.fuzz_run import FuzzPlan, Runner, Weights
+    from checks.fuzz.run import FuzzPlan, Runner, Weights
 
     plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 100, Weights.parse("reap=2,view=1,remove=1"))
     runner = Runner(plan, FUZZ)

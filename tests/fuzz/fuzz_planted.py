@@ -7,8 +7,8 @@ executors (``SparkContext.addPyFile``) and name it to the fuzzer as ``fuzz_plant
 
 from __future__ import annotations
 
-from checks.engines import Unicast3Engines
-from impl.codec import XmitReqMsg, decode
+from checks.conform.engines import Unicast3Engines
+from impl.unicast3.codec import XmitReqMsg, decode
 from models.world import World
 
 

@@ -23,7 +23,7 @@ import pyspark
 import pytest
 
 from checks.cli import MODELS_DIR
-from checks.fuzz_run import FuzzPlan, Runner
+from checks.fuzz.run import FuzzPlan, Runner
 
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from checks import fuzz_spark
 from checks.cli import MODELS_DIR
-from checks.fuzz_coverage import KINDS, Fingerprints
-from checks.fuzz_model import scaled_model_text, write_scaled_model
-from checks.fuzz_run import FuzzPlan, Runner, Weights
+from checks.fuzz import spark as fuzz_spark
+from checks.fuzz.coverage import KINDS, Fingerprints
+from checks.fuzz.model import scaled_model_text, write_scaled_model
+from checks.fuzz.run import FuzzPlan, Runner, Weights
 from models.modelfile import load
 from models.world import (
     AppSend,

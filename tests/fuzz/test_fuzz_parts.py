@@ -1,9 +1,9 @@
-"""``checks/fuzz_parts.py``: every part is timed on the runs' steps and every method is restored."""
+"""``checks/fuzz/parts.py``: every part is timed on the runs' steps and every method is restored."""
 
 from __future__ import annotations
 
-from checks.fuzz_parts import MODEL, PARTS, measure
-from checks.fuzz_run import FuzzPlan, Runner
+from checks.fuzz.parts import MODEL, PARTS, measure
+from checks.fuzz.run import FuzzPlan, Runner
 
 
 def test_parts_are_timed_and_the_methods_restored() -> None:

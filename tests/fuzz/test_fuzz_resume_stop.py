@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from checks.cli import MODELS_DIR
-from checks.fuzz_coverage import KINDS
-from checks.fuzz_run import FuzzPlan, Runner
+from checks.fuzz.coverage import KINDS
+from checks.fuzz.run import FuzzPlan, Runner
 
 FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
 RUNS, STEPS = 480, 40

@@ -1,4 +1,4 @@
-"""Shrinking a fuzz failure (``checks/fuzz_shrink.py`` rule 2): removal, loss for delivery,
+"""Shrinking a fuzz failure (``checks/fuzz/shrink.py`` rule 2): removal, loss for delivery,
 replay by matching, budgets and determinism, on synthetic checks and on shipped bug models whose
 failing seeds shrink to the checker's shortest counterexample only with rules 2b and 2c.
 """
@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from checks.check import check_model
 from checks.cli import MODELS_DIR
-from checks.fuzz_model import write_scaled_model
-from checks.fuzz_run import Failure, FuzzPlan, Runner, Walk
-from checks.fuzz_shrink import Actions, Replayed, Shrunk, action_shape, matching_action, reproduce_and_shrink, shrink
-from checks.run import check_model
+from checks.fuzz.model import write_scaled_model
+from checks.fuzz.run import Failure, FuzzPlan, Runner, Walk
+from checks.fuzz.shrink import Actions, Replayed, Shrunk, action_shape, matching_action, reproduce_and_shrink, shrink
 from models.modelfile import load
 from models.world import AppSend
 

@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 
 from checks.cli import MODELS_DIR, main
-from checks.differential import replay_on_engines
-from checks.fuzz import FuzzOptions, run_fuzz
-from checks.fuzz_coverage import CELLS, FAULTS, KINDS
-from checks.fuzz_ledger import ResumeError
-from checks.fuzz_run import FuzzPlan, Runner
-from checks.fuzz_shrink import Shrunk
-from checks.fuzz_spark import run_job, schema, session
-from checks.trace import Trace, validate
+from checks.conform.differential import replay_on_engines
+from checks.explore.trace import Trace, validate
+from checks.fuzz.command import FuzzOptions, run_fuzz
+from checks.fuzz.coverage import CELLS, FAULTS, KINDS
+from checks.fuzz.ledger import ResumeError
+from checks.fuzz.run import FuzzPlan, Runner
+from checks.fuzz.shrink import Shrunk
+from checks.fuzz.spark import run_job, schema, session
 from models.modelfile import load
 
 FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
@@ -122,7 +122,7 @@ def rows_of(spark: Any, results: Path) -> list[tuple[Any, ...]]:
 
 
 def test_a_stopped_job_resumes_where_it_stopped(spark: Any, tmp_path: Path) -> None:
-    """``--resume`` (``checks/fuzz_ledger.py``): segments recorded as done and committed are kept,
+    """``--resume`` (``checks/fuzz/ledger.py``): segments recorded as done and committed are kept,
     the others (never started, recorded but uncommitted, half written) run again; every seed
     gets exactly its row, as an uninterrupted job writes it."""
     plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 30)

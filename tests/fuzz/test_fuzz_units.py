@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from checks.cli import MODELS_DIR, main
-from checks.fuzz_coverage import CELLS, FAULTS, KINDS, Fingerprints, coverage_table, kind_of, phases_met
-from checks.fuzz_model import scaled_model_text, write_scaled_model
-from checks.fuzz_run import Chooser, FuzzPlan, Runner, Weights
-from checks.fuzz_shrink import reproduce_and_shrink
-from checks.fuzz_spark import seed_ranges
-from checks.trace import Trace, validate
+from checks.explore.trace import Trace, validate
+from checks.fuzz.coverage import CELLS, FAULTS, KINDS, Fingerprints, coverage_table, kind_of, phases_met
+from checks.fuzz.model import scaled_model_text, write_scaled_model
+from checks.fuzz.run import Chooser, FuzzPlan, Runner, Weights
+from checks.fuzz.shrink import reproduce_and_shrink
+from checks.fuzz.spark import seed_ranges
 from models.modelfile import load
 from models.world import AppSend, DeliverPacket, LosePacket
 
@@ -174,7 +174,7 @@ def test_argparse_errors_exit_2_in_a_real_process() -> None:
 
 
 def test_visited_fingerprints_are_states_of_the_checkers_state_space() -> None:
-    from checks.fuzz import count_states
+    from checks.fuzz.command import count_states
 
     model_path = MODELS_DIR / "unicast3" / "jgrp1873-fixed.toml"
     model = load(model_path)
@@ -225,7 +225,7 @@ def test_one_protocol_of_a_side_by_side_file_is_that_protocols_model(name: str, 
 def test_swarm_runs_draw_their_own_weights_from_their_seed() -> None:
     """``--swarm``: each run's weights are the plan's times a factor per kind drawn from the seed
     (deliveries never left out); the run stays a function of its seed, and runs differ in mix."""
-    from checks.fuzz_run import SWARM_FACTORS
+    from checks.fuzz.run import SWARM_FACTORS
 
     base = Weights()
     drawn = [base.swarm(seed) for seed in range(200)]
@@ -247,7 +247,7 @@ def test_swarm_runs_draw_their_own_weights_from_their_seed() -> None:
 def test_pct_runs_deliver_the_packet_of_highest_priority() -> None:
     """``--pct``: every delivery and duplication takes the candidate packet of highest priority (a
     function of the seed and the packet), and the run stays a function of its seed."""
-    from checks.fuzz_run import PriorityChooser
+    from checks.fuzz.run import PriorityChooser
 
     plan = FuzzPlan(FUZZ.name, FUZZ.read_text(), 60, pct=True)
     runner = Runner(plan, FUZZ)

@@ -1,4 +1,4 @@
-"""Tests for impl/codec.py: round trips, exact layouts, one test per rejection, a byte fuzzer."""
+"""Tests for impl/unicast3/codec.py: round trips, exact layouts, one test per rejection, a byte fuzzer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl.codec import (
+from impl.unicast3.codec import (
     DEFAULT_LIMITS,
     MAGIC,
     MAX_CONN_ID,

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from checks.check import check_model
 from checks.cli import MODELS_DIR, main
-from checks.run import check_model
 from models.modelfile import load
 
 U2 = MODELS_DIR / "unicast2"

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from models.protocols import PROTOCOLS, ProtocolAdapter
+from models.protocols.base import ProtocolAdapter
+from models.world_factory import world_adapters
 
 N = 3
 
 
-@pytest.mark.parametrize("adapter", PROTOCOLS.values(), ids=PROTOCOLS.keys())
+@pytest.mark.parametrize("adapter", world_adapters().values(), ids=world_adapters().keys())
 def test_observe_timer_touches_the_history_for_listed_kinds_only(adapter: ProtocolAdapter) -> None:
     for kind in range(len(adapter.spec.TIMER_NAMES)):
         for peer in (-1, *range(N)):

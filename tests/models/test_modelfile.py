@@ -26,8 +26,8 @@ import pytest
 from checks.cli import main
 from models.modelfile import Model, ModelError, load, load_all, split_reference
 from models.properties import property_names
-from models.protocol_unicast3 import UNICAST3
-from models.protocols import PROTOCOLS
+from models.protocols.unicast3 import UNICAST3
+from models.world_factory import world_adapters
 from spec import unicast3 as u3
 
 VARIANT_ALIASES = UNICAST3.variant_aliases
@@ -79,7 +79,7 @@ def test_base_model_loads(tmp_path: Path) -> None:
     assert model.members == ("A", "B")
     assert model.variant == ()
     assert model.expect == "pass"
-    assert model.properties == tuple(property_names(PROTOCOLS["unicast3"]))
+    assert model.properties == tuple(property_names(world_adapters()["unicast3"]))
     assert model.pinned_states is None
     assert model.world.member_names == ("A", "B")
     assert model.world.bounds.sends == (0, 1, 0, 0)
@@ -259,7 +259,7 @@ def test_check_properties_accepts_a_subset(tmp_path: Path) -> None:
 
 
 def test_every_shipped_property_name_is_accepted(tmp_path: Path) -> None:
-    names = property_names(PROTOCOLS["unicast3"])
+    names = property_names(world_adapters()["unicast3"])
     for name in names:
         text = model_text(check=f'properties = ["{name}"]\nexpect = "violation:{name}"')
         assert load(write(tmp_path, text, f"{name}.toml")).properties == (name,)
@@ -511,7 +511,7 @@ def test_models_with_the_same_stem_get_separate_traces(tmp_path: Path, capsys: p
 def test_exclude_leaves_properties_out(tmp_path: Path) -> None:
     model = load(write(tmp_path, model_text(check='exclude = ["eventually_acked", "in_order"]\nexpect = "pass"')))
     assert "eventually_acked" not in model.properties and "in_order" not in model.properties
-    assert model.properties == tuple(p for p in property_names(PROTOCOLS["unicast3"])
+    assert model.properties == tuple(p for p in property_names(world_adapters()["unicast3"])
                                      if p not in ("eventually_acked", "in_order"))
 
 

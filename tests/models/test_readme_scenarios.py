@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import pytest
 
+from checks.check import check_model
 from checks.cli import MODELS_DIR
-from checks.run import check_model
 from models.modelfile import load
 
 README = MODELS_DIR.parent / "README.md"

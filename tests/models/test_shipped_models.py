@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from checks.check import check_model
 from checks.cli import MODELS_DIR, model_paths
-from checks.run import check_model
-from checks.trace import Trace, validate
+from checks.explore.trace import Trace, validate
 from models.modelfile import Model, load, load_all
-from models.protocols import PROTOCOLS
+from models.world_factory import world_adapters
 
 SHIPPED = model_paths([])
 MODELS = [model for path in SHIPPED for model in load_all(path)]
@@ -41,7 +41,7 @@ def test_every_unicast2_variant_has_a_violation_model_and_a_twin() -> None:
     shipped) passes. Fix flags (``fix_*``, fixes UNICAST2 never shipped): the twin as shipped
     expects a violation and the flagged model passes."""
     u2 = [m for m in MODELS if m.protocol == "unicast2" and not m.side_by_side]
-    for alias, flag in PROTOCOLS["unicast2"].variant_aliases.items():
+    for alias, flag in world_adapters()["unicast2"].variant_aliases.items():
         pairs = [(m, t) for m in u2 if m.variant == (flag,)
                  for t in u2 if t.variant == () and t.world.bounds == m.world.bounds]
         assert pairs, f"{alias}: no model beside a twin"

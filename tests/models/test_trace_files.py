@@ -1,9 +1,9 @@
-"""Counterexample trace files (checks/trace.py) written by ``seqcheck check`` for the shipped models.
+"""Counterexample trace files (checks/explore/trace.py) written by ``seqcheck check`` for the shipped models.
 
 For every shipped model whose expected verdict is a violation (each protocol of a side-by-side
 file counts as one model), the trace written by ``check_model`` (what ``seqcheck check`` runs):
 (a) loads with ``Trace.load`` and describes its model, property and kind;
-(b) validates (``checks.trace.validate``) against the loaded model's world;
+(b) validates (``checks.explore.trace.validate``) against the loaded model's world;
 (c) is a shortest one: an independent breadth-first search (real state equality, no fingerprints)
     finds no violating state at a smaller depth and puts the trace's last state at depth
     ``len(trace)``; dropping any single step makes it invalid; re-running gives the same trace;
@@ -27,10 +27,10 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from checks.check import Outcome, check_model, trace_file
 from checks.cli import MODELS_DIR, main, model_paths
-from checks.run import Outcome, check_model, trace_file
-from checks.system import Always, Liveness, replay
-from checks.trace import FORMAT, Trace, TraceError, can_reach_goal, validate
+from checks.explore.system import Always, Liveness, replay
+from checks.explore.trace import FORMAT, Trace, TraceError, can_reach_goal, validate
 from models.modelfile import Model, load, load_all, split_reference
 from models.world import World
 

@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from impl import codec as unicast3_codec
 from impl.unicast2.codec import (
     DEFAULT_LIMITS,
     MAGIC,
@@ -33,6 +32,7 @@ from impl.unicast2.codec import (
     encode,
     encode_data,
 )
+from impl.unicast3 import codec as unicast3_codec
 from impl.wire import MAX_CONN_ID, MAX_SEQNO, MAX_TIMESTAMP
 
 SMALL = CodecLimits(max_datagram=64, max_payload=32, max_xmit_seqnos=16, max_xmit_span=64)

@@ -12,7 +12,6 @@ import random
 import pytest
 from u2_link import Link
 
-from impl import codec as unicast3_codec
 from impl.unicast2 import Config, SendWindowFull, Unicast2Engine, spec_payload
 from impl.unicast2.codec import (
     NO_CONN,
@@ -25,6 +24,7 @@ from impl.unicast2.codec import (
     decode,
     encode,
 )
+from impl.unicast3 import codec as unicast3_codec
 from impl.wire import MAX_SEQNO
 
 

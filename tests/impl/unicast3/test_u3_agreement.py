@@ -15,9 +15,9 @@ import random
 
 import pytest
 
-from checks.engines import wire_message as wire
-from impl.codec import WireMsg, decode, encode
+from checks.conform.engines import wire_message as wire
 from impl.unicast3 import Config, Unicast3Engine, Variant, spec_payload, view_of_spec_node
+from impl.unicast3.codec import WireMsg, decode, encode
 from spec import unicast3 as u3
 
 FAR = 10**9

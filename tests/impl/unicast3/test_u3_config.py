@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from impl.codec import CodecLimits
 from impl.unicast3 import Config, LocalProtocolError, ProtocolError, SendWindowFull, Unicast3Engine, Variant
+from impl.unicast3.codec import CodecLimits
 
 
 def test_defaults_are_jgroups_unicast3() -> None:
@@ -48,7 +48,7 @@ def test_config_is_frozen() -> None:
         ("max_xmit_req_size", 0, "in 1..8192"),
         ("max_xmit_req_size", 8193, "in 1..8192"),
         ("variant", None, "a spec.unicast3.Variant"),
-        ("codec_limits", {}, "an impl.codec.CodecLimits"),
+        ("codec_limits", {}, "an impl.unicast3.codec.CodecLimits"),
     ],
 )
 def test_invalid_values_are_rejected_by_name(field: str, value: object, expected: str) -> None:

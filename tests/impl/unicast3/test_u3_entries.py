@@ -8,8 +8,8 @@ import pathlib
 import pytest
 
 import impl.unicast3
-from impl.codec import AckMsg, encode
 from impl.unicast3 import ConnState, LocalProtocolError, Unicast3Engine, spec_payload
+from impl.unicast3.codec import AckMsg, encode
 from impl.unicast3.entries import TRANSITIONS, Event, RecvEntry, Role, Timestamper, next_conn_id, ts_newer
 from impl.window import Table
 from spec import unicast3 as u3

@@ -14,7 +14,8 @@ import time
 import pytest
 from u3_link import Link
 
-from impl.codec import (
+from impl.unicast3 import Config, Unicast3Engine, spec_payload
+from impl.unicast3.codec import (
     MAX_SEQNO,
     AckMsg,
     CloseMsg,
@@ -27,7 +28,6 @@ from impl.codec import (
     decode,
     encode,
 )
-from impl.unicast3 import Config, Unicast3Engine, spec_payload
 
 
 def engine(config: Config | None = None) -> Unicast3Engine[str]:

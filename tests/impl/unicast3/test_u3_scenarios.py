@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from u3_link import Drop, Link
 
-from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from impl.unicast3 import Config, RecvView, SendView, Variant, spec_payload
+from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from spec import unicast3 as u3
 
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from impl.codec import WireMsg, decode
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
+from impl.unicast3.codec import WireMsg, decode
 
 Drop = Callable[[str, str, WireMsg], bool]
 M = TypeVar("M", bound=WireMsg)

@@ -19,7 +19,7 @@ Rules
    change nothing (``World.successor`` is None, e.g. a retransmit run with nothing to do).
    Only the drawn actions' next states are computed, never every enabled action's. Deliveries
    dominate; loss and duplication are rarer; view changes, receiver resets and reaping rarer
-   still. Budgets (sends, losses, ...) are the model file's; ``checks/fuzz.py`` scales them up by
+   still. Budgets (sends, losses, ...) are the model file's; ``checks/fuzz/command.py`` scales them up by
    writing a derived model file (and adds joins and leaves, ``--random-views``).
    Fault kinds of the issue and where they are: loss, duplication and reordering are the
    network's (``models/world.py`` rule 2: any packet in flight may arrive next, be lost or be
@@ -28,7 +28,7 @@ Rules
    compared when it was emitted, and a packet lost right after its send leaves the world in the
    state a transport drop would (a copy identical to one in flight was never added, rule 2, so
    dropping it is the send step itself), so it has no kind of its own. View changes are the model's
-   scripts, joins and leaves random scripts (``checks/fuzz_model.py``); removals are receiver
+   scripts, joins and leaves random scripts (``checks/fuzz/model.py``); removals are receiver
    resets (the test hook); timers fire at any moment.
    With ``swarm`` (``--swarm``, swarm testing after Groce et al., ISSTA 2012), every run first
    draws its own weights: each kind's weight times a factor from ``SWARM_FACTORS`` (0 leaves the
@@ -43,19 +43,19 @@ Rules
    else overtakes it, which is how the historical stale-packet bugs interleave (an old first
    message or a flushed ACK arriving after a reset), and which uniform choice makes
    exponentially rare in the number of packets that must overtake it.
-3. The harness is ``checks.differential.Lockstep`` (unreduced world, real timestamps), sharing one
-   ``checks.differential.Shared`` (world, memo tables) across the runner's runs. Checked after
+3. The harness is ``checks.conform.differential.Lockstep`` (unreduced world, real timestamps), sharing one
+   ``checks.conform.differential.Shared`` (world, memo tables) across the runner's runs. Checked after
    every step: the acting member's datagrams, deliveries and abstract state against the spec,
    and every safety property of the model on the state reached; at the end of every run (also a
    cut one): every member's abstract state (``Lockstep.check_all``; members that got no input
-   cannot change, ``checks/differential.py`` rule 2).
+   cannot change, ``checks/conform/differential.py`` rule 2).
 4. Coverage and liveness are about the reduced world (``models/world.py`` rule 5). Every state
    the run visits is fingerprinted as the reduced state it stands for
-   (``checks.fuzz_coverage.Fingerprints`` ranks the timestamps of the harness's state); the end
+   (``checks.fuzz.coverage.Fingerprints`` ranks the timestamps of the harness's state); the end
    state is carried into the reduced world (``World.adopt``) for liveness, and its fingerprint
    there must equal the one computed from the harness's state, else the run is an ``error``.
 5. Liveness at the end of a run: the goal holds, or a greedy fault-free continuation reaches it
-   (sound), or else the exhaustive search ``checks.trace.can_reach_goal`` decides (as the trace
+   (sound), or else the exhaustive search ``checks.explore.trace.can_reach_goal`` decides (as the trace
    validator will). A run that ended on a cut state gets the benefit of the doubt, as in the checker.
 """
 
@@ -69,10 +69,10 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from checks.differential import Divergence, EngineFactory, Lockstep, Shared, default_engines
-from checks.fuzz_coverage import KINDS, Fingerprints, PhaseCounter, fault_of, kind_of, timer_name
-from checks.system import Liveness
-from checks.trace import can_reach_goal
+from checks.conform.differential import Divergence, EngineFactory, Lockstep, Shared, default_engines
+from checks.explore.system import Liveness
+from checks.explore.trace import can_reach_goal
+from checks.fuzz.coverage import KINDS, Fingerprints, PhaseCounter, fault_of, kind_of, timer_name
 from models.modelfile import Model, load
 from models.world import (
     AppSend,
@@ -93,7 +93,7 @@ LIVENESS_MAX_STATES = 200_000  # bound of that search (reaching it counts as liv
 
 @dataclass(frozen=True)
 class Weights:
-    """Relative weight of each action kind (``checks.fuzz_coverage.KINDS``) when it is enabled."""
+    """Relative weight of each action kind (``checks.fuzz.coverage.KINDS``) when it is enabled."""
 
     send: float = 4.0
     deliver: float = 10.0
@@ -160,7 +160,7 @@ class Failure:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One row of the results (``checks/fuzz.py`` SCHEMA, same order)."""
+    """One row of the results (``checks/fuzz/command.py`` SCHEMA, same order)."""
 
     seed: int
     steps: int
@@ -179,7 +179,7 @@ class RunRecord:
 
 
 def resolve_engines(spec: str | None) -> EngineFactory:
-    """The engines of the model's protocol (``checks.engines.engines_for``), or the factory
+    """The engines of the model's protocol (``checks.conform.engines.engines_for``), or the factory
     ``spec`` names (``module:function``)."""
     if spec is None:
         return default_engines
@@ -292,7 +292,7 @@ class PriorityChooser(Chooser):
 
 class Runner:
     """Runs of one plan on one model file (loaded once; a fresh lockstep run per seed, sharing the
-    unreduced world's memo tables, ``checks.differential.Shared``)."""
+    unreduced world's memo tables, ``checks.conform.differential.Shared``)."""
 
     def __init__(self, plan: FuzzPlan, model_path: Path) -> None:
         self.plan = plan

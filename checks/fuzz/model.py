@@ -32,8 +32,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from models.modelfile import FAULT_KEYS, ModelError, load
-from models.protocols import PROTOCOLS
+from models import registry
+from models.modelfile import ModelError, load
+from models.world_factory import FAULT_KEYS
 
 SCALED_FAULTS = ("loss", "duplicate", "receiver_removals", "max_in_flight")
 
@@ -73,7 +74,7 @@ def one_protocol(raw: dict[str, Any], protocol: str) -> dict[str, Any]:
     out["protocol"] = protocol
     for key in ("config", "timers"):
         if key in raw:
-            table = {k: v for k, v in raw[key].items() if k not in PROTOCOLS}
+            table = {k: v for k, v in raw[key].items() if not registry.is_known(k)}
             out[key] = {**table, **raw[key].get(protocol, {})}
     if isinstance(raw.get("variant"), dict):
         out["variant"] = raw["variant"].get(protocol, [])

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from checks.engines import FAR
-from impl import codec as u3_codec
+from checks.conform.engines import FAR
 from impl import unicast2 as impl_u2
 from impl import unicast3 as impl_u3
 from impl.common import LocalProtocolError, payload_number, spec_payload
 from impl.unicast2 import codec as u2_codec
+from impl.unicast3 import codec as u3_codec
 from spec import unicast2 as u2
 from spec import unicast3 as u3
 

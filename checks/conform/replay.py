@@ -1,10 +1,10 @@
 """``seqcheck replay``: a checker trace against the production engine, and as a regression test.
 
-Three runs of one trace, on the engine of the model's protocol (``checks/script.py`` knows them):
-1. lockstep on the engine with the model's variant (``checks/differential.py``): the engine must
+Three runs of one trace, on the engine of the model's protocol (``checks/conform/script.py`` knows them):
+1. lockstep on the engine with the model's variant (``checks/conform/differential.py``): the engine must
    take exactly the spec's steps; since its state then equals the spec's after every step, it
    reproduces the violation;
-2. the trace as a script of network events (``checks/script.py``) on the engine with the model's
+2. the trace as a script of network events (``checks/conform/script.py``) on the engine with the model's
    variant: the property, evaluated on the engine's own state and output, is violated;
 3. the same script on the *reference* engine: the model's variant without the flags that bring a
    defect back (UNICAST3: as shipped; UNICAST2: keeping the unshipped fixes the model turned on):
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks.differential import Divergence, replay_on_engines
-from checks.script import LIVENESS, SCRIPT_PROTOCOLS, EngineScript, ScriptProtocol
-from checks.trace import Trace, TraceError, validate
+from checks.conform.differential import Divergence, replay_on_engines
+from checks.conform.script import LIVENESS, SCRIPT_PROTOCOLS, EngineScript, ScriptProtocol
+from checks.explore.trace import Trace, TraceError, validate
 from models.modelfile import Model, load
 
 
@@ -213,7 +213,7 @@ def emit_test(report: ReplayReport, trace_path: Path, out: Path) -> Path:
         repr(docstring),
         "",
         *(["import pytest", ""] if residual else []),
-        "from checks.script import EngineScript",
+        "from checks.conform.script import EngineScript",
         f"from {protocol.package} import Variant",
         "",
         f"ENGINE_VARIANT = Variant({reference if not residual else flags})"

@@ -2,7 +2,7 @@
 
 This module owns the mapping between a UNICAST2 world of ``models/`` and ``impl/unicast2``: how a
 world action becomes engine calls, which bytes stand for a world packet, and which engine state
-stands for a spec member; ``checks/engines.py`` does the same for UNICAST3 and picks this class for
+stands for a spec member; ``checks/conform/engines.py`` does the same for UNICAST3 and picks this class for
 UNICAST2 worlds (``engines_for``).
 
 Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now``; every
@@ -12,7 +12,7 @@ off (``max_bytes = 0``), so only the timers the world fires act, exactly as in t
 
 from __future__ import annotations
 
-from checks.engines import FAR, WorldEngines
+from checks.conform.engines import FAR, WorldEngines
 from impl.common import spec_payload
 from impl.unicast2 import Config, EngineView, Unicast2Engine, view_of_spec_node
 from impl.unicast2.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, WireMsg, XmitReqMsg, encode

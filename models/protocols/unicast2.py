@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from models.protocols import NodeProperty, PairProperty, ProtocolAdapter, doc_of
+from models.protocols.base import NodeProperty, PairProperty, doc_of
+from models.protocols.unicast import UnicastAdapter
+from models.world_factory import WorldFactory
 from spec import unicast2 as u2
 
 
-class Unicast2Adapter(ProtocolAdapter):
+class Unicast2Adapter(UnicastAdapter):
     name = "unicast2"
     spec = u2
     node_properties = (
@@ -60,3 +62,4 @@ class Unicast2Adapter(ProtocolAdapter):
 
 
 UNICAST2 = Unicast2Adapter()
+FACTORY = WorldFactory(UNICAST2)  # registered in models/registry.py

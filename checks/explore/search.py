@@ -2,7 +2,7 @@
 
 Rules
 -----
-1. Protocol-agnostic: this module sees states, actions and properties through ``checks/system.py``.
+1. Protocol-agnostic: this module sees states, actions and properties through ``checks/explore/system.py``.
 2. States are stored as 64-bit fingerprints (Python's ``hash`` of the state, which is stable for
    tuples of ints) in a ``FingerprintSet``, with one parent index per state. Full states live only
    in the BFS frontier. A counterexample is rebuilt by walking the parent indices back to the
@@ -12,9 +12,9 @@ Rules
    (n^2 / 2^65) next to the verdict.
 5. A state outside the model's bounds is checked but not expanded, and counted as *cut*; a verdict
    reached with cut states says so.
-6. The optional capabilities of ``checks/system.py`` are used when the system offers them: batch
+6. The optional capabilities of ``checks/explore/system.py`` are used when the system offers them: batch
    expansion (no action objects, fault flags in bulk), packed frontier levels (4 bytes per int of a
-   state, ``checks/frontier.py``) and property keys (each property evaluated once per key). Every
+   state, ``checks/explore/frontier.py``) and property keys (each property evaluated once per key). Every
    system gets the same pipeline: a chunk of the frontier is expanded into its successor states,
    fingerprinted and looked up in bulk, and the new ones are numbered, checked and queued.
 7. Memory per state: 12 bytes in the fingerprint set, 4 for the parent index, and for liveness
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from checks.fpset import FingerprintSet
-from checks.frontier import Level, new_level
-from checks.liveness import RecoveryRows
-from checks.system import Always, Liveness, Property, Sometimes, TransitionSystem
+from checks.explore.fpset import FingerprintSet
+from checks.explore.frontier import Level, new_level
+from checks.explore.liveness import RecoveryRows
+from checks.explore.system import Always, Liveness, Property, Sometimes, TransitionSystem
 
 CHUNK = 2048  # frontier states expanded between two batch look-ups
 

@@ -2,7 +2,7 @@
 
 Rules
 -----
-1. A job's seeds are cut into ranges, one Spark task each (``checks/fuzz_spark.py`` rule 1), and
+1. A job's seeds are cut into ranges, one Spark task each (``checks/fuzz/spark.py`` rule 1), and
    the ranges into *segments* of ``SEGMENT_TASKS_PER_CORE`` ranges per core. Each segment is one
    Spark job writing its rows to ``runs/segment=K`` under the output folder; Spark commits that
    folder (its ``_SUCCESS`` marker) when the job ends, so a stopped job loses at most the segment
@@ -15,7 +15,7 @@ Rules
    segment folder is removed and its segment run again.
 4. ``--resume`` runs only the segments not done, with the recorded ranges; it refuses (one line)
    an output folder without ``job.json`` or one whose job differs from the command's. Rows depend
-   on their seed alone (``checks/fuzz_run.py`` rule 1), so a resumed job's rows are those of an
+   on their seed alone (``checks/fuzz/run.py`` rule 1), so a resumed job's rows are those of an
    uninterrupted one. Without ``--resume`` a new job replaces the folder's ``runs`` and ``job.json``.
 """
 
@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks.fuzz_run import FuzzPlan
+from checks.fuzz.run import FuzzPlan
 
 SEGMENT_TASKS_PER_CORE = 8  # rule 1: tasks per core in one segment (its Spark job)
 LEDGER = "job.json"

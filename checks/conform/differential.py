@@ -4,7 +4,7 @@ step the datagrams, the deliveries and the abstract state of the member that act
 Rules
 -----
 1. The world of ``models/`` (unreduced: real timestamps, as the engines issue them) chooses the
-   actions; the spec's step is the reference and the engines (``checks/engines.py``) follow.
+   actions; the spec's step is the reference and the engines (``checks/conform/engines.py``) follow.
 2. What is compared, when. Each step gives an input to one member at most (each engine is its own
    object, the harness calls one of them; a loss calls none), so only that member can change:
    after every step, for the member that acted, the engine emitted exactly the datagrams the spec
@@ -12,7 +12,7 @@ Rules
    ``engine.snapshot`` equals the spec member's abstract view. Every member's snapshot is
    compared every ``full_check_every`` steps (1, the default: after every step; 0: only when
    ``check_all`` is called; the fuzzer calls it at the end of every run). A member that got no
-   input keeps its snapshot: the harness's clock is constant (``checks/engines.py``), so not even
+   input keeps its snapshot: the harness's clock is constant (``checks/conform/engines.py``), so not even
    the time-dependent part (SEND_FIRST_SEQNO rate limits) moves. The first difference is a
    ``Divergence``.
 3. With ``check_properties``, every safety (``Always``) property of the model holds on every state
@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks.engines import Unicast3Engines, WorldEngines, describe_datagram
-from checks.engines import engines_for as default_engines
-from checks.system import Always
-from checks.trace import Trace, file_digest
+from checks.conform.engines import Unicast3Engines, WorldEngines, describe_datagram
+from checks.conform.engines import engines_for as default_engines
+from checks.explore.system import Always
+from checks.explore.trace import Trace, file_digest
 from models.modelfile import Model, load
 from models.world import AppSend, Packet, World
 

@@ -3,7 +3,7 @@
 Each measurement runs in a fresh Python process so that peak resident memory (the only memory
 figure the OS reports without instrumenting the allocator) starts from the same floor. Two kinds:
 
-- ``checker``: ``checks.explore.explore`` with every property of the model;
+- ``checker``: ``checks.explore.search.explore`` with every property of the model;
 - ``baseline``: a textbook breadth-first search over the same transition system, keeping every
   full state in a Python ``set`` and checking nothing: what one would write first.
 
@@ -31,7 +31,7 @@ def _rss_mb() -> float:
 
 def measure(model_path: Path, mode: str) -> dict[str, Any]:
     """One measurement in this process (call it in a fresh one)."""
-    from checks.explore import explore
+    from checks.explore.search import explore
     from models.modelfile import load
 
     model = load(model_path)
@@ -68,7 +68,7 @@ def _baseline_bfs(system: Any) -> tuple[int, int]:
 
 
 def _in_fresh_process(model_path: Path, mode: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, "-m", "checks.bench", str(model_path), mode],
+    done = subprocess.run([sys.executable, "-m", "checks.bench.checker", str(model_path), mode],
                           check=True, capture_output=True, text=True)
     result: dict[str, Any] = json.loads(done.stdout)
     return result

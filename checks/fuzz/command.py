@@ -2,19 +2,19 @@
 
 Property fuzzed: on every schedule the UNICAST3 engines agree with the spec after every step,
 every safety property of the model holds, and the end state can still reach every liveness goal
-without further faults (``checks/fuzz_run.py``). Every failure carries its seed.
+without further faults (``checks/fuzz/run.py``). Every failure carries its seed.
 
 Rules
 -----
 1. The schedules are seeded random walks over the model's world (GUIDE C6): run ``i`` of
    ``--runs N --seed S`` is seed ``S+i``; its result depends only on the model file's text, the
    seed, ``--steps`` and ``--weights``, never on ``--partitions``, the executors or on whether the
-   job was stopped and resumed (``--resume``, ``checks/fuzz_ledger.py``).
-2. Spark (``checks/fuzz_spark.py``) only distributes seed ranges and aggregates; every failure is
-   re-run here from its seed, shrunk, validated and saved as a trace (``checks/fuzz_shrink.py``)
+   job was stopped and resumed (``--resume``, ``checks/fuzz/ledger.py``).
+2. Spark (``checks/fuzz/spark.py``) only distributes seed ranges and aggregates; every failure is
+   re-run here from its seed, shrunk, validated and saved as a trace (``checks/fuzz/shrink.py``)
    that ``seqcheck show`` and ``seqcheck replay`` read.
 3. Budgets: the model file's, multiplied by ``--budget-scale`` through a derived model file
-   written to ``--out`` (``checks/fuzz_model.py``); traces found under scaled budgets name it.
+   written to ``--out`` (``checks/fuzz/model.py``); traces found under scaled budgets name it.
    ``--random-views K`` adds joins and leaves (random views per member) the same way.
 4. Exit status: 0 when the outcome matches the model's ``expect`` (``pass``: no failing run;
    ``violation:P``: some run violates P, and none diverges, crashes or errs), 1 otherwise
@@ -32,13 +32,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from checks.fuzz_coverage import KINDS, coverage_table, phase_legend
-from checks.fuzz_ledger import LEDGER, JobKey, ResumeError, resumed_ledger
-from checks.fuzz_model import write_scaled_model
-from checks.fuzz_run import FuzzPlan, Weights
-from checks.fuzz_shrink import Shrunk, shrink_failures
-from checks.fuzz_spark import Aggregates, aggregate, run_job, session
-from checks.run import portable_path
+from checks.check import portable_path
+from checks.fuzz.coverage import KINDS, coverage_table, phase_legend
+from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, resumed_ledger
+from checks.fuzz.model import write_scaled_model
+from checks.fuzz.run import FuzzPlan, Weights
+from checks.fuzz.shrink import Shrunk, shrink_failures
+from checks.fuzz.spark import Aggregates, aggregate, run_job, session
 from models.modelfile import Model, load, split_reference
 
 MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
@@ -60,14 +60,14 @@ class FuzzOptions:
     partitions: int | None = None  # None: max(2 per core, runs / RUNS_PER_PARTITION)
     budget_scale: int = 1
     weights: Weights = field(default_factory=Weights)
-    random_views: int = 0  # joins and leaves: random views per member (checks/fuzz_model.py)
+    random_views: int = 0  # joins and leaves: random views per member (checks/fuzz/model.py)
     liveness: bool = True
     shrink: int = 3  # failing runs re-run, shrunk and saved per verdict
     engines: str | None = None  # test hook: "module:function" returning an EngineFactory
     exhaustive: bool = False  # also count the model's states with the checker, to compare coverage
-    swarm: bool = False  # every run draws its own weights (checks/fuzz_run.py rule 2)
-    pct: bool = False  # deliveries by packet priority (checks/fuzz_run.py rule 2)
-    resume: bool = False  # go on with the job in ``out`` (checks/fuzz_ledger.py rule 4)
+    swarm: bool = False  # every run draws its own weights (checks/fuzz/run.py rule 2)
+    pct: bool = False  # deliveries by packet priority (checks/fuzz/run.py rule 2)
+    resume: bool = False  # go on with the job in ``out`` (checks/fuzz/ledger.py rule 4)
 
     def check(self) -> None:
         for name, value, low in (("--runs", self.runs, 1), ("--steps", self.steps, 1), ("--seed", self.seed, 0),
@@ -193,7 +193,7 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
 def count_states(model: Model) -> tuple[int | None, str]:
     """The checker's distinct-state count of ``model`` (every state, no property), if it completes
     within the model's ``max_states``."""
-    from checks.explore import explore
+    from checks.explore.search import explore
 
     stats = explore(model.world, [], stop_at_first=False, check_deadlock=False, max_states=model.max_states).stats
     if not stats.complete:

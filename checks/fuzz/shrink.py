@@ -4,7 +4,7 @@ Rules
 -----
 1. Nothing is reported that has not been reproduced: the seed is re-run here, in this process,
    and must give the same verdict at the same step as the row the Spark task wrote.
-2. Shrinking works on the run's canonical actions (the trace format, ``checks/trace.py``). A
+2. Shrinking works on the run's canonical actions (the trace format, ``checks/explore/trace.py``). A
    candidate (a list of actions) is replayed by rule 2c; it is kept, as the actions its replay
    *took*, when the replay fails *with the same verdict* and took fewer actions than the best so
    far (so shrinking ends). A safety failure or divergence ends the replay at its step, which
@@ -28,7 +28,7 @@ Rules
    A liveness failure is judged at the end of a replay, so the best is then shortened to its
    shortest failing prefix. Everything is deterministic: the same actions give the same result
    unless a budget (``MAX_REPLAYS``, ``MAX_SECONDS``) runs out.
-3. The shrunk trace is validated before it is saved: on the spec (``checks.trace.validate``: it
+3. The shrunk trace is validated before it is saved: on the spec (``checks.explore.trace.validate``: it
    replays, and a property trace ends in its first violation or in a state that cannot reach the
    goal) and on the engines (``replay_on_engines``): a divergence trace diverges at its last step,
    a property trace takes every step exactly as the spec does. The shrunk actions are the ones
@@ -44,11 +44,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from checks.differential import Divergence, Lockstep, replay_on_engines
-from checks.fuzz_run import Failure, FuzzPlan, Runner, Walk
-from checks.run import portable_path
-from checks.system import Liveness
-from checks.trace import Trace, TraceError, file_digest, validate
+from checks.check import portable_path
+from checks.conform.differential import Divergence, Lockstep, replay_on_engines
+from checks.explore.system import Liveness
+from checks.explore.trace import Trace, TraceError, file_digest, validate
+from checks.fuzz.run import Failure, FuzzPlan, Runner, Walk
 
 MAX_REPLAYS = 3_000  # replays one failure's shrinking may spend
 MAX_SECONDS = 120.0  # ... and seconds

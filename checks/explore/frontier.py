@@ -2,7 +2,7 @@
 
 Two representations behind one interface. ``ListLevel`` keeps the states as they are (any hashable
 value). ``PackedLevel`` is for systems whose states are tuples of exactly ``width`` ints that fit
-in 32 bits (``checks.system.PackedStates``): it keeps them as one flat ``array('i')``, 4 bytes per
+in 32 bits (``checks.explore.system.PackedStates``): it keeps them as one flat ``array('i')``, 4 bytes per
 int instead of a tuple object and an int object per slot, and rebuilds the tuples a chunk at a time.
 The states' indices are not stored: a level's states are numbered consecutively.
 """

@@ -3,24 +3,24 @@
 Rules
 -----
 1. Spark distributes seed ranges only: the driver cuts ``seed .. seed+runs-1`` into ranges, one per
-   partition, and each task runs ``checks.fuzz_run.Runner`` on its range. A run depends on its
-   seed alone (``checks/fuzz_run.py`` rule 1), so the rows do not depend on the partitioning or
+   partition, and each task runs ``checks.fuzz.run.Runner`` on its range. A run depends on its
+   seed alone (``checks/fuzz/run.py`` rule 1), so the rows do not depend on the partitioning or
    on which executor ran them.
 2. The model travels as text inside the plan; each executor process writes it once to a private
    temporary file. Executors need the project importable (true for ``local[...]`` and for workers
    on this machine; the driver also ships the packages as a zip to any other master).
 3. One row per run goes to Parquet (``SCHEMA``): a plain tuple per run, sent to the JVM in
    pickled batches, a segment of ranges per Spark job, each segment in its own folder
-   (``checks/fuzz_ledger.py``: what a stopped job had finished, for ``--resume``). Every
+   (``checks/fuzz/ledger.py``: what a stopped job had finished, for ``--resume``). Every
    figure the command prints is computed from the Parquet files afterwards by Spark, in the
    executors (sums, counts, the approximate distinct count); the driver collects only those
    aggregates and the few failing runs to shrink.
 4. Loopback only for local work: with a ``local[...]`` master or a ``spark://`` master on a
    loopback address, the driver binds to 127.0.0.1.
-5. Per-task overhead is kept small: tasks take big seed ranges (``checks/fuzz.py`` partitions),
+5. Per-task overhead is kept small: tasks take big seed ranges (``checks/fuzz/command.py`` partitions),
    and an executor's Python worker keeps one ``Runner`` (model loaded, memo tables warm) across
    the tasks it runs, replaced every ``FRESH_RUNNER_EVERY`` runs to bound its memory. A run does not
-   depend on the runner's history (``checks/fuzz_run.py`` rule 1), so neither do the rows.
+   depend on the runner's history (``checks/fuzz/run.py`` rule 1), so neither do the rows.
 """
 
 from __future__ import annotations
@@ -41,9 +41,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from checks.fuzz_coverage import CELLS, FAULTS, KINDS
-from checks.fuzz_ledger import JobKey, new_ledger, resumed_ledger
-from checks.fuzz_run import FuzzPlan, Runner
+from checks.fuzz.coverage import CELLS, FAULTS, KINDS
+from checks.fuzz.ledger import JobKey, new_ledger, resumed_ledger
+from checks.fuzz.run import FuzzPlan, Runner
 
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 PACKAGES = ("spec", "impl", "models", "checks")
@@ -174,7 +174,7 @@ def _quiet_log4j() -> Path:
 
 def _code_zip() -> Path:
     """Rule 2: the project's packages as a zip for executors on other machines."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # the checkout: checks/fuzz/spark.py
     target = Path(tempfile.mkdtemp(prefix="seqcheck-code-")) / "seqcheck.zip"
     atexit.register(shutil.rmtree, target.parent, True)
     with zipfile.ZipFile(target, "w") as archive:
@@ -195,7 +195,7 @@ class JobResult:
 def run_job(spark: Any, plan: FuzzPlan, first_seed: int, runs: int, partitions: int, results: Path,
             progress: TextIO | None, *, resume: bool = False) -> JobResult:
     """Rules 1 and 3: run the seeds and write one Parquet row per run under ``results``, a
-    segment at a time (``checks/fuzz_ledger.py``; ``resume``: only the segments not done)."""
+    segment at a time (``checks/fuzz/ledger.py``; ``resume``: only the segments not done)."""
     sc = spark.sparkContext
     key = JobKey.of(plan, first_seed, runs)
     cores = int(sc.defaultParallelism)

@@ -1,13 +1,13 @@
 """``seqcheck bench --fuzz``: lockstep steps per second, in one process and on Spark.
 
 Three measurements of the same work (seeds 0 .. runs-1, up to ``STEPS`` steps, default weights,
-the fuzz model), each in a fresh Python process (like ``checks/bench.py``), in this order,
+the fuzz model), each in a fresh Python process (like ``checks/bench/checker.py``), in this order,
 ``repeat`` times round-robin (so that a change of the machine's load hits every kind alike):
 
-- ``plain``: the fuzz runs (``checks.fuzz_run.Runner``, one runner, as a Spark task uses it) in a
+- ``plain``: the fuzz runs (``checks.fuzz.run.Runner``, one runner, as a Spark task uses it) in a
   loop, without Spark: the single-process harness;
 - ``local1`` and ``local2``: the same runs as a Spark job on ``local[1]`` and ``local[2]``, one seed
-  range per core (``checks/fuzz_spark.py`` rule 5), rows written to Parquet. The session start is
+  range per core (``checks/fuzz/spark.py`` rule 5), rows written to Parquet. The session start is
   excluded; the Python workers' start, the model load, the rows' trip to the JVM and the Parquet
   write are included.
 
@@ -34,7 +34,7 @@ MODES = (("plain", "plain"), ("local1", "local[1]"), ("local2", "local[2]"))
 
 def measure(mode: str, model_path: Path, runs: int) -> dict[str, Any]:
     """One measurement in this process (call it in a fresh one)."""
-    from checks.fuzz_run import FuzzPlan, Runner
+    from checks.fuzz.run import FuzzPlan, Runner
 
     plan = FuzzPlan(model_path.name, model_path.read_text(), STEPS)
     if mode == "plain":
@@ -46,7 +46,7 @@ def measure(mode: str, model_path: Path, runs: int) -> dict[str, Any]:
 
 
 def _spark(master: str, plan: Any, runs: int) -> dict[str, Any]:
-    from checks.fuzz_spark import aggregate, run_job, session
+    from checks.fuzz.spark import aggregate, run_job, session
 
     started = time.perf_counter()
     spark, _ = session(master, "seqcheck bench --fuzz")
@@ -68,7 +68,7 @@ def _figures(steps: int, seconds: float) -> dict[str, Any]:
 
 def _in_fresh_process(mode: str, model_path: Path, runs: int) -> dict[str, Any]:
     load = round(os.getloadavg()[0], 2)
-    done = subprocess.run([sys.executable, "-m", "checks.fuzz_bench", mode, str(model_path), str(runs)],
+    done = subprocess.run([sys.executable, "-m", "checks.bench.fuzz", mode, str(model_path), str(runs)],
                           check=True, capture_output=True, text=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return {**result, "load_before": load}

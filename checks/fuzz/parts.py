@@ -1,4 +1,4 @@
-"""Where a lockstep fuzz step's time goes: ``python -m checks.fuzz_parts [RUNS]`` (one JSON line).
+"""Where a lockstep fuzz step's time goes: ``python -m checks.fuzz.parts [RUNS]`` (one JSON line).
 
 The same runs as ``seqcheck bench --fuzz``'s plain measurement (seeds 0 .. RUNS-1, 100 steps, the
 fuzz model), with the harness's parts wrapped in timers for the duration: microseconds per step
@@ -18,14 +18,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from checks.differential import Lockstep, Shared
-from checks.engines import WorldEngines
-from checks.fuzz_coverage import Fingerprints, PhaseCounter
-from checks.fuzz_run import Chooser, FuzzPlan, Runner, Walk
-from models.protocols import ProtocolAdapter
+import models
+from checks.conform.differential import Lockstep, Shared
+from checks.conform.engines import WorldEngines
+from checks.fuzz.coverage import Fingerprints, PhaseCounter
+from checks.fuzz.run import Chooser, FuzzPlan, Runner, Walk
+from models.protocols.base import ProtocolAdapter
 from models.world import World
 
-MODEL = Path(__file__).resolve().parent.parent / "models" / "fuzz" / "unicast3-lockstep.toml"
+MODEL = Path(models.__file__).resolve().parent / "fuzz" / "unicast3-lockstep.toml"
 PARTS: tuple[tuple[type, str], ...] = (
     (Chooser, "pick"), (World, "successor"), (World, "candidates"), (World, "_handle"),
     (ProtocolAdapter, "handle"), (World, "_history_after"), (ProtocolAdapter, "observe"),

@@ -11,7 +11,7 @@ Rules
    earlier one does. Deadlock: the last state has no successor and may not end. Liveness: from the
    last state no fault-free continuation reaches the goal, confirmed by a fresh exhaustive search
    of the fault-free continuations from that state.
-3. This module is protocol-agnostic: it sees the model through ``checks.system``.
+3. This module is protocol-agnostic: it sees the model through ``checks.explore.system``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks.system import Always, Liveness, Property, ReplayError, TransitionSystem, replay
+from checks.explore.system import Always, Liveness, Property, ReplayError, TransitionSystem, replay
 
 FORMAT = "seqcheck-trace/1"
 

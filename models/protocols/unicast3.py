@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from models.protocols import NodeProperty, PairProperty, ProtocolAdapter, doc_of
+from models.protocols.base import NodeProperty, PairProperty, doc_of
+from models.protocols.unicast import UnicastAdapter
+from models.world_factory import WorldFactory
 from spec import unicast3 as u3
 
 
-class Unicast3Adapter(ProtocolAdapter):
+class Unicast3Adapter(UnicastAdapter):
     name = "unicast3"
     spec = u3
     node_properties = (
@@ -66,3 +68,4 @@ class Unicast3Adapter(ProtocolAdapter):
 
 
 UNICAST3 = Unicast3Adapter()
+FACTORY = WorldFactory(UNICAST3)  # registered in models/registry.py

@@ -14,8 +14,8 @@ import statistics
 import time
 from typing import Any
 
-from impl.codec import DataMsg, decode, encode
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
+from impl.unicast3.codec import DataMsg, decode, encode
 
 BURST = 200
 

@@ -3,8 +3,8 @@
 This module owns the mapping between the world of ``models/`` and ``impl/``: how a world action
 becomes engine calls (``WorldEngines``, for every protocol), which bytes stand for a world packet,
 and which engine state stands for a spec member (``Unicast3Engines`` here, ``Unicast2Engines`` in
-``checks/engines_unicast2.py``), and which engines stand for a world (``engines_for``). The harness
-itself (``checks/differential.py``) knows none of it.
+``checks/conform/unicast2.py``), and which engines stand for a world (``engines_for``). The harness
+itself (``checks/conform/differential.py``) knows none of it.
 
 Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now`` and
 sets every real duration far away, so only the timers the world fires act, exactly as in the spec.
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from impl.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, encode
 from impl.unicast3 import Config, EngineView, Unicast3Engine, spec_payload, view_of_spec_node
+from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, encode
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -137,8 +137,8 @@ class Unicast3Engines(WorldEngines):
 def describe_datagram(data: bytes) -> str:
     """A datagram of any engine's wire format, decoded for people (its codec found by its magic
     byte): the harness shows differing datagrams this way."""
-    from impl import codec as unicast3_codec
     from impl.unicast2 import codec as unicast2_codec
+    from impl.unicast3 import codec as unicast3_codec
 
     for codec in (unicast3_codec, unicast2_codec):
         if data[:1] == bytes((codec.MAGIC,)):
@@ -153,7 +153,7 @@ def engines_for(world: Any) -> WorldEngines:
     """The engines standing for the members of ``world``, chosen by its protocol's name."""
     factories: dict[str, type[WorldEngines]] = {"unicast3": Unicast3Engines}
     try:
-        from checks.engines_unicast2 import Unicast2Engines
+        from checks.conform.unicast2 import Unicast2Engines
     except ImportError:  # not written yet
         pass
     else:

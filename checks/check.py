@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import models
-from checks.explore import Progress, Result, explore
-from checks.system import Always
-from checks.trace import Trace, make_trace, validate
+from checks.explore.search import Progress, Result, explore
+from checks.explore.system import Always
+from checks.explore.trace import Trace, make_trace, validate
 from models.modelfile import Model
 
 MODELS_DIR = Path(models.__file__).resolve().parent

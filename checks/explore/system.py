@@ -1,7 +1,7 @@
 """The transition-system interface: the only thing the checker knows about a model.
 
 Rules:
-1. The checker (``checks/explore.py``, ``checks/liveness.py``) imports this module and nothing from
+1. The checker (``checks/explore/search.py``, ``checks/explore/liveness.py``) imports this module and nothing from
    ``spec/`` or ``models/``. Anything protocol-specific reaches it through a ``TransitionSystem``.
 2. States are opaque, hashable, immutable values. Two states are the same state iff they are ``==``.
 3. ``successors`` is deterministic: the same state yields the same actions in the same order in every

@@ -1,0 +1,144 @@
+"""The model-file section of ``models/world.py``: the factory (``models/registry.py``) of every
+protocol that runs in the point-to-point world (UNICAST2, UNICAST3).
+
+It reads the keys the world needs (``variant``, ``members``, ``sends``, ``faults``, ``views``,
+``timers``, ``config``), validates them against the protocol's adapter (its variants, timers and
+settings) and builds the ``World`` with the selected properties of ``models/properties.py``. A
+protocol with one-to-many sends and joins (NAKACK2, NAKACK4) gets a world and a factory of its own
+beside this one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from models import registry
+from models.properties import build_properties, property_docs
+from models.registry import BuildOptions, Built
+from models.world import Bounds, World
+
+if TYPE_CHECKING:
+    from models.modelfile import ModelReader
+    from models.protocols.base import ProtocolAdapter
+
+FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}
+WORLD_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "timers", "config"})
+
+
+class WorldFactory:
+    """The ``ModelFactory`` of a protocol adapter in ``models/world.py``'s world."""
+
+    model_keys = WORLD_KEYS
+
+    def __init__(self, adapter: ProtocolAdapter) -> None:
+        self.adapter = adapter
+        self.name = adapter.name
+
+    def property_docs(self) -> dict[str, str]:
+        return property_docs(self.adapter)
+
+    def describe(self) -> list[str]:
+        return ["variants:", *(f"  {flag:<24} {alias}" for alias, flag in self.adapter.variant_aliases.items())]
+
+    def build(self, reader: ModelReader, protocol: str, selected: tuple[str, ...], options: BuildOptions) -> Built:
+        adapter = self.adapter
+        members = _members(reader)
+        n = len(members)
+        variant = _variant(reader, adapter) if options.variant is None else options.variant
+        timers = {k: reader.flag(key, v)
+                  for k, (key, v) in reader.section("timers", protocol, adapter.timer_keys).items()}
+        cfg = adapter.make_config(n, variant, {**adapter.timer_keys, **timers}, _settings(reader, adapter))
+        fault_table = {**FAULT_KEYS, **reader.table("faults", {**FAULT_KEYS, "stale_packets": False})}
+        stale = reader.flag("faults.stale_packets", fault_table.pop("stale_packets", False))
+        faults = {k: reader.natural(f"faults.{k}", v) for k, v in fault_table.items()}
+        if faults["max_in_flight"] < 1:
+            raise reader.fail("faults.max_in_flight", "at least 1")
+        bounds = Bounds(_sends(reader, members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
+                        _views(reader, members), faults["max_in_flight"], stale)
+        name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
+        world = World(name, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],
+                      reduce_timestamps=options.reduce_timestamps)
+        world.member_names = members
+        world.properties = build_properties(world, adapter, selected)
+        return Built(world, members, variant)
+
+
+def _members(reader: ModelReader) -> tuple[str, ...]:
+    members = reader.raw.get("members")
+    if (not isinstance(members, list) or not 2 <= len(members) <= 4
+            or not all(isinstance(m, str) and m for m in members) or len(set(members)) != len(members)):
+        raise reader.fail("members", "a list of 2 to 4 distinct member names")
+    return tuple(members)
+
+
+def _settings(reader: ModelReader, adapter: ProtocolAdapter) -> dict[str, int]:
+    """The protocol's settings in [config] (each a whole number with a minimum), defaults filled in."""
+    given = reader.section("config", adapter.name, adapter.config_keys)
+    settings = {}
+    for name, (default, minimum) in adapter.config_keys.items():
+        key, value = given.get(name, (f"config.{name}", default))
+        value = reader.natural(key, value)
+        if value < minimum:
+            raise reader.fail(key, f"at least {minimum}, got {value}")
+        settings[name] = value
+    return settings
+
+
+def _variant(reader: ModelReader, adapter: ProtocolAdapter) -> tuple[str, ...]:
+    key, raw = reader.own("variant", reader.raw.get("variant", []), adapter.name)
+    raw = [] if raw is None else [raw] if isinstance(raw, str) else raw
+    names = adapter.variant_names()
+    aliases = adapter.variant_aliases
+    if not isinstance(raw, list):
+        raise reader.fail(key, "a list of variant names")
+    variant = []
+    for item in raw:
+        name = aliases.get(item, item) if isinstance(item, str) else None
+        if name not in names:
+            known = ", ".join(sorted(names | set(aliases)))
+            raise reader.fail(key, f"names from {known}, got {item!r}")
+        variant.append(name)
+    return tuple(sorted(set(variant)))
+
+
+def _member_index(reader: ModelReader, key: str, name: Any, members: tuple[str, ...]) -> int:
+    if name not in members:
+        raise reader.fail(key, f"a member name ({', '.join(members)}), got {name!r}")
+    return members.index(name)
+
+
+def _sends(reader: ModelReader, members: tuple[str, ...]) -> tuple[int, ...]:
+    n = len(members)
+    sends = [0] * (n * n)
+    for pair, count in reader.table("sends", set()).items():
+        src, sep, dst = pair.partition("->")
+        if not sep:
+            raise reader.fail(f"sends.{pair}", "a key of the form \"A->B\"")
+        s = _member_index(reader, f"sends.{pair}", src.strip(), members)
+        d = _member_index(reader, f"sends.{pair}", dst.strip(), members)
+        if s == d:
+            raise reader.fail(f"sends.{pair}", "two different members")
+        sends[s * n + d] = reader.natural(f"sends.{pair}", count)
+    return tuple(sends)
+
+
+def _views(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[frozenset[int], ...], ...]:
+    scripts: list[list[frozenset[int]]] = [[] for _ in members]
+    views = reader.raw.get("views", [])
+    if not isinstance(views, list):
+        raise reader.fail("views", "an array of tables [[views]] with member and view")
+    for i, item in enumerate(views):
+        key = f"views[{i}]"
+        if not isinstance(item, dict) or set(item) != {"member", "view"} or not isinstance(item["view"], list):
+            raise reader.fail(key, "a table with keys member (a name) and view (a list of names)")
+        member = _member_index(reader, f"{key}.member", item["member"], members)
+        view = frozenset(_member_index(reader, f"{key}.view", m, members) for m in item["view"])
+        if member not in view:
+            raise reader.fail(f"{key}.view", "a view that contains its own member")
+        scripts[member].append(view)
+    return tuple(tuple(s) for s in scripts)
+
+
+def world_adapters() -> dict[str, ProtocolAdapter]:
+    """The adapters of every registered protocol that runs in this world, by name."""
+    return {f.name: f.adapter for f in registry.factories() if isinstance(f, WorldFactory)}
