@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import models
 from checks.check import Outcome, WitnessError, check_model, replay_witness
@@ -176,8 +176,6 @@ def _label(model: Model, *, short: bool = True) -> str:
 
 # -- show ---------------------------------------------------------------------------------------
 def _show(args: argparse.Namespace) -> int:
-    from models.chart import chart
-
     if args.trace.suffix == ".toml":
         return _show_witness(args.trace)
     trace = Trace.load(args.trace)
@@ -204,8 +202,20 @@ def _show(args: argparse.Namespace) -> int:
     footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
     if trace.kind == "liveness":
         footer.append("from this state no continuation without further faults delivers every message")
-    print(chart(model.world, path, footer=footer), end="")
+    print(_drawing(model, path, footer), end="")
     return 0
+
+
+def _drawing(model: Model, path: list[tuple[Any, Any]], footer: Sequence[str] = ()) -> str:
+    """A message-sequence chart for a protocol of ``models/world.py``; for any other transition
+    system (a plug-in's), the numbered steps as it words them."""
+    from models.chart import chart
+    from models.world import World
+
+    if isinstance(model.world, World):
+        return chart(model.world, path, footer=footer)
+    steps = [f"{number:>4}. {model.world.format_action(action)}" for number, (action, _) in enumerate(path, 1)]
+    return "\n".join([*steps, *footer]) + "\n"
 
 
 def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
@@ -219,8 +229,6 @@ def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
 
 def _show_witness(model_file: Path) -> int:
     """``seqcheck show MODEL.toml``: the chart of each protocol's witness in the model file."""
-    from models.chart import chart
-
     models_with_witness = [m for m in load_all(model_file) if m.witness]
     if not models_with_witness:
         raise UsageError(f"{model_file}: check.witness: expected a witness to draw (the file has none)")
@@ -232,12 +240,13 @@ def _show_witness(model_file: Path) -> int:
         on = f" [{model.protocol}]" if model.side_by_side else ""
         print(f"{model_file}{on}: {model.description}")
         print(f"witness: the scenario's {len(path)} steps, every checked safety property holding along them")
-        print(chart(model.world, path), end="")
+        print(_drawing(model, path), end="")
     return 0
 
 
 # -- replay -------------------------------------------------------------------------------------
 def _replay(args: argparse.Namespace) -> int:
+    from checks.conform.engines import NoEngine
     from checks.conform.replay import emit_test, run_replay
 
     trace = Trace.load(args.trace)
@@ -246,6 +255,8 @@ def _replay(args: argparse.Namespace) -> int:
         report = run_replay(args.trace, model_path, protocol)
     except TraceError as error:
         raise TraceError(f"{args.trace}: {error}") from None
+    except NoEngine as error:
+        raise UsageError(f"{args.trace}: {error}") from None
     for line in report.lines():
         print(line)
     if args.emit_test is not None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from models.world import Interner
+from models.interning import Interner
 
 if TYPE_CHECKING:
     from models.world import World
@@ -108,7 +108,7 @@ class BatchExpander:
             if env.loss >= 0:
                 afters.append(self._lose(world, packet, stamped, env.loss))
                 progress.append(False)
-        quiet = self.world._quiet
+        quiet = self.world.quiet
         for member in range(n):
             timers = self.timers.get(world[member])
             for stimulus, removed, moves in (self._timers(world[member]) if timers is None else timers):
@@ -174,18 +174,18 @@ class BatchExpander:
 
     # -- memoised pieces ---------------------------------------------------------------------------
     def _handle(self, member: int, node_id: int, stimulus: int) -> _Handled:
-        new_node, packets, observed, drops = self.world._handle(member, node_id, self.stimuli.values[stimulus])
+        new_node, packets, observed, drops = self.world.handle_stimulus(member, node_id, self.stimuli.values[stimulus])
         found = self.handled[node_id, stimulus] = (new_node, self.sent(packets), self.observations(observed),
                                                    drops and self.renumbers)
         return found
 
     def _net_after(self, key: tuple[int, int, int]) -> int:
         net_id, consumed, sent = key
-        packets = set(self.world._nets.values[net_id])
+        packets = set(self.world.net_table.values[net_id])
         if consumed >= 0:
             packets.discard(self.stimuli.values[consumed])
         packets.update(self.sent.values[sent])
-        found = self.net_after[key] = self.world._nets(tuple(sorted(packets)))
+        found = self.net_after[key] = self.world.net_table(tuple(sorted(packets)))
         return found
 
     def _reads(self, member: int, observed: int) -> tuple[int, ...]:
@@ -200,22 +200,22 @@ class BatchExpander:
         world, n = self.world, self.n
         hist_id, member, node_id, observed = key[:4]
         read = dict(zip(reads, key[4:]))
-        decoded = tuple(world._nodes.values[read[i]] if i in read else None for i in range(n))
-        updated = world.adapter.observe(world._hists.values[hist_id], member, world._nodes.values[node_id], decoded,
-                                        self.observations.values[observed], n, world.cfg)
-        found = self.hist_after[key] = world._hists(updated)
+        decoded = tuple(world.node_table.values[read[i]] if i in read else None for i in range(n))
+        updated = world.adapter.observe(world.hist_table.values[hist_id], member, world.node_table.values[node_id],
+                                        decoded, self.observations.values[observed], n, world.cfg)
+        found = self.hist_after[key] = world.hist_table(updated)
         return found
 
     def _net(self, net_id: int) -> _Net:
         world = self.world
         packets = tuple((self.stimuli(p), p.dst, bool(world.adapter.packet_timestamp(p.msg)))
-                        for p in world._nets.values[net_id])
+                        for p in world.net_table.values[net_id])
         found = self.nets[net_id] = _Net(packets, world.within_bounds((0,) * self.n + (net_id,)))
         return found
 
     def _env(self, env_id: int) -> _Env:
         world = self.world
-        intern, env = world._envs, world._envs.values[env_id]
+        intern, env = world.env_table, world.env_table.values[env_id]
         duplicate = intern(env._replace(duplicate=env.duplicate - 1)) if env.duplicate else -1
         loss = intern(env._replace(loss=env.loss - 1)) if env.loss else -1
         views = []
@@ -230,7 +230,7 @@ class BatchExpander:
 
     def _timers(self, node_id: int) -> tuple[tuple[int, int, bool], ...]:
         world = self.world
-        adapter, node = world.adapter, world._nodes.values[node_id]
+        adapter, node = world.adapter, world.node_table.values[node_id]
         out = []
         for timer in adapter.enabled_timers(world.cfg, node):
             pair = adapter.quiet_connection(node.me, timer)  # as sender * n + receiver
@@ -241,13 +241,13 @@ class BatchExpander:
 
     def _receivers(self, node_id: int) -> tuple[tuple[int, int], ...]:
         world = self.world
-        peers = world.adapter.receivers(world._nodes.values[node_id])
+        peers = world.adapter.receivers(world.node_table.values[node_id])
         found = self.receivers[node_id] = tuple((peer, self.stimuli(("remove", peer))) for peer in peers)
         return found
 
     def _sends(self, hist_id: int) -> tuple[tuple[int, int], ...]:
         world, n = self.world, self.n
-        channels = world._hists.values[hist_id].channels
+        channels = world.hist_table.values[hist_id].channels
         out = []
         for src, dst in world.pairs:
             sent = channels[src * n + dst].sent
@@ -262,13 +262,13 @@ class BatchExpander:
         and those in flight (few distinct values), then per node and per network."""
         sig = self.net_sig.get(net_id)
         if sig is None:
-            sig = self.net_sig[net_id] = self.net_signatures(self.world._timestamps_in_flight(net_id))
+            sig = self.net_sig[net_id] = self.net_signatures(self.world.timestamps_in_flight(net_id))
         node_sig = self.node_sig
         key = [sig]
         for node in nodes:
             found = node_sig.get(node)
             if found is None:
-                found = node_sig[node] = self.node_signatures(self.world._timestamps_of_node(node))
+                found = node_sig[node] = self.node_signatures(self.world.timestamps_of_node(node))
             key.append(found)
         ranks = self.ranking.get(tuple(key))
         if ranks is None:
@@ -279,16 +279,16 @@ class BatchExpander:
         for node in nodes:
             found = self.renumbered_node.get((node, ranks))
             if found is None:
-                found = self.renumbered_node[node, ranks] = self.world._nodes(self.world.adapter.renumber_node(
-                    self.world._nodes.values[node], self.ranks[ranks]))
+                found = self.renumbered_node[node, ranks] = self.world.node_table(self.world.adapter.renumber_node(
+                    self.world.node_table.values[node], self.ranks[ranks]))
             renumbered.append(found)
         net = self.renumbered_net.get((net_id, ranks))
         if net is None:
             rank = self.ranks[ranks]
             adapter = self.world.adapter
             packets = tuple(sorted(p._replace(msg=adapter.renumber_packet(p.msg, rank[p.src]))
-                                   for p in self.world._nets.values[net_id]))
-            net = self.renumbered_net[net_id, ranks] = self.world._nets(packets)
+                                   for p in self.world.net_table.values[net_id]))
+            net = self.renumbered_net[net_id, ranks] = self.world.net_table(packets)
         return tuple(renumbered), net
 
     def _ranking(self, key: tuple[int, ...]) -> int:

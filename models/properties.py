@@ -72,8 +72,8 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
     Predicates of one history or one node are memoised on its id (few distinct values); nothing is
     memoised on whole worlds or pairs of nodes (about one entry per state: memory, not speed)."""
     n = world.n
-    hist = world._hists.values
-    nodes = world._nodes.values
+    hist = world.hist_table.values
+    nodes = world.node_table.values
     pairs = tuple(world.pairs)
 
     def on_history(per_history: Callable[[Any], bool]) -> Callable[[tuple[int, ...]], bool]:

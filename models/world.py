@@ -46,6 +46,8 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from models.batch import BatchExpander
+from models.interning import Interner
 from models.protocols.base import ProtocolAdapter
 from spec import reliable_fifo
 from spec.reliable_fifo import Channel
@@ -144,24 +146,6 @@ class WorldView:
 RENUMBER_MEMO_LIMIT = 200_000  # bounds the memory the timestamp renumbering memo may take
 
 
-class Interner:
-    """Values <-> small ints, ids assigned in first-seen order (deterministic); ``first`` are
-    given ids 0, 1, ... up front."""
-
-    def __init__(self, *first: Hashable) -> None:
-        self.ids: dict[Hashable, int] = {}
-        self.values: list[Any] = []
-        for value in first:
-            self(value)
-
-    def __call__(self, value: Hashable) -> int:
-        found = self.ids.get(value)
-        if found is None:
-            found = self.ids[value] = len(self.values)
-            self.values.append(value)
-        return found
-
-
 class World:
     """A protocol composed with the world, as a ``checks.explore.system.TransitionSystem``."""
 
@@ -174,7 +158,11 @@ class World:
         self.adapter, self.cfg, self.n, self.bounds = adapter, cfg, n, bounds
         self.properties = list(properties)
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
-        self._nodes, self._nets, self._envs, self._hists = Interner(), Interner(), Interner(), Interner()
+        # The interners of a world's four parts (its state is their ids): public for the batched
+        # expander (models/batch.py), the properties and the fuzz coverage, which read ``.values``
+        # and intern through them; nothing else may change them.
+        self.node_table, self.net_table = Interner(), Interner()
+        self.env_table, self.hist_table = Interner(), Interner()
         self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]] = {}
         self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
         self._hist_memo: dict[Hashable, int] = {}
@@ -183,12 +171,12 @@ class World:
         self._busy: dict[int, frozenset[tuple[int, int]]] = {}
         self._renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
         self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
-        self._batch: Any = None  # models.batch.BatchExpander, made on first use
+        self._batch: BatchExpander | None = None  # made on first use
         self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
-        nodes = tuple(self._nodes(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
+        nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
         env = Env(bounds.loss, bounds.duplicate, bounds.receiver_removals, (0,) * n)
-        self._init = nodes + (self._nets(()), self._envs(env), self._hists(history))
+        self._init = nodes + (self.net_table(()), self.env_table(env), self.hist_table(history))
 
     # -- TransitionSystem ---------------------------------------------------------------------
     def init_states(self) -> Sequence[tuple[int, ...]]:
@@ -196,9 +184,9 @@ class World:
 
     def successors(self, world: tuple[int, ...]) -> Iterator[tuple[WorldAction, tuple[int, ...]]]:
         n = self.n
-        net: tuple[Packet, ...] = self._nets.values[world[n]]
-        env: Env = self._envs.values[world[n + 1]]
-        history: History = self._hists.values[world[n + 2]]
+        net: tuple[Packet, ...] = self.net_table.values[world[n]]
+        env: Env = self.env_table.values[world[n + 1]]
+        history: History = self.hist_table.values[world[n + 2]]
         for src, dst in self.pairs:
             sent = history.channels[src * n + dst].sent
             if sent < self.bounds.sends[src * n + dst]:
@@ -211,10 +199,10 @@ class World:
             if env.loss:
                 yield LosePacket(packet), self._lost(world, packet, env)
         for member in range(n):
-            node = self._nodes.values[world[member]]
+            node = self.node_table.values[world[member]]
             for timer in self.adapter.enabled_timers(self.cfg, node):
                 pair = self.adapter.quiet_connection(member, timer)
-                if pair is not None and not self._quiet(world[n], *pair):
+                if pair is not None and not self.quiet(world[n], *pair):
                     continue
                 yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
         yield from self._environment_actions(world, env)
@@ -230,20 +218,20 @@ class World:
         if env.removals:
             fewer = env._replace(removals=env.removals - 1)
             for member in range(self.n):
-                node = self._nodes.values[world[member]]
+                node = self.node_table.values[world[member]]
                 for peer in self.adapter.receivers(node):
-                    if not self._quiet(world[self.n], peer, member):
+                    if not self.quiet(world[self.n], peer, member):
                         continue
                     yield from self._after(world, member, RemoveReceiver(member, peer), ("remove", peer), None, fewer)
 
-    def _quiet(self, net_id: int, sender: int, receiver: int) -> bool:
+    def quiet(self, net_id: int, sender: int, receiver: int) -> bool:
         """Rule 6: nothing of ``receiver``'s window for ``sender`` is in flight."""
         if self.bounds.stale_packets:
             return True
         busy = self._busy.get(net_id)
         if busy is None:
             busy = self._busy[net_id] = frozenset(
-                pair for p in self._nets.values[net_id] if (pair := self.adapter.receive_window_of(p)) is not None)
+                pair for p in self.net_table.values[net_id] if (pair := self.adapter.receive_window_of(p)) is not None)
         return (sender, receiver) not in busy
 
     def within_bounds(self, world: tuple[int, ...]) -> bool:
@@ -251,7 +239,7 @@ class World:
         ok = self._bounded.get(net_id)
         if ok is None:
             counts: dict[tuple[int, int], int] = {}
-            for packet in self._nets.values[net_id]:
+            for packet in self.net_table.values[net_id]:
                 counts[packet.src, packet.dst] = counts.get((packet.src, packet.dst), 0) + 1
             ok = self._bounded[net_id] = max(counts.values(), default=0) <= self.bounds.max_in_flight
         return ok
@@ -288,27 +276,25 @@ class World:
                      ) -> tuple[list[tuple[int, ...]], list[int], list[bool]]:
         """``BatchExpansion``: ``successors`` of many worlds, by ``models/batch.py``."""
         if self._batch is None:
-            from models.batch import BatchExpander
-
             self._batch = BatchExpander(self)
         return self._batch.expand(worlds)
 
     # -- decoding -----------------------------------------------------------------------------
     def view(self, world: tuple[int, ...]) -> WorldView:
         n = self.n
-        return WorldView(tuple(self._nodes.values[i] for i in world[:n]), self._nets.values[world[n]],
-                         self._envs.values[world[n + 1]], self._hists.values[world[n + 2]])
+        return WorldView(tuple(self.node_table.values[i] for i in world[:n]), self.net_table.values[world[n]],
+                         self.env_table.values[world[n + 1]], self.hist_table.values[world[n + 2]])
 
     def adopt(self, view: WorldView) -> tuple[int, ...]:
         """The state of this world that ``view`` (decoded from a world of the same model, e.g. an
         unreduced one) stands for: its values interned here, its timestamps renumbered if this
         world reduces them (rule 5), so the result is the state this world reaches by the same
         actions."""
-        nodes = tuple(self._nodes(node) for node in view.nodes)
-        net_id = self._nets(view.network)
+        nodes = tuple(self.node_table(node) for node in view.nodes)
+        net_id = self.net_table(view.network)
         if self.reduce_timestamps:
             nodes, net_id = self._renumber_timestamps(nodes, net_id)
-        return nodes + (net_id, self._envs(view.env), self._hists(view.history))
+        return nodes + (net_id, self.env_table(view.env), self.hist_table(view.history))
 
     member_names: tuple[str, ...] = ()
 
@@ -324,10 +310,10 @@ class World:
         key = (node_id, stimulus)
         result = self._node_memo.get(key)
         if result is None:
-            result = self._node_memo[key] = self._handle(member, node_id, stimulus)
+            result = self._node_memo[key] = self.handle_stimulus(member, node_id, stimulus)
         new_node, packets, observed, drops_timestamp = result
         if new_node == node_id and not packets and consumed is None and self._idle_timer(stimulus, observed):
-            if self._envs(env) == world[n + 1]:
+            if self.env_table(env) == world[n + 1]:
                 return  # a timer that changed nothing: its history update is the identity
         net_id = world[n]
         if consumed is not None or packets:
@@ -338,7 +324,7 @@ class World:
         hist_id = world[n + 2]
         if observed or new_node != node_id:
             hist_id = self._history_after(hist_id, member, node_id, nodes, observed)
-        after = nodes + (net_id, self._envs(env), hist_id)
+        after = nodes + (net_id, self.env_table(env), hist_id)
         if after != world:
             yield action, after
 
@@ -355,13 +341,13 @@ class World:
         nodes, net_id = world[:n], self._net_after(world[n], packet, ())
         if self.reduce_timestamps and self.adapter.packet_timestamp(packet.msg):
             nodes, net_id = self._renumber_timestamps(nodes, net_id)
-        return nodes + (net_id, self._envs(env._replace(loss=env.loss - 1)), world[n + 2])
+        return nodes + (net_id, self.env_table(env._replace(loss=env.loss - 1)), world[n + 2])
 
-    def _handle(self, member: int, node_id: int, stimulus: Hashable
-                ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]:
+    def handle_stimulus(self, member: int, node_id: int, stimulus: Hashable
+                        ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]:
         """Run the handler: (new node id, packets sent, observations, may a timestamp in use have
         disappeared, so that rule 5's renumbering must look)."""
-        node = self._nodes.values[node_id]
+        node = self.node_table.values[node_id]
         new_node, effects = self.adapter.handle(self.cfg, node, stimulus)
         packets, observed = [], []
         for effect in effects:
@@ -372,16 +358,16 @@ class World:
         if isinstance(stimulus, tuple) and stimulus[0] in ("send", "timer"):
             observed.append(("stimulus", stimulus))
         observed.extend(self.adapter.step_observations(node, new_node, stimulus, effects))
-        new_id = self._nodes(new_node)
+        new_id = self.node_table(new_node)
         drops = (isinstance(stimulus, Packet) and self.adapter.packet_timestamp(stimulus.msg) != 0) or (
-            self._timestamps_of_node(node_id)[1] != self._timestamps_of_node(new_id)[1])
+            self.timestamps_of_node(node_id)[1] != self.timestamps_of_node(new_id)[1])
         return new_id, tuple(packets), tuple(observed), drops
 
     def _renumber_timestamps(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:
         """Rule 5: each member's timestamps in use become 1..k, in the same order."""
         n = self.n
-        infos = [self._timestamps_of_node(i) for i in nodes]
-        in_flight = self._timestamps_in_flight(net_id)
+        infos = [self.timestamps_of_node(i) for i in nodes]
+        in_flight = self.timestamps_in_flight(net_id)
         used: list[set[int]] = []
         canonical = True
         for issuer in range(n):
@@ -397,25 +383,26 @@ class World:
         found = self._renumbered.get(key)
         if found is None:
             ranks = tuple({value: rank for rank, value in enumerate(values, 1)} for values in in_use)
-            renumbered = tuple(self._nodes(self.adapter.renumber_node(self._nodes.values[i], ranks)) for i in nodes)
+            renumbered = tuple(self.node_table(self.adapter.renumber_node(self.node_table.values[i], ranks))
+                               for i in nodes)
             packets = tuple(sorted(p._replace(msg=self.adapter.renumber_packet(p.msg, ranks[p.src]))
-                                   for p in self._nets.values[net_id]))
-            found = renumbered, self._nets(packets)
+                                   for p in self.net_table.values[net_id]))
+            found = renumbered, self.net_table(packets)
             if len(self._renumbered) < RENUMBER_MEMO_LIMIT:
                 self._renumbered[key] = found
         return found
 
-    def _timestamps_of_node(self, node_id: int) -> tuple[int, tuple[int, ...]]:
+    def timestamps_of_node(self, node_id: int) -> tuple[int, tuple[int, ...]]:
         found = self._node_ts.get(node_id)
         if found is None:
-            found = self._node_ts[node_id] = self.adapter.node_timestamps(self._nodes.values[node_id])
+            found = self._node_ts[node_id] = self.adapter.node_timestamps(self.node_table.values[node_id])
         return found
 
-    def _timestamps_in_flight(self, net_id: int) -> tuple[frozenset[int], ...]:
+    def timestamps_in_flight(self, net_id: int) -> tuple[frozenset[int], ...]:
         found = self._net_ts.get(net_id)
         if found is None:
             per_src: list[set[int]] = [set() for _ in range(self.n)]
-            for packet in self._nets.values[net_id]:
+            for packet in self.net_table.values[net_id]:
                 per_src[packet.src].add(self.adapter.packet_timestamp(packet.msg))
             found = self._net_ts[net_id] = tuple(frozenset(s) for s in per_src)
         return found
@@ -424,11 +411,11 @@ class World:
         key = (net_id, consumed, added)
         found = self._net_memo.get(key)
         if found is None:
-            packets = set(self._nets.values[net_id])
+            packets = set(self.net_table.values[net_id])
             if consumed is not None:
                 packets.discard(consumed)
             packets.update(added)
-            found = self._net_memo[key] = self._nets(tuple(sorted(packets)))
+            found = self._net_memo[key] = self.net_table(tuple(sorted(packets)))
         return found
 
     def _history_after(self, hist_id: int, member: int, old_node: int, nodes: tuple[int, ...],
@@ -436,11 +423,11 @@ class World:
         key = (hist_id, member, old_node, nodes, observed)
         found = self._hist_memo.get(key)
         if found is None:
-            history = self._hists.values[hist_id]
-            decoded = tuple(self._nodes.values[i] for i in nodes)
-            old = self._nodes.values[old_node]
+            history = self.hist_table.values[hist_id]
+            decoded = tuple(self.node_table.values[i] for i in nodes)
+            old = self.node_table.values[old_node]
             updated = self.adapter.observe(history, member, old, decoded, observed, self.n, self.cfg)
-            found = self._hist_memo[key] = self._hists(updated)
+            found = self._hist_memo[key] = self.hist_table(updated)
         return found
 
     def emitted(self, world: tuple[int, ...], action: WorldAction) -> tuple[Packet, ...]:
@@ -454,7 +441,7 @@ class World:
         stimulus: Hashable
         if isinstance(action, AppSend):
             member = action.src
-            sent = self._hists.values[world[self.n + 2]].channels[action.src * self.n + action.dst].sent
+            sent = self.hist_table.values[world[self.n + 2]].channels[action.src * self.n + action.dst].sent
             stimulus = ("send", action.dst, sent + 1)
         elif isinstance(action, (DeliverPacket, DuplicatePacket)):
             member, stimulus = action.packet.dst, action.packet
@@ -468,7 +455,7 @@ class World:
             return None, (), ()
         result = self._node_memo.get((world[member], stimulus))  # the handler's memo (pure, same result)
         if result is None:
-            result = self._node_memo[world[member], stimulus] = self._handle(member, world[member], stimulus)
+            result = self._node_memo[world[member], stimulus] = self.handle_stimulus(member, world[member], stimulus)
         _, packets, observed, _ = result
         delivered = tuple((e.src, e.payload) for kind, e in observed if kind == "Deliver")
         return member, packets, delivered
@@ -479,8 +466,8 @@ class World:
         packet = getattr(action, "packet", None)
         if packet is None or not self.adapter.packet_timestamp(packet.msg):
             return action
-        infos = [self._timestamps_of_node(i) for i in world[:self.n]]
-        values = set(self._timestamps_in_flight(world[self.n])[packet.src])
+        infos = [self.timestamps_of_node(i) for i in world[:self.n]]
+        values = set(self.timestamps_in_flight(world[self.n])[packet.src])
         values.update(info[1][packet.src] for info in infos)
         values.discard(0)
         rank = {value: r for r, value in enumerate(sorted(values), 1)}
@@ -501,17 +488,18 @@ class World:
             for member in range(n):
                 timers = memo.get((member, world[member]))  # (FireTimer, connection that must be quiet)
                 if timers is None:
-                    node = self._nodes.values[world[member]]
+                    node = self.node_table.values[world[member]]
                     timers = memo[member, world[member]] = tuple(
                         (FireTimer(member, t), self.adapter.quiet_connection(member, t))
                         for t in self.adapter.enabled_timers(self.cfg, node))
-                out += [a for a, pair in timers if pair is None or self._quiet(world[n], *pair)]
+                out += [a for a, pair in timers if pair is None or self.quiet(world[n], *pair)]
             return out
         if kind is RemoveReceiver:
-            if not self._envs.values[world[n + 1]].removals:
+            if not self.env_table.values[world[n + 1]].removals:
                 return []
             return [RemoveReceiver(m, peer) for m in range(n)
-                    for peer in self.adapter.receivers(self._nodes.values[world[m]]) if self._quiet(world[n], peer, m)]
+                    for peer in self.adapter.receivers(self.node_table.values[world[m]])
+                    if self.quiet(world[n], peer, m)]
         key = (kind, world[n + 2] if kind is AppSend else world[n] if kind is DeliverPacket else world[n:n + 2])
         found = memo.get(key)
         if found is None:
@@ -521,8 +509,8 @@ class World:
     def _structural_candidates(self, world: tuple[int, ...], kind: type) -> list[WorldAction]:
         """``candidates`` of the kinds that depend on the network, environment or history only."""
         n = self.n
-        net: tuple[Packet, ...] = self._nets.values[world[n]]
-        env: Env = self._envs.values[world[n + 1]]
+        net: tuple[Packet, ...] = self.net_table.values[world[n]]
+        env: Env = self.env_table.values[world[n + 1]]
         if kind is DeliverPacket:
             return [DeliverPacket(p) for p in net]
         if kind is DuplicatePacket:
@@ -530,7 +518,7 @@ class World:
         if kind is LosePacket:
             return [LosePacket(p) for p in net] if env.loss else []
         if kind is AppSend:
-            channels = self._hists.values[world[n + 2]].channels
+            channels = self.hist_table.values[world[n + 2]].channels
             return [AppSend(s, d) for s, d in self.pairs if channels[s * n + d].sent < self.bounds.sends[s * n + d]]
         if kind is InstallView:
             return [InstallView(m, tuple(sorted(script[i]))) for m, script in enumerate(self.bounds.views)
@@ -540,7 +528,7 @@ class World:
     def successor(self, world: tuple[int, ...], action: WorldAction) -> tuple[int, ...] | None:
         """The state after ``action`` (one of ``candidates``), None if it changes nothing."""
         n = self.n
-        env: Env = self._envs.values[world[n + 1]]
+        env: Env = self.env_table.values[world[n + 1]]
         steps: Iterator[tuple[WorldAction, tuple[int, ...]]]
         if isinstance(action, DeliverPacket):
             steps = self._after(world, action.packet.dst, action, action.packet, action.packet, env)
@@ -550,7 +538,7 @@ class World:
         elif isinstance(action, LosePacket):
             return self._lost(world, action.packet, env)
         elif isinstance(action, AppSend):
-            sent = self._hists.values[world[n + 2]].channels[action.src * n + action.dst].sent
+            sent = self.hist_table.values[world[n + 2]].channels[action.src * n + action.dst].sent
             steps = self._after(world, action.src, action, ("send", action.dst, sent + 1), None, env)
         elif isinstance(action, FireTimer):
             steps = self._after(world, action.member, action, ("timer", action.timer), None, env)
@@ -565,8 +553,8 @@ class World:
         return next((after for _, after in steps), None)
 
     def stats(self) -> dict[str, int]:
-        return {"node_states": len(self._nodes.values), "networks": len(self._nets.values),
-                "histories": len(self._hists.values), "handler_calls_memoised": len(self._node_memo)}
+        return {"node_states": len(self.node_table.values), "networks": len(self.net_table.values),
+                "histories": len(self.hist_table.values), "handler_calls_memoised": len(self._node_memo)}
 
 
 def _next_view(env: Env, member: int) -> Env:

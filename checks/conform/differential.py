@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks.conform.engines import Unicast3Engines, WorldEngines, describe_datagram
+from checks.conform.engines import WorldEngines, describe_datagram
 from checks.conform.engines import engines_for as default_engines
 from checks.explore.system import Always
 from checks.explore.trace import Trace, file_digest
@@ -55,10 +55,6 @@ class Divergence:
 
 
 EngineFactory = Callable[[World], WorldEngines]
-
-
-def unicast3_engines(world: World) -> Unicast3Engines:
-    return Unicast3Engines(world.cfg, world.n, world.initial_views)
 
 
 class Shared:

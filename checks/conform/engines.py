@@ -1,10 +1,14 @@
-"""The production engines as the lockstep harness drives them: one engine per world member.
+"""The production engines as the lockstep harness drives them, for every protocol with an engine.
 
-This module owns the mapping between the world of ``models/`` and ``impl/``: how a world action
-becomes engine calls (``WorldEngines``, for every protocol), which bytes stand for a world packet,
-and which engine state stands for a spec member (``Unicast3Engines`` here, ``Unicast2Engines`` in
-``checks/conform/unicast2.py``), and which engines stand for a world (``engines_for``). The harness
-itself (``checks/conform/differential.py``) knows none of it.
+This module owns what every protocol's engine mapping shares: how a world action becomes engine
+calls (``WorldEngines``), and which engines stand for a world (``engines_for``). What differs per
+protocol (which bytes stand for a world packet, which engine state stands for a spec member, how a
+script drives its engines) is an ``EngineBinding``, one per protocol, in a module of its own
+(``checks/conform/unicast3.py``, ``unicast2.py``). The harness (``checks/conform/differential.py``)
+knows none of it.
+
+A binding is found by protocol name like a model factory (``models/registry.py``): built in
+(``BUILT_IN`` below), or an entry point of the group ``seqcheck.engines`` naming it.
 
 Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now`` and
 sets every real duration far away, so only the timers the world fires act, exactly as in the spec.
@@ -12,11 +16,13 @@ sets every real duration far away, so only the timers the world fires act, exact
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any
 
-from impl.unicast3 import Config, EngineView, Unicast3Engine, spec_payload, view_of_spec_node
-from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, encode
+from impl.common import spec_payload
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -27,26 +33,11 @@ from models.world import (
     Packet,
     RemoveReceiver,
 )
-from spec import unicast3 as u3
+
+if TYPE_CHECKING:
+    from checks.conform.script import ScriptProtocol
 
 FAR = 10**12  # ms: "never", for every real duration of the engine
-
-
-def wire_message(msg: u3.Msg) -> WireMsg:
-    """The codec message a spec message stands for (payload n is ``spec_payload(n)``)."""
-    if isinstance(msg, u3.Data):
-        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload))
-    if isinstance(msg, u3.Ack):
-        return AckMsg(msg.seqno, msg.conn_id, msg.ts)
-    if isinstance(msg, u3.SendFirstSeqno):
-        return SendFirstSeqnoMsg(msg.ts)
-    if isinstance(msg, u3.XmitReq):
-        return XmitReqMsg(msg.seqnos)
-    return CloseMsg(msg.conn_id)
-
-
-def wire_bytes(packet: Packet) -> bytes:
-    return encode(wire_message(packet.msg))
 
 
 class WorldEngines:
@@ -118,30 +109,65 @@ class WorldEngines:
         return src, spec_payload(payload)
 
 
-class Unicast3Engines(WorldEngines):
-    """n UNICAST3 engines standing for the n members of a world."""
+class NoEngine(LookupError):
+    """A protocol without a registered production engine; the message is one line."""
 
-    engine_class = Unicast3Engine
-    wire_bytes = staticmethod(wire_bytes)  # the datagram a world packet stands for
 
-    @staticmethod
-    def engine_config(spec_cfg: u3.Config) -> Config:
-        return Config(variant=spec_cfg.variant, sync_min_interval=FAR, conn_expiry_timeout=FAR,
-                      conn_close_timeout=FAR)
+@dataclass(frozen=True)
+class EngineBinding:
+    """What a protocol's production engines register: the lockstep mapping, the script mapping
+    (``checks/conform/script.py``), and the wire format's magic byte and decoder."""
 
-    @staticmethod
-    def spec_view(node: u3.Node) -> EngineView[int]:
-        return view_of_spec_node(node)
+    protocol: str
+    world_engines: type[WorldEngines]
+    script: ScriptProtocol
+    magic: int
+    decode: Callable[[bytes], Any]
+
+
+ENTRY_POINT_GROUP = "seqcheck.engines"
+BUILT_IN = {
+    "unicast2": "checks.conform.unicast2:BINDING",
+    "unicast3": "checks.conform.unicast3:BINDING",
+}
+_bindings: dict[str, EngineBinding] = {}
+
+
+def register(binding: EngineBinding) -> None:
+    _bindings[binding.protocol] = binding
+
+
+def _plugins() -> dict[str, Any]:
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def engine_protocols() -> list[str]:
+    """Every protocol with a production engine, sorted."""
+    return sorted(set(BUILT_IN) | set(_plugins()) | set(_bindings))
+
+
+def binding(protocol: str) -> EngineBinding:
+    """The engine binding of ``protocol``; ``NoEngine`` if it has none."""
+    found = _bindings.get(protocol)
+    if found is None:
+        if protocol in BUILT_IN:
+            module, _, attribute = BUILT_IN[protocol].partition(":")
+            found = getattr(importlib.import_module(module), attribute)
+        elif protocol in _plugins():
+            found = _plugins()[protocol].load()
+        if not isinstance(found, EngineBinding) or found.protocol != protocol:
+            raise NoEngine(f"protocol {protocol} has no production engine to run on (none registered in "
+                           f"{ENTRY_POINT_GROUP})")
+        _bindings[protocol] = found
+    return found
 
 
 def describe_datagram(data: bytes) -> str:
     """A datagram of any engine's wire format, decoded for people (its codec found by its magic
     byte): the harness shows differing datagrams this way."""
-    from impl.unicast2 import codec as unicast2_codec
-    from impl.unicast3 import codec as unicast3_codec
-
-    for codec in (unicast3_codec, unicast2_codec):
-        if data[:1] == bytes((codec.MAGIC,)):
+    for name in engine_protocols():
+        codec = binding(name)
+        if data[:1] == bytes((codec.magic,)):
             try:
                 return str(codec.decode(data))
             except ValueError as error:  # DecodeError
@@ -151,14 +177,5 @@ def describe_datagram(data: bytes) -> str:
 
 def engines_for(world: Any) -> WorldEngines:
     """The engines standing for the members of ``world``, chosen by its protocol's name."""
-    factories: dict[str, type[WorldEngines]] = {"unicast3": Unicast3Engines}
-    try:
-        from checks.conform.unicast2 import Unicast2Engines
-    except ImportError:  # not written yet
-        pass
-    else:
-        factories["unicast2"] = Unicast2Engines
-    factory: type[WorldEngines] | None = factories.get(world.adapter.name)
-    if factory is None:
-        raise ValueError(f"no production engine for protocol {world.adapter.name!r}")
-    return factory(world.cfg, world.n, world.initial_views)
+    engines: WorldEngines = binding(world.adapter.name).world_engines(world.cfg, world.n, world.initial_views)
+    return engines

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from checks.conform.differential import Divergence, replay_on_engines
-from checks.conform.script import LIVENESS, SCRIPT_PROTOCOLS, EngineScript, ScriptProtocol
+from checks.conform.engines import binding
+from checks.conform.script import LIVENESS, EngineScript, ScriptProtocol
 from checks.explore.trace import Trace, TraceError, validate
 from models.modelfile import Model, load
 
@@ -42,7 +43,7 @@ class ReplayReport:
         return self.divergence is None and self.defective_holds is not True and self.fixed_holds is not False
 
     def lines(self) -> list[str]:
-        t, title = self.trace, SCRIPT_PROTOCOLS[self.model.protocol].title
+        t, title = self.trace, binding(self.model.protocol).script.title
         variant = ", ".join(self.model.variant) or f"none ({title} as shipped)"
         out = [f"trace: {len(t.actions)} steps of {t.model}, violating {t.prop}; variant: {variant}"]
         if self.divergence is not None:
@@ -63,7 +64,7 @@ class ReplayReport:
 
 def reference_variant(model: Model) -> tuple[str, ...]:
     """The model's variant without its defect flags (the fixes stay on)."""
-    return tuple(name for name in model.variant if name not in SCRIPT_PROTOCOLS[model.protocol].defects)
+    return tuple(name for name in model.variant if name not in binding(model.protocol).script.defects)
 
 
 def is_residual(model: Model) -> bool:
@@ -76,11 +77,12 @@ def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None) 
     side-by-side model file)."""
     trace = Trace.load(trace_path)
     model = load(model_path, protocol=protocol)
+    binding(model.protocol)  # NoEngine, before anything runs, if the protocol has no production engine
     path = validate(model.world, trace)
     _, divergence = replay_on_engines(model_path, trace, protocol=protocol)
     defective = fixed = None
     skipped: list[str] = []
-    if trace.prop in SCRIPT_PROTOCOLS[model.protocol].scriptable:
+    if trace.prop in binding(model.protocol).script.scriptable:
         calls = script_calls(model, path)
         defective = run_script(model, calls, model.variant, trace.prop).holds(trace.prop)
         if not is_residual(model):
@@ -128,7 +130,7 @@ def script_calls(model: Model, path: Sequence[tuple[Hashable, Hashable]]) -> lis
     """(call, comment) per step of ``path``, a path the spec replayed (``validate``'s result): the
     calls and comments are made anew from the world's own actions, never copied from a trace file."""
     world = model.world
-    names, protocol = model.members, SCRIPT_PROTOCOLS[model.protocol]
+    names, protocol = model.members, binding(model.protocol).script
     return [(_call(world.action_to_json(action), names, protocol), world.format_action(action))
             for action, _ in path]
 
@@ -159,7 +161,7 @@ def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtoc
 def run_script(model: Model, calls: Sequence[tuple[ScriptCall, str]], variant: tuple[str, ...],
                prop: str) -> EngineScript:
     """The calls on engines of the model's protocol with ``variant`` (flag names) and settings."""
-    protocol = SCRIPT_PROTOCOLS[model.protocol]
+    protocol = binding(model.protocol).script
     net = EngineScript(model.members, protocol.variant(**{name: True for name in variant}), model.protocol,
                        settings_of(model))
     for call, _ in calls:
@@ -189,7 +191,7 @@ def emit_test(report: ReplayReport, trace_path: Path, out: Path) -> Path:
     calls and their comments are made anew from the path the spec replayed (``script_calls``), the
     docstring is a ``repr`` literal, and names are reduced to ASCII letters, digits and ``_``."""
     model, trace = report.model, report.trace
-    protocol = SCRIPT_PROTOCOLS[model.protocol]
+    protocol = binding(model.protocol).script
     if trace.prop not in protocol.scriptable:
         raise TraceError(f"{trace.prop} has no engine-level check: no regression test can be emitted for it")
     flags = ", ".join(f"{name}=True" for name in model.variant)

@@ -7,9 +7,10 @@ engine and on the fixed one: on the fixed engine, timestamps differ, some datagr
 sent (the event is then skipped and listed in ``skipped``) and others are sent in addition (they
 stay in flight). Properties are evaluated on the engines' own state and output.
 
-One script serves every protocol with an engine: ``SCRIPT_PROTOCOLS`` says, per protocol, which
-engine, codec, message kinds, timers and variant flags it has, and how it settles (``protocol=``
-picks one; UNICAST3 by default, so older emitted tests still run).
+One script serves every protocol with an engine: its ``ScriptProtocol`` (in the protocol's engine
+binding, ``checks/conform/<protocol>.py``) says which engine, codec, message kinds, timers and
+variant flags it has, and how it settles (``protocol=`` picks one; UNICAST3 by default, so older
+emitted tests still run).
 
 Payload n of a pair is ``spec_payload(n)``; time stands still (timers are fired explicitly).
 """
@@ -18,17 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
-from checks.conform.engines import FAR
-from impl import unicast2 as impl_u2
-from impl import unicast3 as impl_u3
+from checks.conform.engines import binding
 from impl.common import LocalProtocolError, payload_number, spec_payload
-from impl.unicast2 import codec as u2_codec
-from impl.unicast3 import codec as u3_codec
-from spec import unicast2 as u2
-from spec import unicast3 as u3
 
 
 @dataclass(frozen=True)
@@ -47,40 +41,14 @@ class ScriptProtocol:
     defects: frozenset[str]  # variant flags that bring a defect back (the others are fixes)
     scriptable: frozenset[str]  # properties ``holds`` can judge on the engines
     no_conn: int | None = None  # a conn_id that names no connection: matches any (variants)
+    rate_limited_sync: type | None = None  # a message sent at most once per rate-limit expiry (UNICAST3)
 
     def timer_kind(self, name: str) -> int:
         return self.timer_names.index(name)
 
 
-def _unicast3_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Any:
-    config = impl_u3.Config(variant=variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR)
-    return impl_u3.Unicast3Engine[str](config, members=members, now=0)
-
-
-def _unicast2_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Any:
-    config = impl_u2.Config(variant=variant, max_stable_msgs=settings.get("max_stable_msgs", 5), max_bytes=0,
-                            xmit_interval=FAR, stable_interval=FAR)
-    return impl_u2.Unicast2Engine[str](config, members=members, now=0)
-
-
 LIVENESS = frozenset({"eventually_delivered", "eventually_acked"})
 DELIVERY = frozenset({"no_duplicate", "in_order", "delivered_was_sent"})  # spec/reliable_fifo, per incarnation
-SCRIPT_PROTOCOLS: dict[str, ScriptProtocol] = {
-    "unicast3": ScriptProtocol(
-        "UNICAST3", "impl.unicast3", u3.Variant, _unicast3_engine, u3_codec.decode,
-        {"DATA": u3_codec.DataMsg, "ACK": u3_codec.AckMsg, "SEND_FIRST_SEQNO": u3_codec.SendFirstSeqnoMsg,
-         "XMIT_REQ": u3_codec.XmitReqMsg, "CLOSE": u3_codec.CloseMsg},
-        {"Data": "DATA", "Ack": "ACK", "SendFirstSeqno": "SEND_FIRST_SEQNO", "XmitReq": "XMIT_REQ", "Close": "CLOSE"},
-        u3.TIMER_NAMES, ("xmit",), frozenset(f.name for f in dataclass_fields(u3.Variant)),
-        frozenset({"no_spurious_purge", "purge_covered", "sync_rate_limited"}) | DELIVERY | LIVENESS),
-    "unicast2": ScriptProtocol(
-        "UNICAST2", "impl.unicast2", u2.Variant, _unicast2_engine, u2_codec.decode,
-        {"DATA": u2_codec.DataMsg, "XMIT_REQ": u2_codec.XmitReqMsg, "SEND_FIRST_SEQNO": u2_codec.SendFirstSeqnoMsg,
-         "STABLE": u2_codec.StableMsg, "ACK": u2_codec.AckMsg},
-        {"Data": "DATA", "XmitReq": "XMIT_REQ", "SendFirstSeqno": "SEND_FIRST_SEQNO", "Stable": "STABLE", "Ack": "ACK"},
-        u2.TIMER_NAMES, ("xmit", "stable"), frozenset({"no_conn_ids", "conn_id_first_only", "no_first_ack"}),
-        frozenset({"no_spurious_purge", "purge_covered", "sync_resend_bounded"}) | DELIVERY | LIVENESS, u2.NO_CONN),
-}
 IGNORED_FIELDS = {"timestamp", "ts"}  # differ between engines that took the same steps
 
 
@@ -108,7 +76,7 @@ class EngineScript:
     windows: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (conn_id, delivered)
 
     def __post_init__(self) -> None:
-        self.spec = SCRIPT_PROTOCOLS[self.protocol]
+        self.spec = binding(self.protocol).script
         if self.variant is None:
             self.variant = self.spec.variant()
         self.engines = {m: self.spec.engine(self.variant, self.members, self.settings) for m in self.members}
@@ -207,7 +175,7 @@ class EngineScript:
         for dst, data in engine.datagrams_to_send():
             msg = self.spec.decode(data)
             out.append(Datagram(member, dst, msg, data))
-            if self.protocol == "unicast3" and isinstance(msg, u3_codec.SendFirstSeqnoMsg):
+            if self.spec.rate_limited_sync is not None and isinstance(msg, self.spec.rate_limited_sync):
                 count = self.syncs[member, dst] = self.syncs.get((member, dst), 0) + 1
                 if count > 1:  # JGRP-1874: rate limited to one per sync_min_interval
                     self.violations.add("sync")

@@ -1,9 +1,9 @@
 """The UNICAST2 engines as the lockstep harness drives them: one engine per world member.
 
-This module owns the mapping between a UNICAST2 world of ``models/`` and ``impl/unicast2``: how a
-world action becomes engine calls, which bytes stand for a world packet, and which engine state
-stands for a spec member; ``checks/conform/engines.py`` does the same for UNICAST3 and picks this class for
-UNICAST2 worlds (``engines_for``).
+This module owns the mapping between a UNICAST2 world of ``models/`` and ``impl/unicast2``: which
+bytes stand for a world packet, which engine state stands for a spec member, how the engines are
+configured under the harness and under a script, and the script's names for messages and timers.
+It registers them as ``BINDING`` (``checks/conform/engines.py``).
 
 Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now``; every
 real period is set far away (``FAR``) and the byte-triggered STABLE, which the spec leaves out, is
@@ -12,9 +12,14 @@ off (``max_bytes = 0``), so only the timers the world fires act, exactly as in t
 
 from __future__ import annotations
 
-from checks.conform.engines import FAR, WorldEngines
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+from checks.conform.engines import FAR, EngineBinding, WorldEngines
+from checks.conform.script import DELIVERY, LIVENESS, ScriptProtocol
 from impl.common import spec_payload
-from impl.unicast2 import Config, EngineView, Unicast2Engine, view_of_spec_node
+from impl.unicast2 import Config, EngineView, RecvView, SendView, Unicast2Engine, Variant, codec
 from impl.unicast2.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, WireMsg, XmitReqMsg, encode
 from models.world import Packet
 from spec import unicast2 as u2
@@ -47,10 +52,52 @@ class Unicast2Engines(WorldEngines):
     @staticmethod
     def engine_config(spec_cfg: u2.Config) -> Config:
         """The engine configuration that behaves like the spec's ``spec_cfg`` under the harness."""
-        return Config(variant=spec_cfg.variant, max_stable_msgs=spec_cfg.max_stable_msgs, max_bytes=0,
+        return Config(variant=engine_variant(spec_cfg.variant), max_stable_msgs=spec_cfg.max_stable_msgs, max_bytes=0,
                       xmit_interval=FAR, stable_interval=FAR,
                       conn_expiry_timeout=FAR if spec_cfg.conn_expiry else 0)
 
     @staticmethod
     def spec_view(node: u2.Node) -> EngineView[int]:
         return view_of_spec_node(node)
+
+
+def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast2Engine[str]:
+    """A UNICAST2 engine for a script: periods far away (timers are fired by name), the
+    byte-triggered STABLE off, the model's ``max_stable_msgs``."""
+    config = Config(variant=variant, max_stable_msgs=settings.get("max_stable_msgs", 5), max_bytes=0,
+                    xmit_interval=FAR, stable_interval=FAR)
+    return Unicast2Engine[str](config, members=members, now=0)
+
+
+SCRIPT = ScriptProtocol(
+    "UNICAST2", "impl.unicast2", Variant, script_engine, codec.decode,
+    {"DATA": DataMsg, "XMIT_REQ": XmitReqMsg, "SEND_FIRST_SEQNO": SendFirstSeqnoMsg, "STABLE": StableMsg,
+     "ACK": AckMsg},
+    {"Data": "DATA", "XmitReq": "XMIT_REQ", "SendFirstSeqno": "SEND_FIRST_SEQNO", "Stable": "STABLE", "Ack": "ACK"},
+    u2.TIMER_NAMES, ("xmit", "stable"), frozenset({"no_conn_ids", "conn_id_first_only", "no_first_ack"}),
+    frozenset({"no_spurious_purge", "purge_covered", "sync_resend_bounded"}) | DELIVERY | LIVENESS, u2.NO_CONN)
+BINDING = EngineBinding("unicast2", Unicast2Engines, SCRIPT, codec.MAGIC, codec.decode)
+
+
+def view_of_spec_node(node: u2.Node) -> EngineView[int]:
+    """The view of a spec member, peers being the spec's member numbers."""
+    send = tuple(
+        (peer, SendView(e.conn_id, e.acked, tuple(spec_payload(p) for p in e.unacked), e.ack_received,
+                        e.watermark, e.last_ts))
+        for peer, e in enumerate(node.send)
+        if e is not None
+    )
+    recv = tuple(
+        (peer, RecvView(e.conn_id, e.delivered,
+                        tuple((m.seqno, m.conn_id, m.first) for m in e.buffered if m is not None),
+                        e.last_highest, e.stable_count))
+        for peer, e in enumerate(node.recv)
+        if e is not None
+    )
+    xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
+    return EngineView(node.members, send, recv, xmit_last, node.timestamper, node.next_conn_id)
+
+
+def engine_variant(variant: u2.Variant) -> Variant:
+    """The engine's variant flags that stand for the spec's (the same names)."""
+    return Variant(**{f.name: getattr(variant, f.name) for f in fields(variant)})

@@ -170,12 +170,12 @@ class Fingerprints:
         for member in range(n):
             info = node_info.get(state[member])
             if info is None:
-                info = node_info[state[member]] = self._stripped_node(world._nodes.values[state[member]])
+                info = node_info[state[member]] = self._stripped_node(world.node_table.values[state[member]])
             parts.append(info[0])
             held.append(info[1])
         net = self._net_info.get(state[n])
         if net is None:
-            net = self._net_info[state[n]] = self._stripped_net(world._nets.values[state[n]])
+            net = self._net_info[state[n]] = self._stripped_net(world.net_table.values[state[n]])
         stripped_net, flight, stamped = net
         parts.append(stripped_net)
         key = (tuple(held), stamped)  # every timestamp in use, where it is
@@ -183,7 +183,7 @@ class Fingerprints:
         if ranked is None:
             ranked = self._ranked[key] = self._ranks(held, flight, stamped)
         others = self._others
-        for slot, values in ((n + 1, world._envs.values), (n + 2, world._hists.values)):
+        for slot, values in ((n + 1, world.env_table.values), (n + 2, world.hist_table.values)):
             found = others.get((slot, state[slot]))
             if found is None:
                 found = others[slot, state[slot]] = self._digest(values[state[slot]])

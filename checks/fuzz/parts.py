@@ -28,7 +28,7 @@ from models.world import World
 
 MODEL = Path(models.__file__).resolve().parent / "fuzz" / "unicast3-lockstep.toml"
 PARTS: tuple[tuple[type, str], ...] = (
-    (Chooser, "pick"), (World, "successor"), (World, "candidates"), (World, "_handle"),
+    (Chooser, "pick"), (World, "successor"), (World, "candidates"), (World, "handle_stimulus"),
     (ProtocolAdapter, "handle"), (World, "_history_after"), (ProtocolAdapter, "observe"),
     (World, "_net_after"), (Fingerprints, "__call__"), (Lockstep, "_compare_outputs"),
     (Lockstep, "_compare_state"), (WorldEngines, "view"), (Shared, "spec_view"), (WorldEngines, "drive"),

@@ -23,11 +23,10 @@ the spec's own ``Variant`` flags. It departs only where the spec is abstract or 
 """
 
 from impl.common import LocalProtocolError, ProtocolError, SendWindowFull, payload_number, spec_payload
-from impl.unicast2.config import Config
+from impl.unicast2.config import Config, Variant
 from impl.unicast2.engine import Unicast2Engine
-from impl.unicast2.snapshot import EngineView, RecvView, SendView, view_of_spec_node
+from impl.unicast2.snapshot import EngineView, RecvView, SendView
 from impl.unicast2.state import Stats
-from spec.unicast2 import Variant
 
 __all__ = [
     "Config",
@@ -42,5 +41,4 @@ __all__ = [
     "Variant",
     "payload_number",
     "spec_payload",
-    "view_of_spec_node",
 ]

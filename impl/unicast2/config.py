@@ -25,7 +25,21 @@ from dataclasses import dataclass, field, fields
 
 from impl.common import reject_field, require_field, require_ints
 from impl.wire import DEFAULT_LIMITS, CodecLimits
-from spec.unicast2 import Variant
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """Switches: defects from before UNICAST2's last release, and fixes it never shipped. The same
+    names as ``spec.unicast2.Variant`` (kept equal by a test), so that a spec counterexample runs
+    on the engine with the same flags."""
+
+    no_conn_ids: bool = False  # seed Motivation: the original UNICAST, no connection identity
+    conn_id_first_only: bool = False  # seed #6: conn_id on the first DATA only
+    no_first_ack: bool = False  # JGRP-1563: a lone lost first message is never recovered
+    fix_resend_highest: bool = False  # JGRP-1548's fix (UNICAST3): resend HS while stalled
+    fix_timestamps: bool = False  # JGRP-1873's fix (UNICAST3, JGRP-1875): timestamps
+    fix_sync_lowest_only: bool = False  # JGRP-1874's fix (seed rule 4): resend the lowest only
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +96,7 @@ class Config:
                      "max_send_window", "max_xmit_served", "max_receive_entries"):
             require_field(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
-            reject_field("variant", "a spec.unicast2.Variant", self.variant)
+            reject_field("variant", "an impl.unicast2.Variant", self.variant)
         if not isinstance(self.codec_limits, CodecLimits):
             reject_field("codec_limits", "an impl.wire.CodecLimits", self.codec_limits)
         limit = min(self.codec_limits.max_xmit_seqnos, self.codec_limits.max_xmit_span)

@@ -176,7 +176,7 @@ class Unicast2Engine(Generic[P]):
 
     def snapshot(self, *, now: int | None = None) -> EngineView[P]:
         """The abstract state (``snapshot.EngineView``), comparable with a spec ``Node`` through
-        ``snapshot.view_of_spec_node``. ``now`` is accepted for symmetry with UNICAST3 (nothing in
+        ``checks/conform/unicast2.py``. ``now`` is accepted for symmetry with UNICAST3 (nothing in
         the view depends on time). Costs O(window spans)."""
         m = self._m
         send = tuple(

@@ -2,7 +2,7 @@
 
 This module owns the *observable* shape of a member's state for the differential harness: an
 ``EngineView`` built by ``Unicast2Engine.snapshot()`` and, from a spec ``Node``, by
-``view_of_spec_node``. Two members behave alike iff their views are equal after every step (and
+``checks/conform/unicast2.py``. Two members behave alike iff their views are equal after every step (and
 they emitted the same datagrams and deliveries). Ages, byte counters, windows' row layout,
 statistics and the hostile-input limits are deliberately not part of the view.
 
@@ -14,9 +14,6 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
-
-from impl.common import spec_payload
-from spec import unicast2 as spec
 
 P = TypeVar("P", bound=Hashable)
 
@@ -55,22 +52,3 @@ class EngineView(Generic[P]):
     xmit_last: tuple[tuple[P, int], ...]  # only peers with a value (the spec's 0 = absent)
     timestamper: int  # last timestamp issued
     next_conn_id: int  # conn_id of the next send entry
-
-
-def view_of_spec_node(node: spec.Node) -> EngineView[int]:
-    """The view of a spec member, peers being the spec's member numbers."""
-    send = tuple(
-        (peer, SendView(e.conn_id, e.acked, tuple(spec_payload(p) for p in e.unacked), e.ack_received,
-                        e.watermark, e.last_ts))
-        for peer, e in enumerate(node.send)
-        if e is not None
-    )
-    recv = tuple(
-        (peer, RecvView(e.conn_id, e.delivered,
-                        tuple((m.seqno, m.conn_id, m.first) for m in e.buffered if m is not None),
-                        e.last_highest, e.stable_count))
-        for peer, e in enumerate(node.recv)
-        if e is not None
-    )
-    xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
-    return EngineView(node.members, send, recv, xmit_last, node.timestamper, node.next_conn_id)

@@ -15,7 +15,6 @@ from collections.abc import Iterable
 from impl.common import LocalProtocolError, P
 from impl.unicast2.codec import XmitReqMsg
 from impl.unicast2.state import Member
-from spec import unicast2 as spec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -112,20 +111,25 @@ def install_view(m: Member[P], members: Iterable[P]) -> None:
         del m.age_out[peer]
 
 
+# The spec's timers by kind: the numbering of ``spec/unicast2.py`` (kept equal by a test).
+XMIT, STABLE, IDLE_SEND, IDLE_RECV = range(4)
+TIMER_NAMES = ("xmit", "stable", "idle_send", "idle_recv")
+
+
 def fire_timer(m: Member[P], kind: int, peer: P | None) -> None:
-    """Apply spec timer ``kind`` (``spec.unicast2.XMIT`` ... ``IDLE_RECV``) to ``peer``, whatever
+    """Apply the spec's timer ``kind`` (``XMIT`` ... ``IDLE_RECV`` above) to ``peer``, whatever
     the ages say. Raises ``LocalProtocolError`` where the spec's timer is not enabled."""
-    if kind == spec.XMIT:
+    if kind == XMIT:
         retransmit(m)
-    elif kind == spec.STABLE:
+    elif kind == STABLE:
         stable(m)
-    elif kind not in (spec.IDLE_SEND, spec.IDLE_RECV):
+    elif kind not in (IDLE_SEND, IDLE_RECV):
         raise LocalProtocolError(f"unknown timer kind {kind!r}")
     elif peer is None:
-        raise LocalProtocolError(f"timer {spec.TIMER_NAMES[kind]} needs a peer")
-    elif peer not in (m.send if kind == spec.IDLE_SEND else m.recv):
-        raise LocalProtocolError(f"timer {spec.TIMER_NAMES[kind]}: no entry for {peer!r}")
-    elif kind == spec.IDLE_SEND:
+        raise LocalProtocolError(f"timer {TIMER_NAMES[kind]} needs a peer")
+    elif peer not in (m.send if kind == IDLE_SEND else m.recv):
+        raise LocalProtocolError(f"timer {TIMER_NAMES[kind]}: no entry for {peer!r}")
+    elif kind == IDLE_SEND:
         m.remove_sender(peer)
     else:
         m.remove_receiver(peer)

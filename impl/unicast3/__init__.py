@@ -19,7 +19,7 @@ is abstract or silent:
 - Optional AgeOutCache (``max_retransmit_time``, off by default; the spec leaves it out).
 """
 
-from impl.unicast3.config import Config
+from impl.unicast3.config import Config, Variant
 from impl.unicast3.engine import Unicast3Engine
 from impl.unicast3.entries import (
     ConnState,
@@ -33,10 +33,8 @@ from impl.unicast3.snapshot import (
     SendView,
     payload_number,
     spec_payload,
-    view_of_spec_node,
 )
 from impl.unicast3.state import Stats
-from spec.unicast3 import Variant
 
 __all__ = [
     "Config",
@@ -52,5 +50,4 @@ __all__ = [
     "Variant",
     "payload_number",
     "spec_payload",
-    "view_of_spec_node",
 ]

@@ -26,7 +26,20 @@ from impl.common import reject_field as _reject
 from impl.common import require_field as _require
 from impl.common import require_ints
 from impl.unicast3.codec import DEFAULT_LIMITS, CodecLimits
-from spec.unicast3 import Variant
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """Switches that bring back historical defects; all off is UNICAST3 as JGroups ships it. The
+    same names as ``spec.unicast3.Variant`` (kept equal by a test), so that a spec counterexample
+    runs on the engine with the same flags."""
+
+    no_timestamps: bool = False  # JGRP-1873: ACK / SEND_FIRST_SEQNO carry no timestamp
+    no_hs_resend: bool = False  # JGRP-1548: a lost last message is never resent
+    remove_on_view_change: bool = False  # JGRP-1586: entries removed at once, unacked lost
+    ack_only_new: bool = False  # JGRP-1578: duplicates are not re-acknowledged
+    no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +106,7 @@ class Config:
                      "max_send_window", "max_xmit_served", "max_receive_entries"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
-            _reject("variant", "a spec.unicast3.Variant", self.variant)
+            _reject("variant", "an impl.unicast3.Variant", self.variant)
         if not isinstance(self.codec_limits, CodecLimits):
             _reject("codec_limits", "an impl.unicast3.codec.CodecLimits", self.codec_limits)
         limit = min(self.codec_limits.max_xmit_seqnos, self.codec_limits.max_xmit_span)

@@ -196,7 +196,7 @@ class Unicast3Engine(Generic[P]):
 
     def snapshot(self, *, now: int) -> EngineView[P]:
         """The abstract state (``snapshot.EngineView``), comparable with a spec ``Node`` through
-        ``snapshot.view_of_spec_node``. ``now`` decides which SEND_FIRST_SEQNOs are still within
+        ``checks/conform/unicast3.py``. ``now`` decides which SEND_FIRST_SEQNOs are still within
         sync_min_interval; it does not advance the engine's clock. Costs O(window spans)."""
         m = self._m
         send = tuple(

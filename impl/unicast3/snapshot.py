@@ -2,7 +2,7 @@
 
 This module owns the *observable* shape of a member's state for the differential harness: an
 ``EngineView`` built by ``Unicast3Engine.snapshot(now=...)`` and, from a spec ``Node``, by
-``view_of_spec_node``. Two members behave alike iff their views are equal after every step (and
+``checks/conform/unicast3.py``. Two members behave alike iff their views are equal after every step (and
 they emitted the same datagrams and deliveries). Ages, windows' row layout, statistics and the
 hostile-input limits are deliberately not part of the view.
 
@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from impl.common import payload_number, spec_payload  # noqa: F401  (re-exported)
-from spec import unicast3 as spec
 
 P = TypeVar("P", bound=Hashable)
 
@@ -57,23 +56,3 @@ class EngineView(Generic[P]):
     xmit_last: tuple[tuple[P, int], ...]  # only peers with a value (the spec's 0 = absent)
     timestamper: int  # last timestamp issued
     next_conn_id: int  # conn_id of the next send entry
-
-
-def view_of_spec_node(node: spec.Node) -> EngineView[int]:
-    """The view of a spec member, peers being the spec's member numbers."""
-    send = tuple(
-        (peer, SendView(e.conn_id, e.state, e.acked, tuple(spec_payload(p) for p in e.unacked),
-                        e.watermark, e.last_ts))
-        for peer, e in enumerate(node.send)
-        if e is not None
-    )
-    recv = tuple(
-        (peer, RecvView(e.conn_id, e.state, e.delivered,
-                        tuple(e.delivered + 1 + i for i, m in enumerate(e.buffered) if m is not None),
-                        e.ack_pending))
-        for peer, e in enumerate(node.recv)
-        if e is not None
-    )
-    xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
-    return EngineView(node.members, send, recv, node.sync_sent, xmit_last, node.timestamper,
-                      node.next_conn_id)

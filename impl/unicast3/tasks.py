@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from impl.unicast3.codec import CloseMsg, DataMsg, XmitReqMsg
 from impl.unicast3.entries import CLOSING, OPEN, Event, LocalProtocolError
 from impl.unicast3.state import Member, P
-from spec import unicast3 as spec
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,34 +144,39 @@ def remove_receive_connection(m: Member[P], peer: P, *, event: Event = Event.REM
 
 # ---------------------------------------------------------------------------------------------
 # The spec's timers, one at a time.
+# The spec's timers by kind: the numbering of ``spec/unicast3.py`` (kept equal by a test).
+XMIT, IDLE_SEND, IDLE_RECV, CLOSE_SEND, CLOSE_RECV, SYNC_EXPIRED = range(6)
+TIMER_NAMES = ("xmit", "idle_send", "idle_recv", "close_send", "close_recv", "sync_expired")
+
+
 def fire_timer(m: Member[P], kind: int, peer: P | None, *, now: int) -> None:
-    """Apply spec timer ``kind`` (``spec.unicast3.XMIT`` ... ``SYNC_EXPIRED``) to ``peer``,
+    """Apply the spec's timer ``kind`` (``XMIT`` ... ``SYNC_EXPIRED`` above) to ``peer``,
     regardless of ages. Raises ``LocalProtocolError`` where the spec's timer is not enabled."""
-    if kind == spec.XMIT:
+    if kind == XMIT:
         retransmit(m)
         return
     if peer is None:
         raise LocalProtocolError(f"timer {_timer_name(kind)} needs a peer")
-    if kind == spec.SYNC_EXPIRED:
+    if kind == SYNC_EXPIRED:
         if not m.sync_active(peer, now=now):
             raise LocalProtocolError(f"timer sync_expired: no SEND_FIRST_SEQNO pending for {peer!r}")
         del m.sync_sent[peer]
         return
-    table = m.send if kind in (spec.IDLE_SEND, spec.CLOSE_SEND) else m.recv
-    if kind not in (spec.IDLE_SEND, spec.IDLE_RECV, spec.CLOSE_SEND, spec.CLOSE_RECV):
+    table = m.send if kind in (IDLE_SEND, CLOSE_SEND) else m.recv
+    if kind not in (IDLE_SEND, IDLE_RECV, CLOSE_SEND, CLOSE_RECV):
         raise LocalProtocolError(f"unknown timer kind {kind!r}")
     entry = table.get(peer)
     if entry is None:
         raise LocalProtocolError(f"timer {_timer_name(kind)}: no entry for {peer!r}")
-    if kind in (spec.IDLE_SEND, spec.IDLE_RECV):
+    if kind in (IDLE_SEND, IDLE_RECV):
         entry.fire(Event.IDLE, now=now)  # raises unless OPEN
     elif entry.state is not CLOSING:
         raise LocalProtocolError(f"timer {_timer_name(kind)}: entry for {peer!r} is {entry.state.name}")
-    elif kind == spec.CLOSE_SEND:
+    elif kind == CLOSE_SEND:
         _close_send_entry(m, peer, now=now)
     else:
         remove_receive_connection(m, peer, event=Event.EXPIRED, now=now)
 
 
 def _timer_name(kind: int) -> str:
-    return spec.TIMER_NAMES[kind] if 0 <= kind < len(spec.TIMER_NAMES) else str(kind)
+    return TIMER_NAMES[kind] if 0 <= kind < len(TIMER_NAMES) else str(kind)

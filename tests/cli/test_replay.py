@@ -17,8 +17,8 @@ import pytest
 
 from checks.check import trace_file
 from checks.cli import main, model_paths
+from checks.conform.engines import binding, engine_protocols
 from checks.conform.replay import is_residual, run_replay
-from checks.conform.script import SCRIPT_PROTOCOLS
 from models.modelfile import Model, load, load_all
 
 VIOLATION_MODELS = [p for p in model_paths([])
@@ -38,7 +38,7 @@ def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:
     trace = trace_file(model, tmp_path / "traces")
     report = run_replay(trace, model_path)
     assert report.divergence is None, report.divergence
-    if report.trace.prop in SCRIPT_PROTOCOLS[model.protocol].scriptable:
+    if report.trace.prop in binding(model.protocol).script.scriptable:
         assert report.defective_holds is False
         assert report.fixed_holds is (None if is_residual(model) else True), report.skipped_on_fixed
     assert report.reproduced
@@ -66,7 +66,7 @@ def test_violation_trace_reproduces_on_the_engine_and_not_on_the_fix(model_path:
 
 def test_every_protocol_with_an_engine_has_violations_to_replay() -> None:
     protocols = {load(p).protocol for p in VIOLATION_MODELS}
-    assert protocols == set(SCRIPT_PROTOCOLS), protocols
+    assert protocols == set(engine_protocols()), protocols
 
 
 def test_replay_of_a_residual_reproduces_as_shipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,7 +7,7 @@ executors (``SparkContext.addPyFile``) and name it to the fuzzer as ``fuzz_plant
 
 from __future__ import annotations
 
-from checks.conform.engines import Unicast3Engines
+from checks.conform.unicast3 import Unicast3Engines
 from impl.unicast3.codec import XmitReqMsg, decode
 from models.world import World
 

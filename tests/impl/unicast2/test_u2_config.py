@@ -45,7 +45,7 @@ def test_config_is_frozen() -> None:
         ("max_xmit_served", 0, ">= 1"),
         ("max_receive_entries", 0, ">= 1"),
         ("max_xmit_req_size", 8193, "in 1..8192"),
-        ("variant", None, "a spec.unicast2.Variant"),
+        ("variant", None, "an impl.unicast2.Variant"),
         ("codec_limits", {}, "an impl.wire.CodecLimits"),
     ],
 )

@@ -11,12 +11,14 @@ This is a smoke version of the differential harness, small enough for the fast t
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
 
-from checks.conform.engines import wire_message as wire
-from impl.unicast3 import Config, Unicast3Engine, Variant, spec_payload, view_of_spec_node
+from checks.conform.unicast3 import view_of_spec_node
+from checks.conform.unicast3 import wire_message as wire
+from impl.unicast3 import Config, Unicast3Engine, Variant, spec_payload
 from impl.unicast3.codec import WireMsg, decode, encode
 from spec import unicast3 as u3
 
@@ -28,7 +30,7 @@ class Lockstep:
 
     def __init__(self, n: int, variant: Variant) -> None:
         self.n = n
-        self.cfg = u3.Config(members=n, variant=variant)
+        self.cfg = u3.Config(members=n, variant=u3.Variant(**dataclasses.asdict(variant)))
         everyone = frozenset(range(n))
         self.nodes = [u3.initial_node(i, self.cfg, everyone) for i in range(n)]
         ecfg = Config(variant=variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR)

@@ -47,7 +47,7 @@ def test_config_is_frozen() -> None:
         ("min_window_replace_interval", -1, ">= 0"),
         ("max_xmit_req_size", 0, "in 1..8192"),
         ("max_xmit_req_size", 8193, "in 1..8192"),
-        ("variant", None, "a spec.unicast3.Variant"),
+        ("variant", None, "an impl.unicast3.Variant"),
         ("codec_limits", {}, "an impl.unicast3.codec.CodecLimits"),
     ],
 )

@@ -1,0 +1,99 @@
+"""The UNICAST3 engines as the lockstep harness and the scripts drive them.
+
+This module owns the mapping between a UNICAST3 world of ``models/`` and ``impl/unicast3``: which
+bytes stand for a world packet, which engine state stands for a spec member, how the engines are
+configured under the harness and under a script, and the script's names for messages and timers.
+It registers them as ``BINDING`` (``checks/conform/engines.py``).
+
+Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now``; every
+real duration is set far away (``FAR``), so only the timers the world fires act, as in the spec.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import fields
+from typing import Any
+
+from checks.conform.engines import FAR, EngineBinding, WorldEngines
+from checks.conform.script import DELIVERY, LIVENESS, ScriptProtocol
+from impl.common import spec_payload
+from impl.unicast3 import Config, EngineView, RecvView, SendView, Unicast3Engine, Variant, codec
+from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, encode
+from models.world import Packet
+from spec import unicast3 as u3
+
+
+def wire_message(msg: u3.Msg) -> WireMsg:
+    """The codec message a spec message stands for (payload n is ``spec_payload(n)``)."""
+    if isinstance(msg, u3.Data):
+        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload))
+    if isinstance(msg, u3.Ack):
+        return AckMsg(msg.seqno, msg.conn_id, msg.ts)
+    if isinstance(msg, u3.SendFirstSeqno):
+        return SendFirstSeqnoMsg(msg.ts)
+    if isinstance(msg, u3.XmitReq):
+        return XmitReqMsg(msg.seqnos)
+    return CloseMsg(msg.conn_id)
+
+
+def wire_bytes(packet: Packet) -> bytes:
+    """The datagram a world packet stands for."""
+    return encode(wire_message(packet.msg))
+
+
+class Unicast3Engines(WorldEngines):
+    """n UNICAST3 engines standing for the n members of a world."""
+
+    engine_class = Unicast3Engine
+    wire_bytes = staticmethod(wire_bytes)  # the datagram a world packet stands for
+
+    @staticmethod
+    def engine_config(spec_cfg: u3.Config) -> Config:
+        return Config(variant=engine_variant(spec_cfg.variant), sync_min_interval=FAR, conn_expiry_timeout=FAR,
+                      conn_close_timeout=FAR)
+
+    @staticmethod
+    def spec_view(node: u3.Node) -> EngineView[int]:
+        return view_of_spec_node(node)
+
+
+def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast3Engine[str]:
+    """A UNICAST3 engine for a script: every real duration far away (timers are fired by name)."""
+    config = Config(variant=variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR)
+    return Unicast3Engine[str](config, members=members, now=0)
+
+
+SCRIPT = ScriptProtocol(
+    "UNICAST3", "impl.unicast3", Variant, script_engine, codec.decode,
+    {"DATA": DataMsg, "ACK": AckMsg, "SEND_FIRST_SEQNO": SendFirstSeqnoMsg, "XMIT_REQ": XmitReqMsg, "CLOSE": CloseMsg},
+    {"Data": "DATA", "Ack": "ACK", "SendFirstSeqno": "SEND_FIRST_SEQNO", "XmitReq": "XMIT_REQ", "Close": "CLOSE"},
+    u3.TIMER_NAMES, ("xmit",), frozenset(f.name for f in fields(u3.Variant)),
+    frozenset({"no_spurious_purge", "purge_covered", "sync_rate_limited"}) | DELIVERY | LIVENESS,
+    rate_limited_sync=SendFirstSeqnoMsg)
+BINDING = EngineBinding("unicast3", Unicast3Engines, SCRIPT, codec.MAGIC, codec.decode)
+
+
+def view_of_spec_node(node: u3.Node) -> EngineView[int]:
+    """The view of a spec member, peers being the spec's member numbers."""
+    send = tuple(
+        (peer, SendView(e.conn_id, e.state, e.acked, tuple(spec_payload(p) for p in e.unacked),
+                        e.watermark, e.last_ts))
+        for peer, e in enumerate(node.send)
+        if e is not None
+    )
+    recv = tuple(
+        (peer, RecvView(e.conn_id, e.state, e.delivered,
+                        tuple(e.delivered + 1 + i for i, m in enumerate(e.buffered) if m is not None),
+                        e.ack_pending))
+        for peer, e in enumerate(node.recv)
+        if e is not None
+    )
+    xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
+    return EngineView(node.members, send, recv, node.sync_sent, xmit_last, node.timestamper,
+                      node.next_conn_id)
+
+
+def engine_variant(variant: u3.Variant) -> Variant:
+    """The engine's variant flags that stand for the spec's (the same names)."""
+    return Variant(**{f.name: getattr(variant, f.name) for f in fields(variant)})
