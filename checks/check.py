@@ -1,11 +1,11 @@
 """Checking one model: explore it, turn the result into a verdict, validate and save the trace.
 
 A verdict is ``pass`` (every checked property holds on every state within the model's bounds),
-``violation:<property>`` (the first property found violated, with a shortest trace) or
-``incomplete`` (the model's ``max_states`` stopped the search first). A verdict *matches* when it
-equals the model's ``expect``, the model's pinned state count (if any) is the same, and its
-witness (if any) replays: each step, worded as ``seqcheck show`` words an action, is enabled in
-turn, and every checked safety property holds on every state along it.
+``violation:<property>`` (the first property found violated, with a shortest trace),
+``incomplete`` (the model's ``max_states`` stopped the search first) or ``interrupted`` (Ctrl-C).
+A verdict *matches* when it equals the model's ``expect``, the model's pinned state count (if any)
+is the same, and its witness (if any) replays: each step, worded as ``seqcheck show`` words an
+action, is enabled in turn, and every checked safety property holds on every state along it.
 
 Trace files are named after the model so that no two models share one: the model file's path
 relative to ``models/`` (or to the working directory, or to the file system's root, for files
@@ -61,6 +61,7 @@ class Outcome:
             "verdict": self.verdict, "matches": self.matches, "states": stats.distinct,
             "transitions": stats.transitions, "depth": stats.depth, "cut": stats.cut, "complete": stats.complete,
             "seconds": round(self.seconds, 3), "states_per_s": round(stats.states_per_second),
+            "collision_probability": stats.collision_probability, "levels": stats.levels,
             "trace_length": len(self.trace.actions) if self.trace else None,
             "trace": str(self.trace_path) if self.trace_path else None,
             "witness_steps": len(self.model.witness), "witness_error": self.witness_error,
@@ -108,6 +109,8 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
             validate(model.world, trace)
             if trace_dir is not None:
                 trace_path = trace.save(trace_file(model, trace_dir))
+    elif result.stats.interrupted:
+        verdict = "interrupted"
     elif not result.stats.complete:
         verdict = "incomplete"
     else:

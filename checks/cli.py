@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any, TextIO
 import models
 from checks.check import Outcome, WitnessError, check_model, replay_witness
 from checks.explore.search import Progress, Stats
+from checks.explore.system import Always
 from checks.explore.trace import Trace, TraceError, file_digest, validate
 from models.modelfile import Model, ModelError, load, load_all, split_reference
 
@@ -103,27 +105,56 @@ def _check(args: argparse.Namespace) -> int:
     paths = model_paths(args.paths)
     loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
     table = _Table(sys.stdout, [_label(m) for m in loaded], args.trace_dir) if not args.json else None
-    show_progress = not args.no_progress and sys.stderr.isatty()
+    terminal = sys.stderr.isatty()
     all_match = True
     for model in loaded:
-        progress = _progress_line(_label(model, short=False)) if show_progress else None
+        progress = None if args.no_progress else _progress_line(_label(model, short=False), terminal)
         outcome = check_model(model, trace_dir=args.trace_dir, progress=progress)
-        if show_progress:
+        if progress is not None and terminal:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         all_match = all_match and outcome.matches
         if table is not None:
             table.row(outcome)
         else:
             print(json.dumps(outcome.to_json()), flush=True)
+        if outcome.verdict == "interrupted":
+            print(_interrupted(outcome), file=sys.stderr)
+            return 130
     if table is not None:
         table.footer(all_match)
     return 0 if all_match else 1
 
 
-def _progress_line(name: str) -> Progress:
+def _interrupted(outcome: Outcome) -> str:
+    """What a search stopped by Ctrl-C established."""
+    stats, model = outcome.result.stats, outcome.model
+    violated = {f.prop for f in outcome.result.findings}
+    held = [p.name for p in model.world.properties if isinstance(p, Always) and p.name not in violated]
+    unjudged = [p.name for p in model.world.properties if not isinstance(p, Always)]
+    return (f"seqcheck: interrupted in {_label(model)} after {stats.distinct:,} states to depth {stats.depth} "
+            f"({stats.seconds:.1f} s); on every state explored these held: {', '.join(held) or 'none'}; "
+            f"not judged (the search is partial): {', '.join(unjudged) or 'none'}; later models not checked")
+
+
+LOG_PROGRESS_EVERY = 10.0  # seconds between two progress lines when stderr is a log, not a terminal
+
+
+def _progress_line(name: str, terminal: bool) -> Progress:
+    """Progress on stderr: one line rewritten in place on a terminal; in a log, a line every
+    ``LOG_PROGRESS_EVERY`` seconds of a search (none for the many models that take less)."""
+    last = [0.0]
+
     def report(stats: Stats, frontier: int) -> None:
-        print(f"\r\033[K  {name}: {stats.distinct:,} states, frontier {frontier:,}, depth {stats.depth}, "
-              f"{stats.states_per_second:,.0f} states/s", end="", file=sys.stderr, flush=True)
+        if not terminal and stats.seconds - last[0] < LOG_PROGRESS_EVERY:
+            return
+        last[0] = stats.seconds
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        line = (f"  {name}: {stats.distinct:,} states, frontier {frontier:,}, depth {stats.depth}, "
+                f"{stats.states_per_second:,.0f} states/s, {rss:,.0f} MB, {stats.seconds:.0f} s")
+        if terminal:
+            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     return report
 
@@ -147,6 +178,8 @@ class _Table:
         mark = "ok" if o.matches else f"MISMATCH: {o.mismatch_reason}"
         print(f"{_label(o.model):<{self.width}} {o.model.expect:<30} {o.verdict:<30} {s.distinct:>10,} "
               f"{s.depth:>5} {s.cut:>7,} {trace:>5} {o.seconds:>8.1f}  {mark}", file=self.out, flush=True)
+        if o.verdict == "incomplete":
+            print(f"  {_growth(o)}", file=self.out, flush=True)
 
     def footer(self, all_match: bool) -> None:
         print("─" * len(self.header), file=self.out)
@@ -155,9 +188,25 @@ class _Table:
         print(f"{len(self.rows)} models, {len(self.rows) - len(bad)} as expected, {len(bad)} not; {total:.1f} s. "
               "Verdicts hold within each model's bounds (sends, fault budgets, views); 'cut' counts states at "
               "max_in_flight, checked but not expanded.", file=self.out)
+        largest = max(self.rows, key=lambda o: o.result.stats.distinct, default=None)
+        if largest is not None:
+            n = largest.result.stats.distinct
+            print(f"Fingerprints are 64 bits: the largest model ({n:,} states) has a collision probability of at "
+                  f"most {largest.result.stats.collision_probability:.1e}.", file=self.out)
         traces = [o.trace_path for o in self.rows if o.trace_path]
         if traces:
             print(f"Counterexamples written to {self.trace_dir}/ (read one: seqcheck show {traces[0]})", file=self.out)
+
+
+def _growth(outcome: Outcome) -> str:
+    """Why a search was incomplete: its size per BFS level, so the user sees where it grows."""
+    stats, model = outcome.result.stats, outcome.model
+    levels = stats.levels
+    shown = ", ".join(f"{n:,}" for n in levels[-6:])
+    ratio = f"; the last complete level grew {levels[-2] / max(levels[-3], 1):.1f}x" if len(levels) >= 3 else ""
+    return (f"incomplete: max_states = {model.max_states:,} reached at depth {stats.depth}; new states per "
+            f"level (last {min(6, len(levels))}): {shown}{ratio}. Cut a budget ([sends], [faults], views) "
+            "or raise [check] max_states.")
 
 
 def _short(path: Path) -> str:

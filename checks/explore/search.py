@@ -2,14 +2,18 @@
 
 Rules
 -----
-1. Protocol-agnostic: this module sees states, actions and properties through ``checks/explore/system.py``.
-2. States are stored as 64-bit fingerprints (Python's ``hash`` of the state, which is stable for
-   tuples of ints) in a ``FingerprintSet``, with one parent index per state. Full states live only
-   in the BFS frontier. A counterexample is rebuilt by walking the parent indices back to the
-   initial state and replaying forward, matching each step by fingerprint (as TLC does).
-3. BFS explores by depth, so the first violating state found has a shortest path.
+1. Protocol-agnostic: this module sees states, actions and properties through
+   ``checks/explore/system.py``.
+2. States are stored as 64-bit fingerprints (``checks/explore/fingerprint.py``: a real hash of a
+   canonical encoding, never Python's ``hash``) in a ``FingerprintSet``, with one parent index per
+   state. Full states live only in the BFS frontier. A counterexample is rebuilt by walking the
+   parent indices back to the initial state and replaying forward, matching each step by
+   fingerprint (as TLC does).
+3. BFS explores by depth, so the first violating state found has a shortest path. Ctrl-C
+   (``KeyboardInterrupt``) ends the search with what was explored so far (``Stats.interrupted``):
+   the safety findings up to then stand, liveness is not judged.
 4. A fingerprint collision would merge two states; the report gives the probability bound
-   (n^2 / 2^65) next to the verdict.
+   (n(n - 1) / 2^65) next to the verdict.
 5. A state outside the model's bounds is checked but not expanded, and counted as *cut*; a verdict
    reached with cut states says so.
 6. The optional capabilities of ``checks/explore/system.py`` are used when the system offers them: batch
@@ -34,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from checks.explore.fingerprint import Fingerprints, collision_probability, fingerprinter
 from checks.explore.fpset import FingerprintSet
 from checks.explore.frontier import Level, new_level
 from checks.explore.liveness import RecoveryRows
@@ -52,6 +57,8 @@ class Stats:
     max_frontier: int = 0
     complete: bool = False  # every reachable state within bounds was expanded
     peak_rss_growth_mb: float = 0.0
+    interrupted: bool = False  # stopped by Ctrl-C (KeyboardInterrupt): a partial search
+    levels: list[int] = field(default_factory=list)  # distinct new states per BFS level (level 0: initial)
 
     @property
     def states_per_second(self) -> float:
@@ -59,7 +66,8 @@ class Stats:
 
     @property
     def collision_probability(self) -> float:
-        return float(self.distinct) ** 2 / 2.0**65
+        """The probability that a fingerprint collision merged two of the distinct states."""
+        return collision_probability(self.distinct)
 
 
 @dataclass
@@ -99,6 +107,7 @@ class _Search:
         self.stop_at_first, self.max_states = stop_at_first, max_states
         self.check_deadlock, self.progress = check_deadlock, progress
         self.seen = FingerprintSet()
+        self.fingerprints = fingerprinter(system)
         self.parents = array("i")
         self.stats = Stats()
         self.findings: list[Finding] = []
@@ -169,17 +178,29 @@ class _Search:
 
     def run(self) -> list[Hashable]:
         init = list(dict.fromkeys(self.system.init_states()))
-        fps = np.array([hash(s) for s in init], dtype=np.int64)
+        fps = self.fingerprints(init)
         self.seen.add_new(fps, 0)
         self.parents.extend([-1] * len(init))
         self.stats.distinct = len(init)
         frontier = new_level(self.width)
         frontier.extend(init)
         self._check_all(init, 0)
-        first = 0  # index of the first state of the frontier
-        started, last_report = time.perf_counter(), 0.0
+        started = time.perf_counter()
+        self.stats.levels.append(len(init))
+        try:
+            leftover = self._levels(frontier, 0, started)
+        except KeyboardInterrupt:
+            self.stats.interrupted, leftover = True, True
+        self.stats.seconds = time.perf_counter() - started
+        self.stats.complete = not leftover
+        return init
+
+    def _levels(self, frontier: Level, first: int, started: float) -> bool:
+        """Expand level after level from ``frontier`` (its first state numbered ``first``); True if
+        the search stopped with states left to expand."""
+        last_report = 0.0
         stopped = self._stop()
-        leftover = False  # part of a level was never expanded
+        leftover = bool(len(frontier)) and stopped
         while len(frontier) and not stopped:
             next_frontier = new_level(self.width)
             next_first = self.stats.distinct
@@ -196,11 +217,10 @@ class _Search:
                     break
             if len(next_frontier):
                 self.stats.depth += 1
+                self.stats.levels.append(len(next_frontier))
             self.stats.max_frontier = max(self.stats.max_frontier, len(next_frontier))
             frontier, first = next_frontier, next_first
-        self.stats.seconds = time.perf_counter() - started
-        self.stats.complete = not len(frontier) and not leftover
-        return init
+        return leftover or bool(len(frontier))
 
     def _expand_generic(self, chunk: Sequence[Hashable]) -> tuple[list[Hashable], list[int], list[bool]]:
         """``BatchExpansion.expand_batch`` from the ``TransitionSystem`` methods."""
@@ -227,7 +247,7 @@ class _Search:
         self._cut_and_deadlocks(chunk, per_state, first)
         self.stats.transitions += len(afters)
         np.maximum(per_state, 0, out=per_state)
-        fps = np.fromiter(map(hash, afters), dtype=np.int64, count=len(afters))
+        fps = self.fingerprints(afters)
         unique, first_at, inverse = np.unique(fps, return_index=True, return_inverse=True)
         index_of = self.seen.lookup(unique)
         new = np.flatnonzero(index_of < 0)
@@ -278,6 +298,9 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
     search.verdicts.clear()
     search.stats.peak_rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     findings = search.findings
+    if search.stats.interrupted:  # a chunk may have been cut short: keep what was fully recorded
+        findings[:] = [f for f in findings if f.state_index < len(search.parents)]
+        search.stats.distinct = min(search.stats.distinct, len(search.parents))
     for prop in search.sometimes:
         if prop.name not in search.witnessed and search.stats.complete:
             findings.append(Finding(prop.name, "sometimes", -1))
@@ -287,7 +310,7 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
     for finding in findings:
         if finding.state_index >= 0:
             finding.path = rebuild_path(system, search.parents, _StoredFingerprints(search.seen),
-                                        finding.state_index, init)
+                                        finding.state_index, init, search.fingerprints)
     return result
 
 
@@ -313,9 +336,13 @@ class _StoredFingerprints:
 
 
 def rebuild_path(system: TransitionSystem, parents: array[int], fingerprints: array[int] | _StoredFingerprints,
-                 index: int, init: Sequence[Hashable]) -> list[tuple[Hashable, Hashable]]:
+                 index: int, init: Sequence[Hashable],
+                 fingerprint: Callable[[Sequence[Hashable]], Fingerprints] | None = None
+                 ) -> list[tuple[Hashable, Hashable]]:
     """The path from an initial state to state ``index``: walk the parent indices back, then
-    replay forward choosing at each step the successor with the recorded fingerprint."""
+    replay forward choosing at each step the successor with the recorded fingerprint
+    (``fingerprint``: the search's, by default ``fingerprinter(system)``)."""
+    fingerprint = fingerprint or fingerprinter(system)
     chain = []
     while index >= len(init):
         chain.append(index)
@@ -324,11 +351,12 @@ def rebuild_path(system: TransitionSystem, parents: array[int], fingerprints: ar
     path: list[tuple[Hashable, Hashable]] = []
     for step in reversed(chain):
         wanted = fingerprints[step]
-        for action, after in system.successors(state):
-            if hash(after) == wanted:
-                path.append((action, after))
-                state = after
-                break
+        steps = list(system.successors(state))
+        matching = np.flatnonzero(fingerprint([after for _, after in steps]) == wanted)
+        if len(matching):
+            action, after = steps[int(matching[0])]
+            path.append((action, after))
+            state = after
         else:
             raise RuntimeError("the model is nondeterministic: a recorded successor was not regenerated "
                                "(successors() must yield the same actions in the same order every time)")

@@ -21,13 +21,12 @@ Rules
 
 from __future__ import annotations
 
-import hashlib
 import struct
 import sys
 from collections.abc import Callable, Hashable
-from dataclasses import fields, is_dataclass
 from typing import Any
 
+from checks.explore.fingerprint import Canonical, digest64
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -78,69 +77,6 @@ def kind_of(action: Any) -> str:
 
 
 # -- fingerprints ---------------------------------------------------------------------------------
-_PRIMITIVE = (int, str, bool, type(None))
-
-
-def canonical_text(value: Any) -> str:
-    """``value`` (ints, strings, bools, None, tuples, lists, sets, named tuples and dataclass
-    instances of those) as text independent of set order: equal values, equal texts; values of
-    different types or structure, different texts."""
-    return Canonical()(value)
-
-
-class Canonical:
-    """``canonical_text`` with a memo by identity: the spec shares the parts of a state a step did
-    not change, so most parts of a new state were seen as objects, and a new composite's text is
-    put together from its parts' texts. Nothing is keyed by value: hashing a composite value
-    walks all of it, and most composites are met once. The memo holds the values it keys, so an
-    id is never reused while its entry exists; mutable values (lists, sets) are not memoised.
-
-    ``zeroed`` (type -> field names) encodes those fields of those types as 0: the text of a value
-    with its timestamps stripped, without building the stripped value."""
-
-    def __init__(self, zeroed: dict[type, frozenset[str]] | None = None) -> None:
-        self.zeroed = dict(zeroed or {})
-        self.by_id: dict[int, tuple[Any, str]] = {}
-        self.shapes: dict[type, tuple[str, tuple[tuple[str, bool], ...]]] = {}  # name, (field, zeroed)
-
-    def __call__(self, value: Any) -> str:
-        kind = type(value)
-        if kind in _PRIMITIVE:
-            return repr(value)
-        seen = self.by_id.get(id(value))
-        if seen is not None:
-            return seen[1]
-        if kind is tuple or kind is list:
-            text = "(" + ",".join(map(self, value)) + ")"
-        elif kind is frozenset or kind is set:
-            text = "{" + ",".join(sorted(map(self, value))) + "}"
-        else:
-            shape = self.shapes.get(kind)
-            if shape is None:
-                shape = self.shapes[kind] = self._shape(kind, value)
-            name, names = shape
-            text = name + "(" + ",".join(["0" if zero else self(getattr(value, field)) for field, zero in names]) + ")"
-        if kind is not list and kind is not set:  # mutable values may change under the same id
-            self.by_id[id(value)] = (value, text)
-        return text
-
-    def _shape(self, kind: type, value: Any) -> tuple[str, tuple[tuple[str, bool], ...]]:
-        """A named tuple's or dataclass's name and fields, each with whether it is zeroed."""
-        if isinstance(value, tuple) and hasattr(value, "_fields"):
-            names: tuple[str, ...] = value._fields
-        elif is_dataclass(value) and not isinstance(value, type):
-            names = tuple(f.name for f in fields(value))
-        else:
-            raise TypeError(f"no canonical encoding for {kind.__name__}")
-        zero = self.zeroed.get(kind, frozenset())
-        return kind.__name__, tuple((name, name in zero) for name in names)
-
-
-def digest64(data: bytes) -> int:
-    """A signed 64-bit integer (Spark's LongType) from BLAKE2b."""
-    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big", signed=True)
-
-
 class Fingerprints:
     """Fingerprints of the states of a world of one model, reduced or not (rule 2).
 
