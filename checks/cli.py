@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -41,6 +43,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("seqcheck: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`seqcheck list | head`): nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def writable_folder(option: str, folder: Path) -> Path:
+    """``folder``, made if need be, after checking that a file can be written in it (so that no
+    search's result is lost to an unwritable output folder); else a one-line ``UsageError``."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        raise UsageError(f"{option}: cannot write in {folder}: {error.strerror or error}") from None
+    return folder
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -104,6 +121,7 @@ def model_paths(paths: Sequence[Path]) -> list[Path]:
 def _check(args: argparse.Namespace) -> int:
     paths = model_paths(args.paths)
     loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
+    writable_folder("--trace-dir", args.trace_dir)
     table = _Table(sys.stdout, [_label(m) for m in loaded], args.trace_dir) if not args.json else None
     terminal = sys.stderr.isatty()
     all_match = True
@@ -300,6 +318,10 @@ def _replay(args: argparse.Namespace) -> int:
 
     trace = Trace.load(args.trace)
     model_path, protocol = _trace_model(trace, args.trace)
+    if args.emit_test is not None:
+        if args.emit_test.is_dir():
+            raise UsageError(f"--emit-test: {args.emit_test} is a folder; expected a file name (test_*.py)")
+        writable_folder("--emit-test", args.emit_test.parent)
     try:
         report = run_replay(args.trace, model_path, protocol)
     except TraceError as error:
@@ -334,6 +356,8 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: expected a whole number >= 1, got {args.repeat}")
+    if not args.engine:
+        load(args.model)  # a missing or bad model is one line here, not a failed benchmark process
     if args.fuzz:
         from checks.bench.fuzz import run_fuzz_bench
 

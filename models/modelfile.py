@@ -28,6 +28,7 @@ interleaving is reachable, with every checked safety property holding along it.
 
 from __future__ import annotations
 
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,15 +106,30 @@ def load_all(path: str | Path, *, reduce_timestamps: bool = True) -> list[Model]
     return [reader.model(name) for name in reader.protocols()]
 
 
+MAX_MODEL_BYTES = 1 << 20  # a model file is a page of TOML; anything larger is a mistake
+
+
 def _read(path: Path) -> dict[str, Any]:
+    """The TOML table in ``path``; every way it can fail is one ``ModelError`` line (a FIFO or a
+    device is refused before it is read, so nothing hangs; nesting and huge integers are caught)."""
     try:
-        return tomllib.loads(path.read_text())
+        if not stat.S_ISREG(path.stat().st_mode):
+            raise ModelError(f"{path}: not a regular file")
+        with path.open("rb") as file:
+            data = file.read(MAX_MODEL_BYTES + 1)
+        if len(data) > MAX_MODEL_BYTES:
+            raise ModelError(f"{path}: larger than {MAX_MODEL_BYTES} bytes: not a model file")
+        return tomllib.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise ModelError(f"{path}: no such model file") from None
     except tomllib.TOMLDecodeError as error:
         raise ModelError(f"{path}: not valid TOML: {error}") from None
     except UnicodeDecodeError:
         raise ModelError(f"{path}: not valid TOML: expected UTF-8 text") from None
+    except RecursionError:
+        raise ModelError(f"{path}: not valid TOML: nested too deeply") from None
+    except ValueError as error:  # e.g. an integer of more than 4300 digits
+        raise ModelError(f"{path}: not valid TOML: {error}") from None
     except OSError as error:
         raise ModelError(f"{path}: cannot be read: {error.strerror or error}") from None
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,7 @@ from typing import Any
 from checks.explore.system import Always, Liveness, Property, ReplayError, TransitionSystem, replay
 
 FORMAT = "seqcheck-trace/1"
+MAX_TRACE_BYTES = 64 << 20  # far above any trace the tools write (a step is a few hundred bytes)
 
 
 class TraceError(Exception):
@@ -57,11 +59,17 @@ class Trace:
     def load(path: str | Path) -> Trace:
         path = Path(path)
         try:
-            raw = json.loads(path.read_text())
+            if not stat.S_ISREG(path.stat().st_mode):
+                raise TraceError(f"{path}: not a regular file")
+            with path.open("rb") as file:
+                data = file.read(MAX_TRACE_BYTES + 1)
+            if len(data) > MAX_TRACE_BYTES:
+                raise TraceError(f"{path}: larger than {MAX_TRACE_BYTES} bytes: not a trace file")
+            raw = json.loads(data.decode("utf-8"))
         except FileNotFoundError:
             raise TraceError(f"{path}: no such trace file") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise TraceError(f"{path}: not a JSON trace file: {error}") from None
+        except (ValueError, RecursionError) as error:  # JSON, UTF-8, nesting, integers over 4300 digits
+            raise TraceError(f"{path}: not a JSON trace file: {str(error) or 'nested too deeply'}") from None
         except OSError as error:
             raise TraceError(f"{path}: cannot be read: {error.strerror or error}") from None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:

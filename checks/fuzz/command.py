@@ -42,6 +42,7 @@ from checks.fuzz.spark import Aggregates, aggregate, run_job, session
 from models.modelfile import Model, load, split_reference
 
 MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
+MAX_SEED = 2**63 - 1  # the largest seed a run may have (Spark's LongType)
 RUNS_PER_PARTITION = 2_000  # default partitioning: at least 2 per core, at most this many runs each
 
 
@@ -76,6 +77,8 @@ class FuzzOptions:
                                  ("--partitions", 1 if self.partitions is None else self.partitions, 1)):
             if value < low:
                 raise FuzzUsageError(f"{name}: expected a whole number >= {low}, got {value}")
+        if self.seed + self.runs > MAX_SEED:  # seeds are Spark longs (signed 64 bits)
+            raise FuzzUsageError(f"--seed: expected --seed + --runs <= {MAX_SEED}, got {self.seed} + {self.runs}")
         if not MASTER.fullmatch(self.master):
             raise FuzzUsageError(f"--master: expected local, local[N], local[*] or spark://HOST:PORT, "
                                  f"got {self.master!r}")
