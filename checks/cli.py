@@ -49,11 +49,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def writable_folder(option: str, folder: Path) -> Path:
-    """``folder``, made if need be, after checking that a file can be written in it (so that no
-    search's result is lost to an unwritable output folder); else a one-line ``UsageError``."""
+    """``folder`` after checking that files can be written there (so that no search's result is
+    lost to an unwritable output folder): a file is created and removed in its nearest existing
+    ancestor, nothing is left behind; else a one-line ``UsageError``."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=folder):
+        if not existing.is_dir():
+            raise NotADirectoryError(20, f"{existing} is not a folder")
+        with tempfile.TemporaryFile(dir=existing):
             pass
     except OSError as error:
         raise UsageError(f"{option}: cannot write in {folder}: {error.strerror or error}") from None

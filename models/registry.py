@@ -20,14 +20,15 @@ A model file names a protocol only by its registered name: nothing a model file 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
     from models.modelfile import ModelReader
 
+T = TypeVar("T")
 ENTRY_POINT_GROUP = "seqcheck.protocols"
 BUILT_IN = {
     "unicast2": "models.protocols.unicast2:FACTORY",
@@ -74,46 +75,68 @@ class ModelFactory(Protocol):
         ...
 
 
-_registered: dict[str, ModelFactory] = {}
+class Registry(Generic[T]):
+    """Objects by name: built in (``module:attribute`` strings, imported on first use), installed
+    plug-ins (entry points of ``group``) and ``register``ed ones. ``accepts(obj, name)`` says
+    whether a loaded object is what the registry holds under that name."""
+
+    def __init__(self, group: str, built_in: dict[str, str], accepts: Callable[[Any, str], bool]) -> None:
+        self.group, self.built_in, self.accepts = group, built_in, accepts
+        self.loaded: dict[str, T] = {}
+
+    def register(self, name: str, obj: T) -> None:
+        self.loaded[name] = obj
+
+    def plugins(self) -> dict[str, Any]:
+        return {ep.name: ep for ep in entry_points(group=self.group)}
+
+    def names(self) -> list[str]:
+        """Every name known, sorted."""
+        return sorted(set(self.built_in) | set(self.plugins()) | set(self.loaded))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.built_in or name in self.loaded or name in self.plugins()
+
+    def get(self, name: str) -> T:
+        """The object called ``name``; ``KeyError`` if there is none, or it is not acceptable."""
+        found = self.loaded.get(name)
+        if found is not None:
+            return found
+        if name in self.built_in:
+            module, _, attribute = self.built_in[name].partition(":")
+            loaded = getattr(importlib.import_module(module), attribute)
+        elif name in self.plugins():
+            loaded = self.plugins()[name].load()
+        else:
+            raise KeyError(name)
+        if not self.accepts(loaded, name):
+            raise KeyError(f"{name}: what {self.group} names under {name!r} is not what it should hold")
+        self.loaded[name] = loaded
+        return cast(T, loaded)
+
+
+PROTOCOLS: Registry[ModelFactory] = Registry(ENTRY_POINT_GROUP, BUILT_IN,
+                                             lambda factory, name: getattr(factory, "name", None) == name)
 
 
 def register(factory: ModelFactory) -> None:
     """Make ``factory`` known by its name (it replaces one of the same name)."""
-    _registered[factory.name] = factory
-
-
-def _plugins() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    PROTOCOLS.register(factory.name, factory)
 
 
 def names() -> list[str]:
     """Every protocol known: built in, installed plug-ins, registered; sorted."""
-    return sorted(set(BUILT_IN) | set(_plugins()) | set(_registered))
+    return PROTOCOLS.names()
 
 
 def is_known(name: str) -> bool:
-    return name in BUILT_IN or name in _registered or name in _plugins()
+    return name in PROTOCOLS
 
 
 def get(name: str) -> ModelFactory:
     """The factory called ``name``; ``KeyError`` if there is none."""
-    found = _registered.get(name)
-    if found is not None:
-        return found
-    if name in BUILT_IN:
-        module, _, attribute = BUILT_IN[name].partition(":")
-        factory: ModelFactory = getattr(importlib.import_module(module), attribute)
-    else:
-        plugin = _plugins().get(name)
-        if plugin is None:
-            raise KeyError(name)
-        factory = plugin.load()
-    if getattr(factory, "name", None) != name:
-        raise KeyError(f"{name}: the registered object is not a model factory named {name!r}")
-    _registered[name] = factory
-    return factory
+    return PROTOCOLS.get(name)
 
 
 def factories(selected: Sequence[str] | None = None) -> list[ModelFactory]:
     return [get(name) for name in (names() if selected is None else selected)]
-

@@ -16,13 +16,12 @@ sets every real duration far away, so only the timers the world fires act, exact
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any
 
 from impl.common import spec_payload
+from models.registry import Registry
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -130,36 +129,26 @@ BUILT_IN = {
     "unicast2": "checks.conform.unicast2:BINDING",
     "unicast3": "checks.conform.unicast3:BINDING",
 }
-_bindings: dict[str, EngineBinding] = {}
+BINDINGS: Registry[EngineBinding] = Registry(
+    ENTRY_POINT_GROUP, BUILT_IN, lambda found, name: isinstance(found, EngineBinding) and found.protocol == name)
 
 
 def register(binding: EngineBinding) -> None:
-    _bindings[binding.protocol] = binding
-
-
-def _plugins() -> dict[str, Any]:
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    BINDINGS.register(binding.protocol, binding)
 
 
 def engine_protocols() -> list[str]:
     """Every protocol with a production engine, sorted."""
-    return sorted(set(BUILT_IN) | set(_plugins()) | set(_bindings))
+    return BINDINGS.names()
 
 
 def binding(protocol: str) -> EngineBinding:
     """The engine binding of ``protocol``; ``NoEngine`` if it has none."""
-    found = _bindings.get(protocol)
-    if found is None:
-        if protocol in BUILT_IN:
-            module, _, attribute = BUILT_IN[protocol].partition(":")
-            found = getattr(importlib.import_module(module), attribute)
-        elif protocol in _plugins():
-            found = _plugins()[protocol].load()
-        if not isinstance(found, EngineBinding) or found.protocol != protocol:
-            raise NoEngine(f"protocol {protocol} has no production engine to run on (none registered in "
-                           f"{ENTRY_POINT_GROUP})")
-        _bindings[protocol] = found
-    return found
+    try:
+        return BINDINGS.get(protocol)
+    except KeyError:
+        raise NoEngine(f"protocol {protocol} has no production engine to run on (none registered in "
+                       f"{ENTRY_POINT_GROUP})") from None
 
 
 def describe_datagram(data: bytes) -> str:
