@@ -117,6 +117,49 @@ class EngineStats:
     foreign_acks: int = 0  # ACK for no send entry or another conn_id: ignored
     xmit_seqnos_ignored: int = 0  # resends asked for beyond max_xmit_served
     unacked_discarded: int = 0  # messages dropped with a removed send entry
+    held_bytes_full: int = 0  # DATA dropped: max_window_bytes or max_receive_bytes would be passed
+
+
+# ---------------------------------------------------------------------------------------------
+# Bytes held undelivered by the receive windows (the byte limits).
+HELD_OVERHEAD = 128  # bytes a held message costs beyond its payload (its header, object and slot; measured ~131)
+
+
+def held_size(msg: Any) -> int:
+    """What a DATA held in a receive window counts against the byte limits."""
+    return len(msg.payload) + HELD_OVERHEAD
+
+
+class HeldBytes:
+    """The payload bytes all receive windows of one engine hold undelivered (stored above a gap),
+    against two limits: per window and in all. Each window's own count is kept on its entry
+    (``held_bytes``); this holds the total, which a removed window gives back (``release``)."""
+
+    __slots__ = ("per_window", "total", "total_limit")
+
+    def __init__(self, per_window: int, total_limit: int) -> None:
+        self.per_window, self.total_limit, self.total = per_window, total_limit, 0
+
+    def admits(self, window_held: int, size: int) -> bool:
+        return window_held + size <= self.per_window and self.total + size <= self.total_limit
+
+    def account(self, entry: Any, msg: Any, items: list[Any], *, held: bool) -> None:
+        """``msg`` was added to ``entry``'s window and ``items`` delivered: ``held`` says ``msg``
+        was stored undelivered (``will_hold``); every delivered item but ``msg`` had been held."""
+        change = held_size(msg) if held else 0
+        change -= sum(held_size(item) for item in items if item is not msg)
+        entry.held_bytes += change
+        self.total += change
+
+    def release(self, entry: Any) -> None:
+        """A receive entry is gone (removed or replaced): what it held is freed."""
+        self.total -= entry.held_bytes
+        entry.held_bytes = 0
+
+
+def will_hold(window: Any, seqno: int) -> bool:
+    """Would adding DATA ``seqno`` to ``window`` (a ``Table``) store it undelivered?"""
+    return bool(seqno > window.hd + 1 and window.get(seqno) is None)
 
 
 # ---------------------------------------------------------------------------------------------

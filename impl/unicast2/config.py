@@ -85,6 +85,13 @@ class Config:
     """Most messages resent for one XMIT_REQ, SEND_FIRST_SEQNO or STABLE (the rest is counted)."""
     max_receive_entries: int = 4_096
     """Most receive entries: a first DATA from yet another sender is dropped (and counted)."""
+    max_window_bytes: int = 64 << 20
+    """Most bytes one receive window holds undelivered (messages stored above a gap, each counted
+    as its payload plus ``impl.common.HELD_OVERHEAD``): a DATA that would pass it is dropped (and
+    counted in ``held_bytes_full``) like a loss, and comes again once the gap is filled. JGroups
+    bounds nothing here: one seqno held back makes a receiver store everything after it."""
+    max_receive_bytes: int = 256 << 20
+    """Most bytes all receive windows of the engine hold undelivered together (as above)."""
 
     def __post_init__(self) -> None:
         require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits")])
@@ -93,7 +100,8 @@ class Config:
         for name in ("max_bytes", "conn_expiry_timeout", "max_retransmit_time"):
             require_field(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         for name in ("max_stable_msgs", "xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
-                     "max_send_window", "max_xmit_served", "max_receive_entries"):
+                     "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",
+                     "max_receive_bytes"):
             require_field(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
             reject_field("variant", "an impl.unicast2.Variant", self.variant)

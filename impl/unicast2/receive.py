@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from impl.common import P
+from impl.common import P, held_size, will_hold
 from impl.unicast2.codec import NO_CONN, AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, WireMsg, XmitReqMsg
 from impl.unicast2.state import Member, RecvEntry, SendEntry
 from impl.window import Table, WindowSpanError
@@ -73,11 +73,16 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
             entry = _open_window(m, src, msg.conn_id, seqno - 1, now=now)
         if entry is None:
             return
+    held = will_hold(entry.window, seqno)
+    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+        m.stats.held_bytes_full += 1
+        return
     try:
         items = _add(m, src, entry, msg)
     except WindowSpanError:
         m.stats.beyond_window += 1  # only an existing window can get here: seqno - low > 1
         return
+    m.held.account(entry, msg, items, held=held)
     if items:
         m.deliver_all(src, items)
     entry.touched = now
@@ -110,6 +115,7 @@ def _open_window(m: Member[P], src: P, conn_id: int, offset: int, *, now: int) -
         return None
     if old is not None:
         m.stats.windows_replaced += 1
+        m.held.release(old)
     window: Table[DataMsg] = Table(offset, msgs_per_row=cfg.xmit_table_msgs_per_row,
                                    initial_rows=cfg.xmit_table_num_rows, max_span=cfg.max_receive_span)
     entry = m.recv[src] = RecvEntry(conn_id, window, now=now)

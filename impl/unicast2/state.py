@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.common import EngineStats, P, Timestamper, ts_newer
+from impl.common import EngineStats, HeldBytes, P, Timestamper, ts_newer
 from impl.unicast2.codec import NO_CONN, DataMsg, StableMsg, WireMsg, encode, encode_data
 from impl.unicast2.config import Config
 from impl.window import Table
@@ -46,7 +46,7 @@ class SendEntry:
 class RecvEntry:
     """ReceiverEntry: messages from one peer, window created just below the first seqno seen."""
 
-    __slots__ = ("conn_id", "last_highest", "received_bytes", "stable_count", "touched", "window")
+    __slots__ = ("conn_id", "held_bytes", "last_highest", "received_bytes", "stable_count", "touched", "window")
 
     def __init__(self, conn_id: int, window: Table[DataMsg], *, now: int) -> None:
         self.conn_id = conn_id
@@ -55,6 +55,7 @@ class RecvEntry:
         self.stable_count = 0  # STABLEs sent in a row for that hr
         self.received_bytes = 0  # payload bytes since the last byte-triggered STABLE (max_bytes)
         self.touched = now  # last DATA on this connection (the reaper's age)
+        self.held_bytes = 0  # counted against max_window_bytes (impl.common.HeldBytes)
 
     @property
     def delivered(self) -> int:
@@ -86,6 +87,7 @@ class Member(Generic[P]):
         self.outbox: list[tuple[P, bytes]] = []
         self.deliveries: list[tuple[P, bytes]] = []
         self.stats = Stats()
+        self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
 
     # ------------------------------------------------------------------ outputs
 
@@ -139,6 +141,7 @@ class Member(Generic[P]):
         """Spec ``_remove_receiver``: the final STABLE, then drop the receive entry (if any)."""
         entry = self.recv.pop(peer, None)
         if entry is not None:
+            self.held.release(entry)
             self.send_stable(peer, entry)
 
     def remove_sender(self, peer: P) -> None:

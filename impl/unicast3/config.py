@@ -90,6 +90,13 @@ class Config:
     max_receive_entries: int = 4_096
     """Most receive entries, and most peers remembered in last_sync_sent: a first DATA from yet
     another sender, or a SEND_FIRST_SEQNO to yet another peer, is dropped (and counted)."""
+    max_window_bytes: int = 64 << 20
+    """Most bytes one receive window holds undelivered (messages stored above a gap, each counted
+    as its payload plus ``impl.common.HELD_OVERHEAD``): a DATA that would pass it is dropped (and
+    counted in ``held_bytes_full``) like a loss, and comes again once the gap is filled. JGroups
+    bounds nothing here: one seqno held back makes a receiver store everything after it."""
+    max_receive_bytes: int = 256 << 20
+    """Most bytes all receive windows of the engine hold undelivered together (as above)."""
     min_window_replace_interval: int = 0
     """Conn-id churn guard: a first DATA with a new conn_id replaces a receive window only if that
     window is at least this old (ms). 0 (default) = JGroups: replace at once."""
@@ -103,7 +110,8 @@ class Config:
         _require(self, "ack_threshold", self.ack_threshold > 1,
                  "> 1 (immediate ACKs are not supported: the engine acks from the retransmit task)")
         for name in ("xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
-                     "max_send_window", "max_xmit_served", "max_receive_entries"):
+                     "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",
+                     "max_receive_bytes"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
             _reject("variant", "an impl.unicast3.Variant", self.variant)

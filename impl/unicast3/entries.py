@@ -145,7 +145,7 @@ class SendEntry(Entry):
 class RecvEntry(Entry):
     """ReceiverEntry: messages from one peer, window created just below the first seqno seen."""
 
-    __slots__ = ("ack_pending", "created", "window")
+    __slots__ = ("ack_pending", "created", "held_bytes", "window")
     ROLE = Role.RECV
 
     def __init__(self, conn_id: int, window: Table[DataMsg], *, now: int) -> None:
@@ -153,6 +153,7 @@ class RecvEntry(Entry):
         self.window = window  # items are the DATA messages as received (for the snapshot)
         self.ack_pending = False
         self.created = now
+        self.held_bytes = 0  # counted against max_window_bytes (impl.common.HeldBytes)
 
     @property
     def delivered(self) -> int:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
+from impl.common import held_size, will_hold
 from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from impl.unicast3.entries import Event, RecvEntry
 from impl.unicast3.state import Member, P
@@ -59,11 +60,16 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         if entry is None:
             return
     window = entry.window
+    held = will_hold(window, seqno)
+    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+        m.stats.held_bytes_full += 1
+        return
     try:
         items = window.add_remove_many(seqno, msg)
     except WindowSpanError:
         m.stats.beyond_window += 1  # only an existing window can get here: seqno - low > 1
         return
+    m.held.account(entry, msg, items, held=held)
     if items:
         m.deliver_all(src, items)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
@@ -87,6 +93,7 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
             m.stats.replace_refused += 1
             return None
         m.stats.windows_replaced += 1
+        m.held.release(old)
     window: Table[DataMsg] = Table(
         msg.seqno - 1,
         msgs_per_row=cfg.xmit_table_msgs_per_row,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.common import EngineStats, P, PeerAddress, ts_newer  # noqa: F401  (P, PeerAddress re-exported)
+from impl.common import EngineStats, HeldBytes, P, PeerAddress, ts_newer  # noqa: F401  (P, PeerAddress re-exported)
 from impl.unicast3.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
 from impl.unicast3.config import Config
 from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper
@@ -46,6 +46,7 @@ class Member(Generic[P]):
         self.outbox: list[tuple[P, bytes]] = []
         self.deliveries: list[tuple[P, bytes]] = []
         self.stats = Stats()
+        self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
 
     # ------------------------------------------------------------------ outputs
 
@@ -124,7 +125,7 @@ class Member(Generic[P]):
         """Remove the receive entry of ``peer`` through ``event`` (which must remove it)."""
         removed = self.recv[peer].fire(event, now=now)
         assert removed, event
-        del self.recv[peer]
+        self.held.release(self.recv.pop(peer))
 
     def remove_send(self, peer: P, event: Event, *, now: int) -> None:
         """Remove the send entry of ``peer`` through ``event``; its unacked messages are gone."""
