@@ -118,6 +118,7 @@ class EngineStats:
     xmit_seqnos_ignored: int = 0  # resends asked for beyond max_xmit_served
     unacked_discarded: int = 0  # messages dropped with a removed send entry
     held_bytes_full: int = 0  # DATA dropped: max_window_bytes or max_receive_bytes would be passed
+    receive_evicted: int = 0  # receive entries evicted for a new sender (receive_evict_idle)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -85,6 +85,12 @@ class Config:
     """Most messages resent for one XMIT_REQ, SEND_FIRST_SEQNO or STABLE (the rest is counted)."""
     max_receive_entries: int = 4_096
     """Most receive entries: a first DATA from yet another sender is dropped (and counted)."""
+    receive_evict_idle: int = 60_000
+    """Lock-out guard: when the receive table is full (``max_receive_entries``), a first DATA from
+    a new sender evicts the receive entry idle longest, if it has been idle this long (ms), as
+    ``remove_receive_connection`` removes it (the evicted sender resynchronises on its next DATA);
+    0 never evicts. An honest peer then gets in within this time unless every entry is kept busy.
+    Not in JGroups, whose table is unbounded (60000 mirrors its AgeOutCache default)."""
     max_window_bytes: int = 64 << 20
     """Most bytes one receive window holds undelivered (messages stored above a gap, each counted
     as its payload plus ``impl.common.HELD_OVERHEAD``): a DATA that would pass it is dropped (and
@@ -97,7 +103,7 @@ class Config:
         require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits")])
         for name in ("xmit_interval", "stable_interval"):
             require_field(self, name, getattr(self, name) > 0, "> 0")
-        for name in ("max_bytes", "conn_expiry_timeout", "max_retransmit_time"):
+        for name in ("max_bytes", "conn_expiry_timeout", "max_retransmit_time", "receive_evict_idle"):
             require_field(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         for name in ("max_stable_msgs", "xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
                      "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",

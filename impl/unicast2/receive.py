@@ -110,7 +110,7 @@ def _open_window(m: Member[P], src: P, conn_id: int, offset: int, *, now: int) -
     """A new receive entry for ``src`` at ``offset`` (None if max_receive_entries refuses it)."""
     cfg = m.config
     old = m.recv.get(src)
-    if old is None and len(m.recv) >= cfg.max_receive_entries:
+    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_idlest(m, now=now):
         m.stats.receive_table_full += 1
         return None
     if old is not None:
@@ -120,6 +120,22 @@ def _open_window(m: Member[P], src: P, conn_id: int, offset: int, *, now: int) -
                                    initial_rows=cfg.xmit_table_num_rows, max_span=cfg.max_receive_span)
     entry = m.recv[src] = RecvEntry(conn_id, window, now=now)
     return entry
+
+
+def _evict_idlest(m: Member[P], *, now: int) -> bool:
+    """``receive_evict_idle``: remove the receive entry idle longest (final STABLE, as the reaper
+    does) if it is idle enough; after a look that found none, none can be before
+    ``evict_not_before``, so a full table costs one scan per eviction time."""
+    idle = m.config.receive_evict_idle
+    if idle == 0 or now < m.evict_not_before:
+        return False
+    peer = min(m.recv, key=lambda p: m.recv[p].touched)
+    if now - m.recv[peer].touched < idle:
+        m.evict_not_before = m.recv[peer].touched + idle
+        return False
+    m.remove_receiver(peer)
+    m.stats.receive_evicted += 1
+    return True
 
 
 def on_xmit_req(m: Member[P], src: P, msg: XmitReqMsg) -> None:

@@ -90,6 +90,12 @@ class Config:
     max_receive_entries: int = 4_096
     """Most receive entries, and most peers remembered in last_sync_sent: a first DATA from yet
     another sender, or a SEND_FIRST_SEQNO to yet another peer, is dropped (and counted)."""
+    receive_evict_idle: int = 60_000
+    """Lock-out guard: when the receive table is full (``max_receive_entries``), a first DATA from
+    a new sender evicts the receive entry idle longest, if it has been idle this long (ms), as
+    ``remove_receive_connection`` removes it (the evicted sender resynchronises on its next DATA);
+    0 never evicts. An honest peer then gets in within this time unless every entry is kept busy.
+    Not in JGroups, whose table is unbounded (60000 mirrors its AgeOutCache default)."""
     max_window_bytes: int = 64 << 20
     """Most bytes one receive window holds undelivered (messages stored above a gap, each counted
     as its payload plus ``impl.common.HELD_OVERHEAD``): a DATA that would pass it is dropped (and
@@ -105,7 +111,7 @@ class Config:
         require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits")])
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
         for name in ("conn_expiry_timeout", "conn_close_timeout", "max_retransmit_time",
-                     "sync_min_interval", "min_window_replace_interval"):
+                     "sync_min_interval", "min_window_replace_interval", "receive_evict_idle"):
             _require(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         _require(self, "ack_threshold", self.ack_threshold > 1,
                  "> 1 (immediate ACKs are not supported: the engine acks from the retransmit task)")

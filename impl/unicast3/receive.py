@@ -85,7 +85,7 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
     """A new receive entry for ``src`` at ``msg.seqno - 1`` (None if a limit refuses it)."""
     cfg = m.config
     old = m.recv.get(src)
-    if old is None and len(m.recv) >= cfg.max_receive_entries:
+    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_idlest(m, now=now):
         m.stats.receive_table_full += 1
         return None
     if old is not None:
@@ -103,6 +103,23 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
     entry = RecvEntry(msg.conn_id, window, now=now)
     m.recv[src] = entry
     return entry
+
+
+def _evict_idlest(m: Member[P], *, now: int) -> bool:
+    """``receive_evict_idle``: remove the receive entry idle longest if it is idle enough. Entries
+    only grow younger, so after a look that found none, none can be before ``evict_not_before``:
+    a full table costs one scan per eviction time, not one per refused DATA."""
+    idle = m.config.receive_evict_idle
+    if idle == 0 or now < m.evict_not_before:
+        return False
+    peer = min(m.recv, key=lambda p: m.recv[p].touched)
+    if now - m.recv[peer].touched < idle:
+        m.evict_not_before = m.recv[peer].touched + idle
+        return False
+    m.send_pending_acks()  # as remove_receive_connection does
+    m.remove_recv(peer, Event.REMOVE, now=now)
+    m.stats.receive_evicted += 1
+    return True
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:

@@ -47,6 +47,7 @@ class Member(Generic[P]):
         self.deliveries: list[tuple[P, bytes]] = []
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
+        self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
 
     # ------------------------------------------------------------------ outputs
 
