@@ -16,6 +16,8 @@ This module owns no protocol behaviour. ``impl/unicast3`` and ``impl/unicast2`` 
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -119,6 +121,7 @@ class EngineStats:
     unacked_discarded: int = 0  # messages dropped with a removed send entry
     held_bytes_full: int = 0  # DATA dropped: max_window_bytes or max_receive_bytes would be passed
     receive_evicted: int = 0  # receive entries evicted for a new sender (receive_evict_idle)
+    xmit_scans_deferred: int = 0  # retransmit runs that left windows for the next run (max_xmit_scan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,6 +164,49 @@ class HeldBytes:
 def will_hold(window: Any, seqno: int) -> bool:
     """Would adding DATA ``seqno`` to ``window`` (a ``Table``) store it undelivered?"""
     return bool(seqno > window.hd + 1 and window.get(seqno) is None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The previous-batch retransmission of both protocols, with its work bounded.
+def request_missing(m: Any, make_request: Callable[[tuple[int, ...]], Any]) -> None:
+    """Previous-batch retransmission (JGRP-1539, the specs' ``_request_missing``): ask only for
+    gaps that were already there on the last run. Gaps are looked for in the first
+    ``max_xmit_req_size`` seqnos above the highest deliverable one (JGroups' getMissing).
+
+    Work per run is bounded (not in JGroups): the windows are scanned in peer order, starting after
+    the one the last run stopped at, until ``max_xmit_scan`` seqnos are used up (the first window of
+    a run is always scanned); the rest wait for the next run (``xmit_scans_deferred``). While the
+    budget is not used up, every window is scanned every run in peer order, as the spec does."""
+    cfg = m.config
+    peers = sorted(m.recv)
+    start = 0 if m.xmit_cursor is None else bisect_right(peers, m.xmit_cursor)
+    budget = cfg.max_xmit_scan
+    m.xmit_cursor = None
+    for peer in peers[start:] + peers[:start]:
+        window = m.recv[peer].window
+        span = min(cfg.max_xmit_req_size, max(window.hr - window.hd - 1, 0))
+        if span > budget and budget < cfg.max_xmit_scan:
+            m.stats.xmit_scans_deferred += 1
+            return
+        budget -= span
+        m.xmit_cursor = peer
+        _request_previous_batch(m, peer, window.missing(cfg.max_xmit_req_size), make_request)
+    m.xmit_cursor = None  # a whole round: the next run starts at the first peer again
+
+
+def _request_previous_batch(m: Any, peer: Any, missing: list[int],
+                            make_request: Callable[[tuple[int, ...]], Any]) -> None:
+    if not missing:
+        m.xmit_last.pop(peer, None)
+        return
+    highest, last = missing[-1], m.xmit_last.get(peer)
+    if last is None:
+        m.xmit_last[peer] = highest
+        return
+    wanted = missing[: bisect_right(missing, last)]
+    m.xmit_last[peer] = max(last, highest)
+    if wanted:
+        m.emit(peer, make_request(tuple(wanted)))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -85,6 +85,11 @@ class Config:
     """Most messages resent for one XMIT_REQ, SEND_FIRST_SEQNO or STABLE (the rest is counted)."""
     max_receive_entries: int = 4_096
     """Most receive entries: a first DATA from yet another sender is dropped (and counted)."""
+    max_xmit_scan: int = 1 << 18
+    """Most seqnos the retransmit task scans for gaps in one run over all receive windows (round
+    robin; the first window of a run is always scanned): bounds the work of a run whatever the
+    windows hold (4096 windows with a gap of max_xmit_req_size each would otherwise be 33 million
+    slots a run). At least ``max_xmit_req_size``. Not in JGroups, which scans every window."""
     receive_evict_idle: int = 60_000
     """Lock-out guard: when the receive table is full (``max_receive_entries``), a first DATA from
     a new sender evicts the receive entry idle longest, if it has been idle this long (ms), as
@@ -118,6 +123,7 @@ class Config:
                       f"in 1..{limit} (one XMIT_REQ must fit codec_limits' max_xmit_seqnos and max_xmit_span)")
         # Our largest control datagram is an XMIT_REQ: 2 header + 19 count/lowest/length bytes
         # + the bitset; it must fit, or the receiver could never ask for a retransmission.
+        require_field(self, "max_xmit_scan", self.max_xmit_scan >= self.max_xmit_req_size, ">= max_xmit_req_size")
         need = 21 + (self.max_xmit_req_size + 7) // 8
         if self.codec_limits.max_datagram < need:
             reject_field("codec_limits", f"max_datagram >= {need} (an XMIT_REQ of max_xmit_req_size"

@@ -89,6 +89,7 @@ class Member(Generic[P]):
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
         self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
+        self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
 
     # ------------------------------------------------------------------ outputs
 

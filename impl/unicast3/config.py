@@ -90,6 +90,11 @@ class Config:
     max_receive_entries: int = 4_096
     """Most receive entries, and most peers remembered in last_sync_sent: a first DATA from yet
     another sender, or a SEND_FIRST_SEQNO to yet another peer, is dropped (and counted)."""
+    max_xmit_scan: int = 1 << 18
+    """Most seqnos the retransmit task scans for gaps in one run over all receive windows (round
+    robin; the first window of a run is always scanned): bounds the work of a run whatever the
+    windows hold (4096 windows with a gap of max_xmit_req_size each would otherwise be 33 million
+    slots a run). At least ``max_xmit_req_size``. Not in JGroups, which scans every window."""
     receive_evict_idle: int = 60_000
     """Lock-out guard: when the receive table is full (``max_receive_entries``), a first DATA from
     a new sender evicts the receive entry idle longest, if it has been idle this long (ms), as
@@ -129,6 +134,7 @@ class Config:
                  " max_xmit_span)")
         # Our largest control datagram is an XMIT_REQ: 2 header + 19 count/lowest/length bytes
         # + the bitset; it must fit, or the receiver could never ask for a retransmission.
+        _require(self, "max_xmit_scan", self.max_xmit_scan >= self.max_xmit_req_size, ">= max_xmit_req_size")
         need = 21 + (self.max_xmit_req_size + 7) // 8
         if self.codec_limits.max_datagram < need:
             _reject("codec_limits", f"max_datagram >= {need} (an XMIT_REQ of max_xmit_req_size"

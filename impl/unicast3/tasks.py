@@ -10,9 +10,9 @@ the spec's timers on demand (for the lockstep harness).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable
 
+from impl.common import request_missing as common_request_missing
 from impl.unicast3.codec import CloseMsg, DataMsg, XmitReqMsg
 from impl.unicast3.entries import CLOSING, OPEN, Event, LocalProtocolError
 from impl.unicast3.state import Member, P
@@ -28,22 +28,8 @@ def retransmit(m: Member[P]) -> None:
 
 
 def request_missing(m: Member[P]) -> None:
-    """Previous-batch retransmission (JGRP-1539, spec ``_request_missing``): ask only for gaps that
-    were already there on the last run. Gaps are looked for in the first max_xmit_req_size seqnos
-    above the highest deliverable one (JGroups' getMissing(max_xmit_req_size))."""
-    for peer in sorted(m.recv.keys()):
-        missing = m.recv[peer].window.missing(m.config.max_xmit_req_size)
-        if not missing:
-            m.xmit_last.pop(peer, None)
-            continue
-        highest, last = missing[-1], m.xmit_last.get(peer)
-        if last is None:
-            m.xmit_last[peer] = highest
-            continue
-        wanted = missing[: bisect_right(missing, last)]
-        m.xmit_last[peer] = max(last, highest)
-        if wanted:
-            m.emit(peer, XmitReqMsg(tuple(wanted)))
+    """Previous-batch XMIT_REQs, work bounded by ``max_xmit_scan`` (``impl.common.request_missing``)."""
+    common_request_missing(m, XmitReqMsg)
 
 
 def resend_highest(m: Member[P]) -> None:
