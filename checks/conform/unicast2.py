@@ -53,7 +53,7 @@ class Unicast2Engines(WorldEngines):
     def engine_config(spec_cfg: u2.Config) -> Config:
         """The engine configuration that behaves like the spec's ``spec_cfg`` under the harness."""
         return Config(variant=engine_variant(spec_cfg.variant), max_stable_msgs=spec_cfg.max_stable_msgs, max_bytes=0,
-                      xmit_interval=FAR, stable_interval=FAR,
+                      xmit_interval=FAR, stable_interval=FAR, sync_min_interval=0,
                       conn_expiry_timeout=FAR if spec_cfg.conn_expiry else 0)
 
     @staticmethod
@@ -65,7 +65,7 @@ def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]
     """A UNICAST2 engine for a script: periods far away (timers are fired by name), the
     byte-triggered STABLE off, the model's ``max_stable_msgs``."""
     config = Config(variant=variant, max_stable_msgs=settings.get("max_stable_msgs", 5), max_bytes=0,
-                    xmit_interval=FAR, stable_interval=FAR)
+                    xmit_interval=FAR, stable_interval=FAR, sync_min_interval=0)
     return Unicast2Engine[str](config, members=members, now=0)
 
 

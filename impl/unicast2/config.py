@@ -85,6 +85,11 @@ class Config:
     """Most messages resent for one XMIT_REQ, SEND_FIRST_SEQNO or STABLE (the rest is counted)."""
     max_receive_entries: int = 4_096
     """Most receive entries: a first DATA from yet another sender is dropped (and counted)."""
+    sync_min_interval: int = 2_000
+    """At most one SEND_FIRST_SEQNO per peer within this interval (ms); 0 = UNICAST2 as shipped,
+    one for every DATA that finds no window (the spec's behaviour, which the lockstep harness
+    uses). Not in UNICAST2: without it, once a receive table is full two honest engines amplify
+    each other's SEND_FIRST_SEQNOs and whole-range answers (JGRP-1874) round after round."""
     max_xmit_scan: int = 1 << 18
     """Most seqnos the retransmit task scans for gaps in one run over all receive windows (round
     robin; the first window of a run is always scanned): bounds the work of a run whatever the
@@ -108,7 +113,8 @@ class Config:
         require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits")])
         for name in ("xmit_interval", "stable_interval"):
             require_field(self, name, getattr(self, name) > 0, "> 0")
-        for name in ("max_bytes", "conn_expiry_timeout", "max_retransmit_time", "receive_evict_idle"):
+        for name in ("max_bytes", "conn_expiry_timeout", "max_retransmit_time", "receive_evict_idle",
+                     "sync_min_interval"):
             require_field(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         for name in ("max_stable_msgs", "xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
                      "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",

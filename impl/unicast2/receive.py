@@ -67,7 +67,8 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
             entry = _open_window(m, src, NO_CONN, 0, now=now)
         elif not msg.first:
             m.stats.data_without_window += 1
-            m.emit(src, SendFirstSeqnoMsg(seqno, m.next_timestamp()))
+            if m.may_request_first_seqno(src, now=now):
+                m.emit(src, SendFirstSeqnoMsg(seqno, m.next_timestamp()))
             return
         else:
             entry = _open_window(m, src, msg.conn_id, seqno - 1, now=now)

@@ -69,6 +69,8 @@ class Stats(EngineStats):
     foreign_stables: int = 0  # STABLE for no send entry or another conn_id: ignored
     stables_by_bytes: int = 0  # STABLEs sent because a window received max_bytes
     aged_out: int = 0  # connections to non-members removed by the AgeOutCache
+    syncs_rate_limited: int = 0  # SEND_FIRST_SEQNO not sent: one went to that peer within sync_min_interval
+    sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: the rate limit's table is full
 
 
 class Member(Generic[P]):
@@ -90,6 +92,7 @@ class Member(Generic[P]):
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
         self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
+        self.sync_sent: dict[P, int] = {}  # peer -> time of the last SEND_FIRST_SEQNO (sync_min_interval)
 
     # ------------------------------------------------------------------ outputs
 
@@ -119,6 +122,27 @@ class Member(Generic[P]):
         self.emit(peer, StableMsg(entry.delivered, entry.window.hr, conn_id, self.next_timestamp()))
 
     # ------------------------------------------------------------------ timestamps
+
+    def may_request_first_seqno(self, peer: P, *, now: int) -> bool:
+        """``sync_min_interval`` (not in UNICAST2, which asks on every DATA without a window: with
+        the whole-range answer of JGRP-1874 two honest peers then amplify each other without end):
+        at most one SEND_FIRST_SEQNO per peer per interval, the table of peers bounded by
+        ``max_receive_entries`` like UNICAST3's last_sync_sent."""
+        interval = self.config.sync_min_interval
+        if interval == 0:
+            return True
+        last = self.sync_sent.get(peer)
+        if last is not None and now - last < interval:
+            self.stats.syncs_rate_limited += 1
+            return False
+        if last is None and len(self.sync_sent) >= self.config.max_receive_entries:
+            for old in [p for p, t in self.sync_sent.items() if now - t >= interval]:
+                del self.sync_sent[old]
+            if len(self.sync_sent) >= self.config.max_receive_entries:
+                self.stats.sync_table_full += 1
+                return False
+        self.sync_sent[peer] = now
+        return True
 
     def next_timestamp(self) -> int:
         """The timestamp for the next SEND_FIRST_SEQNO / STABLE (0, counter untouched, without
