@@ -94,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--fuzz", action="store_true",
                        help="benchmark fuzzing: lockstep steps/s in one process and on Spark local[1], local[2]")
     bench.add_argument("--runs", type=int, default=2000, help="schedules per fuzz measurement (default 2000)")
+    bench.add_argument("--fpset", type=int, nargs="+", metavar="SIZE",
+                       help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
     bench.set_defaults(run=_bench)
     from checks.fuzz.command import add_arguments
 
@@ -361,6 +363,13 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.repeat < 1:
         raise UsageError(f"--repeat: expected a whole number >= 1, got {args.repeat}")
+    if args.fpset:
+        from checks.bench.fpset import run_fpset_bench
+
+        if min(args.fpset) < 1:
+            raise UsageError(f"--fpset: expected sizes >= 1, got {min(args.fpset)}")
+        print(json.dumps(run_fpset_bench(args.fpset)))
+        return 0
     if not args.engine:
         load(args.model)  # a missing or bad model is one line here, not a failed benchmark process
     if args.fuzz:
