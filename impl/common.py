@@ -161,6 +161,23 @@ class HeldBytes:
         entry.held_bytes = 0
 
 
+def evict_idlest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
+    """``receive_evict_idle`` (both engines): ``remove`` the receive entry idle longest if it has
+    been idle that long. Entries only grow younger, so after a look that found none, none can be
+    before ``m.evict_not_before``: a full table costs one scan per eviction time, not one per
+    refused DATA."""
+    idle = m.config.receive_evict_idle
+    if idle == 0 or now < m.evict_not_before:
+        return False
+    peer = min(m.recv, key=lambda p: m.recv[p].touched)
+    if now - m.recv[peer].touched < idle:
+        m.evict_not_before = m.recv[peer].touched + idle
+        return False
+    remove(peer)
+    m.stats.receive_evicted += 1
+    return True
+
+
 def will_hold(window: Any, seqno: int) -> bool:
     """Would adding DATA ``seqno`` to ``window`` (a ``Table``) store it undelivered?"""
     return bool(seqno > window.hd + 1 and window.get(seqno) is None)

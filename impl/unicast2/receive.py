@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from impl.common import P, held_size, will_hold
+from impl.common import P, evict_idlest, held_size, will_hold
 from impl.unicast2.codec import NO_CONN, AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, WireMsg, XmitReqMsg
 from impl.unicast2.state import Member, RecvEntry, SendEntry
 from impl.window import Table, WindowSpanError
@@ -124,19 +124,8 @@ def _open_window(m: Member[P], src: P, conn_id: int, offset: int, *, now: int) -
 
 
 def _evict_idlest(m: Member[P], *, now: int) -> bool:
-    """``receive_evict_idle``: remove the receive entry idle longest (final STABLE, as the reaper
-    does) if it is idle enough; after a look that found none, none can be before
-    ``evict_not_before``, so a full table costs one scan per eviction time."""
-    idle = m.config.receive_evict_idle
-    if idle == 0 or now < m.evict_not_before:
-        return False
-    peer = min(m.recv, key=lambda p: m.recv[p].touched)
-    if now - m.recv[peer].touched < idle:
-        m.evict_not_before = m.recv[peer].touched + idle
-        return False
-    m.remove_receiver(peer)
-    m.stats.receive_evicted += 1
-    return True
+    """Make room as the reaper does: a final STABLE, then the entry gone."""
+    return evict_idlest(m, m.remove_receiver, now=now)
 
 
 def on_xmit_req(m: Member[P], src: P, msg: XmitReqMsg) -> None:

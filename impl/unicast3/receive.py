@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from impl.common import held_size, will_hold
+from impl.common import evict_idlest, held_size, will_hold
 from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from impl.unicast3.entries import Event, RecvEntry
 from impl.unicast3.state import Member, P
@@ -106,20 +106,13 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
 
 
 def _evict_idlest(m: Member[P], *, now: int) -> bool:
-    """``receive_evict_idle``: remove the receive entry idle longest if it is idle enough. Entries
-    only grow younger, so after a look that found none, none can be before ``evict_not_before``:
-    a full table costs one scan per eviction time, not one per refused DATA."""
-    idle = m.config.receive_evict_idle
-    if idle == 0 or now < m.evict_not_before:
-        return False
-    peer = min(m.recv, key=lambda p: m.recv[p].touched)
-    if now - m.recv[peer].touched < idle:
-        m.evict_not_before = m.recv[peer].touched + idle
-        return False
-    m.send_pending_acks()  # as remove_receive_connection does
-    m.remove_recv(peer, Event.REMOVE, now=now)
-    m.stats.receive_evicted += 1
-    return True
+    """Make room as ``remove_receive_connection`` would: pending ACKs flushed, then the entry gone."""
+
+    def remove(peer: P) -> None:
+        m.send_pending_acks()
+        m.remove_recv(peer, Event.REMOVE, now=now)
+
+    return evict_idlest(m, remove, now=now)
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:

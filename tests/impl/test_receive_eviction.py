@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from impl import common
 from impl import unicast2 as u2
 from impl import unicast3 as u3
 from impl.unicast2 import codec as u2_codec
@@ -66,8 +67,7 @@ def test_refused_first_messages_do_not_rescan_the_table(protocol: str, monkeypat
         looks.append(1)
         return real_min(*args, **kwargs)
 
-    module = u3.receive if protocol == "unicast3" else u2.receive
-    monkeypatch.setattr(module, "min", counting_min, raising=False)
+    monkeypatch.setattr(common, "min", counting_min, raising=False)  # the scan is impl.common.evict_idlest's
     for now in range(100, 1_000, 100):
         b.received("H", first(codec, b"again"), now=now)
     assert len(looks) == 1 and b.stats.receive_table_full == 9
