@@ -150,6 +150,8 @@ class HeldBytes:
     def account(self, entry: Any, msg: Any, items: list[Any], *, held: bool) -> None:
         """``msg`` was added to ``entry``'s window and ``items`` delivered: ``held`` says ``msg``
         was stored undelivered (``will_hold``); every delivered item but ``msg`` had been held."""
+        if not held and len(items) <= 1:  # nothing was held: the common in-order case costs nothing
+            return
         change = held_size(msg) if held else 0
         change -= sum(held_size(item) for item in items if item is not msg)
         entry.held_bytes += change
@@ -176,6 +178,27 @@ def evict_idlest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
     remove(peer)
     m.stats.receive_evicted += 1
     return True
+
+
+def claim_sync(sync_sent: dict[Any, int], peer: Any, *, now: int, interval: int, capacity: int) -> bool | None:
+    """The SEND_FIRST_SEQNO rate limit of both engines (UNICAST3's last_sync_sent): True when
+    ``peer`` may be asked now (recorded in ``sync_sent``), False when it was asked within
+    ``interval``, None when the table already holds ``capacity`` peers none of which has expired."""
+    last = sync_sent.get(peer)
+    if last is not None and now - last < interval:
+        return False
+    if last is None and len(sync_sent) >= capacity:
+        expire_syncs(sync_sent, now=now, interval=interval)
+        if len(sync_sent) >= capacity:
+            return None
+    sync_sent[peer] = now
+    return True
+
+
+def expire_syncs(sync_sent: dict[Any, int], *, now: int, interval: int) -> None:
+    """Forget the peers asked ``interval`` or longer ago."""
+    for peer in [p for p, sent in sync_sent.items() if now - sent >= interval]:
+        del sync_sent[peer]
 
 
 def will_hold(window: Any, seqno: int) -> bool:

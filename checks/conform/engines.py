@@ -17,8 +17,8 @@ sets every real duration far away, so only the timers the world fires act, exact
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from impl.common import spec_payload
 from models.registry import Registry
@@ -36,6 +36,7 @@ from models.world import (
 if TYPE_CHECKING:
     from checks.conform.script import ScriptProtocol
 
+V = TypeVar("V")
 FAR = 10**12  # ms: "never", for every real duration of the engine
 
 
@@ -106,6 +107,12 @@ class WorldEngines:
     @staticmethod
     def spec_delivery(src: int, payload: int) -> tuple[int, bytes]:
         return src, spec_payload(payload)
+
+
+def same_flags(variant: Any, engine_variant: Callable[..., V]) -> V:
+    """The engine's variant flags that stand for the spec's ``variant`` (the same names: the
+    engines keep their own copy of the flags, ``impl/`` never imports ``spec/``)."""
+    return engine_variant(**{f.name: getattr(variant, f.name) for f in fields(variant)})
 
 
 class NoEngine(LookupError):

@@ -13,10 +13,9 @@ off (``max_bytes = 0``), so only the timers the world fires act, exactly as in t
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields
 from typing import Any
 
-from checks.conform.engines import FAR, EngineBinding, WorldEngines
+from checks.conform.engines import FAR, EngineBinding, WorldEngines, same_flags
 from checks.conform.script import DELIVERY, LIVENESS, ScriptProtocol
 from impl.common import spec_payload
 from impl.unicast2 import Config, EngineView, RecvView, SendView, Unicast2Engine, Variant, codec
@@ -52,21 +51,25 @@ class Unicast2Engines(WorldEngines):
     @staticmethod
     def engine_config(spec_cfg: u2.Config) -> Config:
         """The engine configuration that behaves like the spec's ``spec_cfg`` under the harness."""
-        return Config(variant=engine_variant(spec_cfg.variant), max_stable_msgs=spec_cfg.max_stable_msgs, max_bytes=0,
-                      xmit_interval=FAR, stable_interval=FAR, sync_min_interval=0,
-                      conn_expiry_timeout=FAR if spec_cfg.conn_expiry else 0)
+        return harness_config(same_flags(spec_cfg.variant, Variant), spec_cfg.max_stable_msgs,
+                              conn_expiry=spec_cfg.conn_expiry)
 
     @staticmethod
     def spec_view(node: u2.Node) -> EngineView[int]:
         return view_of_spec_node(node)
 
 
+def harness_config(variant: Variant, max_stable_msgs: int, *, conn_expiry: bool = False) -> Config:
+    """The engine configuration the harness and the scripts drive: periods far away (timers are
+    fired by name), the byte-triggered STABLE off (the spec leaves it out), SEND_FIRST_SEQNO not
+    rate-limited (UNICAST2 as shipped), the reaper on only where the model has it."""
+    return Config(variant=variant, max_stable_msgs=max_stable_msgs, max_bytes=0, xmit_interval=FAR,
+                  stable_interval=FAR, sync_min_interval=0, conn_expiry_timeout=FAR if conn_expiry else 0)
+
+
 def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast2Engine[str]:
-    """A UNICAST2 engine for a script: periods far away (timers are fired by name), the
-    byte-triggered STABLE off, the model's ``max_stable_msgs``."""
-    config = Config(variant=variant, max_stable_msgs=settings.get("max_stable_msgs", 5), max_bytes=0,
-                    xmit_interval=FAR, stable_interval=FAR, sync_min_interval=0)
-    return Unicast2Engine[str](config, members=members, now=0)
+    """A UNICAST2 engine for a script (``harness_config``, the model's ``max_stable_msgs``)."""
+    return Unicast2Engine[str](harness_config(variant, settings.get("max_stable_msgs", 5)), members=members, now=0)
 
 
 SCRIPT = ScriptProtocol(
@@ -97,7 +100,3 @@ def view_of_spec_node(node: u2.Node) -> EngineView[int]:
     xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
     return EngineView(node.members, send, recv, xmit_last, node.timestamper, node.next_conn_id)
 
-
-def engine_variant(variant: u2.Variant) -> Variant:
-    """The engine's variant flags that stand for the spec's (the same names)."""
-    return Variant(**{f.name: getattr(variant, f.name) for f in fields(variant)})

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from checks.conform.engines import FAR, EngineBinding, WorldEngines
+from checks.conform.engines import FAR, EngineBinding, WorldEngines, same_flags
 from checks.conform.script import DELIVERY, LIVENESS, ScriptProtocol
 from impl.common import spec_payload
 from impl.unicast3 import Config, EngineView, RecvView, SendView, Unicast3Engine, Variant, codec
@@ -50,18 +50,22 @@ class Unicast3Engines(WorldEngines):
 
     @staticmethod
     def engine_config(spec_cfg: u3.Config) -> Config:
-        return Config(variant=engine_variant(spec_cfg.variant), sync_min_interval=FAR, conn_expiry_timeout=FAR,
-                      conn_close_timeout=FAR)
+        return harness_config(same_flags(spec_cfg.variant, Variant))
 
     @staticmethod
     def spec_view(node: u3.Node) -> EngineView[int]:
         return view_of_spec_node(node)
 
 
+def harness_config(variant: Variant) -> Config:
+    """The engine configuration the harness and the scripts drive: every real duration far away,
+    so that only the timers fired by name act, as in the spec."""
+    return Config(variant=variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR)
+
+
 def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast3Engine[str]:
-    """A UNICAST3 engine for a script: every real duration far away (timers are fired by name)."""
-    config = Config(variant=variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR)
-    return Unicast3Engine[str](config, members=members, now=0)
+    """A UNICAST3 engine for a script (``harness_config``)."""
+    return Unicast3Engine[str](harness_config(variant), members=members, now=0)
 
 
 SCRIPT = ScriptProtocol(
@@ -93,7 +97,3 @@ def view_of_spec_node(node: u3.Node) -> EngineView[int]:
     return EngineView(node.members, send, recv, node.sync_sent, xmit_last, node.timestamper,
                       node.next_conn_id)
 
-
-def engine_variant(variant: u3.Variant) -> Variant:
-    """The engine's variant flags that stand for the spec's (the same names)."""
-    return Variant(**{f.name: getattr(variant, f.name) for f in fields(variant)})

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.common import EngineStats, HeldBytes, P, Timestamper, ts_newer
+from impl.common import EngineStats, HeldBytes, P, Timestamper, claim_sync, ts_newer
 from impl.unicast2.codec import NO_CONN, DataMsg, StableMsg, WireMsg, encode, encode_data
 from impl.unicast2.config import Config
 from impl.window import Table
@@ -128,21 +128,16 @@ class Member(Generic[P]):
         the whole-range answer of JGRP-1874 two honest peers then amplify each other without end):
         at most one SEND_FIRST_SEQNO per peer per interval, the table of peers bounded by
         ``max_receive_entries`` like UNICAST3's last_sync_sent."""
-        interval = self.config.sync_min_interval
-        if interval == 0:
+        cfg = self.config
+        if cfg.sync_min_interval == 0:
             return True
-        last = self.sync_sent.get(peer)
-        if last is not None and now - last < interval:
+        claimed = claim_sync(self.sync_sent, peer, now=now, interval=cfg.sync_min_interval,
+                             capacity=cfg.max_receive_entries)
+        if claimed is None:
+            self.stats.sync_table_full += 1
+        elif not claimed:
             self.stats.syncs_rate_limited += 1
-            return False
-        if last is None and len(self.sync_sent) >= self.config.max_receive_entries:
-            for old in [p for p, t in self.sync_sent.items() if now - t >= interval]:
-                del self.sync_sent[old]
-            if len(self.sync_sent) >= self.config.max_receive_entries:
-                self.stats.sync_table_full += 1
-                return False
-        self.sync_sent[peer] = now
-        return True
+        return bool(claimed)
 
     def next_timestamp(self) -> int:
         """The timestamp for the next SEND_FIRST_SEQNO / STABLE (0, counter untouched, without

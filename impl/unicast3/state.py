@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.common import EngineStats, HeldBytes, P, PeerAddress, ts_newer  # noqa: F401  (P, PeerAddress re-exported)
+from impl.common import EngineStats, HeldBytes, P, PeerAddress, claim_sync, expire_syncs, ts_newer  # noqa: F401  (P, PeerAddress re-exported)
 from impl.unicast3.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
 from impl.unicast3.config import Config
 from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper
@@ -95,22 +95,19 @@ class Member(Generic[P]):
         return sent is not None and now - sent < self.config.sync_min_interval
 
     def purge_expired_syncs(self, *, now: int) -> None:
-        for peer in [p for p in self.sync_sent if not self.sync_active(p, now=now)]:
-            del self.sync_sent[peer]
+        expire_syncs(self.sync_sent, now=now, interval=self.config.sync_min_interval)
 
     def request_first_seqno(self, peer: P, *, now: int) -> None:
         """sendRequestForFirstSeqno: at most one SEND_FIRST_SEQNO per peer per sync_min_interval
         (``addIfAbsentOrExpired``); the no_sync_rate_limit variant sends one every time."""
-        if self.sync_active(peer, now=now):
-            if not self.variant.no_sync_rate_limit:
-                return
-        else:
-            if peer not in self.sync_sent and len(self.sync_sent) >= self.config.max_receive_entries:
-                self.purge_expired_syncs(now=now)
-                if len(self.sync_sent) >= self.config.max_receive_entries:
-                    self.stats.sync_table_full += 1
-                    return
-            self.sync_sent[peer] = now
+        cfg = self.config
+        claimed = claim_sync(self.sync_sent, peer, now=now, interval=cfg.sync_min_interval,
+                             capacity=cfg.max_receive_entries)
+        if claimed is None:
+            self.stats.sync_table_full += 1
+            return
+        if not claimed and not self.variant.no_sync_rate_limit:
+            return
         self.emit(peer, SendFirstSeqnoMsg(self.next_timestamp()))
 
     # ------------------------------------------------------------------ ACKs and removal
