@@ -1,0 +1,417 @@
+"""NAKACK2 (JGroups' negative-ack reliable multicast, with STABLE's purging) as an executable
+specification of one member, with and without retransmission (seed 004, JGRP-2675).
+
+Rules
+-----
+1. This module is the documentation of NAKACK2. It says *what one member does*: its state and a
+   handler for every input (application multicast, each message type, view change, the join's
+   digest, each timer). It knows nothing of networks, budgets or other members' states: a world
+   (``models/``) composes members with a network into a transition system.
+2. State is a value (``spec/nakack2_state.py``: frozen dataclasses of ints, bools and tuples; maps
+   per member are tuples indexed by member number). Handlers are pure ``(node, input) -> Step``.
+3. Handlers return the new node and their effects as data: ``Send`` (one per destination: a
+   multicast is one ``Send`` per member of the sender's view, its own copy included, as JGroups
+   loops it back), ``Deliver``, and observations the protocol never reads (``WindowCreated`` and
+   ``WindowRemoved`` from ``spec/effects.py``, whose conn_id is always 0: NAKACK2 has none;
+   ``StablePurged``, ``QueueDropped``).
+4. Time is abstract: the retransmit task, STABLE's gossip and BECOME_SERVER are ``Timer`` inputs
+   that may arrive at any moment. Nothing here reads a clock; ``xmit_interval`` only says
+   whether the retransmit task exists (> 0) or not (<= 0).
+5. The module is split in three: this one (handlers), ``spec/nakack2_state.py`` (messages,
+   settings, variants, state, the window and the state properties) and ``spec/nakack2_stable.py``
+   (STABLE's round). Every name a world needs is importable from here.
+
+Theory of operation
+-------------------
+Every member numbers its multicasts 1, 2, 3, ... (its *counter*) and keeps one window (JGroups'
+``Table``) per member of its view, its own included: its own window is its send window, holding
+what it sent until STABLE says everybody delivered it. A multicast is stored in the own window,
+then sent to every member of the view; the sender delivers its own copy when the loopback copy
+comes back up. A receiver adds each message to the sender's window and delivers from the window's
+highest delivered seqno (hd) upward, in order, up to the first gap; delivered messages of other
+senders are dropped at once (``discard_delivered_msgs``). Acknowledgement is negative: the
+retransmit task asks the original sender for every gap that was already there on the previous run
+(XMIT_REQ); the sender answers by re-multicasting the original (``use_mcast_xmit``, the default)
+or with a unicast XMIT_RSP. A lost *last* message leaves no gap to see, so the retransmit task
+also multicasts HIGHEST_SEQNO(counter), at most ``resend_last_seqno_max_times`` times per value and
+not on a run that follows an application send; a receiver whose highest received seqno is lower
+asks for it. After that, STABLE is the backstop: every member sends its digest (hd, hr per
+sender) to the coordinator; once every member of the view voted, the coordinator multicasts
+STABILITY with the merged digest (min hd, max hr); every member then asks for the *previous*
+digest's hr if its own hr is still below it (JGRP-2678), and purges each window up to the stable
+hd. STABLE is the only way anything is ever purged.
+
+A joiner is not a server: it queues every NAKACK2 message it receives (the become_server_queue)
+until it has its windows. The coordinator suspends STABLE (so nothing above the digest it hands
+out is purged), sends the joiner its digest with the view, and resumes STABLE when the view is
+installed. The joiner creates a window per member at the digest's hd (SET_DIGEST), installs the
+view (windows at 0 for members the digest did not name) and, on BECOME_SERVER, replays its queue
+in order: messages at or below a window's hd are dropped, the rest fill the windows. A message
+the full queue dropped is a gap that only retransmission can fill.
+
+With ``xmit_interval <= 0`` (seed 004, digest 1.5) NAKACK2 keeps its windows for *ordering only*:
+seqnos are still assigned, windows still deliver in order and STABLE still purges, but there is
+no retransmit task (no XMIT_REQ, no HIGHEST_SEQNO), ``stable()`` triggers no retransmission, and
+the become_server_queue is unbounded (the seed's solution, JGroups' code from JGRP-2675 on). The
+transport below must then never drop a message: any drop between the transport and NAKACK2 is a
+permanent gap, and the window for that sender delivers nothing more and grows for ever. That is a
+requirement on the world, not something this member can check.
+
+Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroups' choice
+----------------------------------------------------------------------------------------
+1. Seqnos and the counter (6, 5.1): the counter starts at 0, the first multicast is seqno 1. A
+   seqno is assigned, stored and sent in one step (the model is atomic: JGRP-2780's reordering
+   of concurrent senders, 3.11, does not arise; the wire still reorders), so the counter always
+   equals the own window's hr.
+2. Own messages (1.4 (c)): stored at send time; the loopback copy is not added again but makes
+   the member deliver its own window up to hr (removeMany without nullify: own messages are kept
+   until STABLE purges them). A member with no own window (a joiner before its digest) drops its
+   application's multicasts, as JGroups drops a send without a table.
+3. Receiving (1.4 (c)): a message from a sender without a window is dropped (non-member). Every
+   delivered message of another sender is nulled at once (discard_delivered_msgs=true, so low ==
+   hd in those windows); ``Table.add`` rejects a seqno <= hd or already held.
+4. Retransmission target (6.21): XMIT_REQ goes by unicast to the original sender; the answer is a
+   re-multicast of the original to the responder's view (use_mcast_xmit=true, which also repairs
+   other receivers), or an XMIT_RSP to the requester (false), handled as the original MSG.
+   use_mcast_xmit_req and xmit_from_random_member (deprecated and ignored since JGRP-2985) are
+   left out.
+5. Which gaps are requested (6.22, 1.0.2): the previous-batch rule of JGRP-1539, shared with the
+   unicast specs (``spec/unicast_common.missing_requests``). max_xmit_req_size (1024) is not
+   modelled: model windows are far smaller. The JGRP-2574 trim is moot: delivery happens in the
+   handler, so nothing requested is ever deliverable.
+6. HIGHEST_SEQNO (6.19, JGRP-1904): announces the *counter* (equal to hr here, decision 1), is
+   multicast to the view without the sender itself (DONT_LOOPBACK), and is skipped when the
+   counter is 0, on the first run after an application send, and once the same value was
+   announced resend_last_seqno_max_times (1) times. A receiver whose hr for the sender is below
+   the value asks for that one seqno (``retransmit(seqno, seqno)``); the seqnos between become
+   gaps for the retransmit task.
+7. The become_server_queue (6.16): bounded at become_server_queue_size (50; <= 0 reads as 10);
+   when full, the *newest* message is dropped (ArrayBlockingQueue.offer, JGroups' code since the
+   JGRP-2675 commit). The seed's correction ("BoundedList drops the oldest") describes the code
+   the seed was written against: variant ``queue_drops_oldest``. Retransmission off: unbounded.
+   Every NAKACK2 message type is queued (MSG, XMIT_REQ, XMIT_RSP, HIGHEST_SEQNO); STABLE's and
+   GMS's messages are not NAKACK2's.
+8. BECOME_SERVER (1.4 (c)): replays the queue in arrival order through the receive handler, in one
+   step (JGroups re-injects through the thread pool, in any order; the window restores the order
+   and drops duplicates and seqnos <= hd, so the order does not matter to what is delivered).
+9. Views (1.4 (c), I5): VIEW_CHANGE drops the windows of non-members (never the own window),
+   creates a window at 0 for each member lacking one, makes the member a server, and forgets the
+   retransmission records of non-members. A view is identified by its members (the model has
+   no view ids: STABLE compares member sets; a view that leaves and readmits the same members
+   is indistinguishable from the old one).
+10. STABLE's round (``spec/nakack2_stable.py``; fixed-windows 4): the gossip task of each member
+    sends its digest (for the members of its view) to the coordinator (the lowest member number
+    of its view); the coordinator merges its own digest directly. A vote counts only if it names
+    the coordinator's own view, is the voter's first this round and STABLE is not suspended; the
+    merge is min hd, max hr per sender (a vote without an entry for a sender leaves it as it was).
+    When every member voted, STABILITY(view, merged) is multicast to the view, the coordinator's
+    copy included, and a new round starts. A view change starts a new round too.
+11. STABILITY at a member (fixed-windows 4): ignored unless it names the member's view; otherwise,
+    per sender P: with retransmission on, XMIT_REQ(previous digest's hr) to P if that is above the
+    local hr for P, then the digest's hr is remembered (JGRP-2678's fix); purge to the stable hd,
+    non-forced (clamped to the local hd). desired_avg_gossip and max_bytes only set the pace.
+12. Join (1.4 (c2), 6.15): the coordinator's GMS suspends STABLE, takes GET_DIGEST with the joiner
+    at (0, 0), and sends it with the view (``on_join``); STABLE resumes when the coordinator
+    installs its next view (GMS resumes after casting the view; STABLE's max_suspend_time resume
+    task is left out). The joiner's JoinRsp is SET_DIGEST (a window at hd for every sender lacking
+    one; an existing window is never touched or removed), then VIEW_CHANGE, then a pending
+    BECOME_SERVER. A second JoinRsp is ignored.
+13. Merge (1.4 (c)): ``on_merge_digest`` keeps the own window and any window whose hd is at
+    least the merge digest's, and replaces the others with a window at that hd. OVERWRITE_DIGEST,
+    DISCONNECT and reconnects (JGRP-2720) are left out: a member that leaves stops.
+14. Left out (digest A.5): OOB messages, DONT_LOOPBACK application messages, batches, the
+    non-member warning suppression, compaction and resizing (representation only), thread pools.
+    The "xmit_interval changeable at runtime" wish of seed 004 was never implemented (6.17).
+
+Variants (flags in ``Variant``); all off is NAKACK2 as shipped with JGRP-2675's fix:
+
+=============================  ==============================================================
+``bounded_queue_no_xmit``      JGRP-2675: with xmit_interval <= 0 the become_server_queue stays
+                               bounded; a joiner's window keeps a permanent gap (digest 3.10)
+``queue_drops_oldest``         the BoundedList of before JGRP-2675: a full queue evicts its
+                               oldest message instead of refusing the newest (seed's correction)
+``stable_xmit_current_hr``     before JGRP-2678: STABILITY makes a member ask for the *current*
+                               digest's hr at once, even when that message is still in flight
+``xmit_all_gaps``              before JGRP-1539: every retransmit run requests every gap it
+                               sees, including messages still in flight
+=============================  ==============================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spec.effects import Deliver, Effect, Send, WindowCreated, WindowRemoved
+from spec.nakack2_stable import (
+    forget,
+    on_stability,
+    on_vote,
+    reset_round,
+    stable,  # noqa: F401  (NAKACK2.stable(digest), re-exported)
+    stable_task,
+)
+from spec.nakack2_state import (  # noqa: F401  (the vocabulary, re-exported for worlds and tests)
+    BECOME_SERVER,
+    NAKACK_TYPES,
+    NO_ENTRY,
+    STABLE,
+    TIMER_NAMES,
+    XMIT,
+    Config,
+    Data,
+    Digest,
+    HighestSeqno,
+    JoinRsp,
+    Msg,
+    Node,
+    QueueDropped,
+    Stability,
+    StablePurged,
+    StableVote,
+    Step,
+    Timer,
+    Variant,
+    Window,
+    XmitReq,
+    XmitRsp,
+    add_and_deliver,
+    deliver_own,
+    digest_of,
+    held_undelivered,
+    initial_node,
+    new_window,
+    purge_covered,
+    queue_bound,
+    queue_within_bound,
+    seqno_discipline,
+    set_at,
+    slots_hold_their_seqnos,
+    window_order,
+    with_window,
+)
+from spec.unicast_common import missing_requests
+
+
+# ---------------------------------------------------------------------------------------------
+# Application multicast (NAKACK2.down -> send).
+def on_send(cfg: Config, node: Node, payload: int) -> Step:
+    """The application multicasts ``payload``: the next seqno, stored in the own window, one copy
+    to every member of the view (the own copy included), and the next HIGHEST_SEQNO run skipped.
+    Without an own window (a joiner before its digest) the message is dropped (decision 2)."""
+    own = node.windows[node.me]
+    if own is None:
+        return Step(node, ())
+    data = Data(node.seqno + 1, payload)
+    own = replace(own, buffered=own.buffered + (data,))
+    node = replace(with_window(node, node.me, own), seqno=data.seqno, skip_next_resend=True)
+    return Step(node, tuple(Send(member, data) for member in node.view))
+
+
+# ---------------------------------------------------------------------------------------------
+# Receiving (NAKACK2.up and STABLE.up).
+def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+    """Dispatch a message from ``src``: NAKACK2's own types are queued while not a server."""
+    if isinstance(msg, NAKACK_TYPES) and not node.is_server:
+        return _queue(cfg, node, src, msg)
+    if isinstance(msg, Data):
+        return _on_data(node, src, msg)
+    if isinstance(msg, XmitRsp):
+        return _on_data(node, msg.sender, Data(msg.seqno, msg.payload))
+    if isinstance(msg, XmitReq):
+        return _on_xmit_req(cfg, node, src, msg)
+    if isinstance(msg, HighestSeqno):
+        return _on_highest_seqno(node, src, msg)
+    if isinstance(msg, StableVote):
+        return on_vote(cfg, node, src, msg)
+    if isinstance(msg, Stability):
+        return on_stability(cfg, node, src, msg)
+    return _on_join_rsp(cfg, node, msg)
+
+
+def _queue(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+    """Offer ``msg`` to the become_server_queue; a full queue drops the new message (or, variant
+    ``queue_drops_oldest``, evicts the oldest one to make room)."""
+    bound = queue_bound(cfg)
+    if bound is None or len(node.queue) < bound:
+        return Step(replace(node, queue=node.queue + ((src, msg),)), ())
+    if not cfg.variant.queue_drops_oldest:
+        return Step(node, (QueueDropped(src, msg),))
+    (old_src, old_msg), rest = node.queue[0], node.queue[1:]
+    return Step(replace(node, queue=rest + ((src, msg),)), (QueueDropped(old_src, old_msg),))
+
+
+def _on_data(node: Node, sender: int, msg: Data) -> Step:
+    """MSG from ``sender``: dropped without a window; the own copy delivers the own window;
+    another sender's message is added and its window delivered up to the first gap."""
+    window = node.windows[sender]
+    if window is None:
+        return Step(node, ())
+    if sender == node.me:
+        window, payloads = deliver_own(window)
+    else:
+        window, payloads = add_and_deliver(window, msg)
+    return Step(with_window(node, sender, window), tuple(Deliver(sender, p) for p in payloads))
+
+
+def _on_xmit_req(cfg: Config, node: Node, src: int, msg: XmitReq) -> Step:
+    """XMIT_REQ(sender, seqnos) from ``src``: every listed message still stored is re-multicast to
+    the view (use_mcast_xmit) or sent to ``src`` as an XMIT_RSP; the others are not found."""
+    window = node.windows[msg.sender]
+    if window is None:
+        return Step(node, ())
+    effects: list[Effect] = []
+    for seqno in msg.seqnos:
+        stored = window.get(seqno)
+        if stored is None:
+            continue
+        if cfg.use_mcast_xmit:
+            effects.extend(Send(member, stored) for member in node.view)
+        else:
+            effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload)))
+    return Step(node, tuple(effects))
+
+
+def _on_highest_seqno(node: Node, src: int, msg: HighestSeqno) -> Step:
+    """HIGHEST_SEQNO(seqno) from ``src``: if the local hr for ``src`` is lower, ask for that seqno."""
+    window = node.windows[src]
+    if window is None or msg.seqno <= window.highest_received:
+        return Step(node, ())
+    return Step(node, (Send(src, XmitReq(src, (msg.seqno,))),))
+
+
+# ---------------------------------------------------------------------------------------------
+# Membership: views, the join, merges.
+def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
+    """VIEW_CHANGE (decision 9): windows of non-members dropped (never the own), a window at 0 for
+    each new member, server from now on, retransmission records of non-members forgotten; STABLE
+    starts a new round and, at the coordinator, resumes after a join (decision 12)."""
+    effects: list[Effect] = []
+    windows = list(node.windows)
+    xmit_last = list(node.xmit_last)
+    for peer in range(cfg.members):
+        if peer in members and windows[peer] is None:
+            windows[peer] = new_window(0)
+            effects.append(WindowCreated(peer, 0, 0))
+        elif peer not in members and peer != node.me:
+            if windows[peer] is not None:
+                windows[peer] = None
+                effects.append(WindowRemoved(peer))
+            xmit_last[peer] = 0
+            node = forget(node, peer)
+    node = replace(node, members=members, windows=tuple(windows), xmit_last=tuple(xmit_last),
+                   is_server=True, stable_suspended=False)
+    return Step(reset_round(node), tuple(effects))
+
+
+def on_join(cfg: Config, node: Node, joiner: int, view: frozenset[int]) -> Step:
+    """The coordinator's GMS admits ``joiner`` into ``view``: STABLE suspended, and JoinRsp with
+    the view and GET_DIGEST (the joiner at (0, 0)) sent to the joiner (decision 12)."""
+    digest = set_at(digest_of(node), joiner, (0, 0))
+    node = reset_round(replace(node, stable_suspended=True))
+    return Step(node, (Send(joiner, JoinRsp(tuple(sorted(view)), digest)),))
+
+
+def _on_join_rsp(cfg: Config, node: Node, msg: JoinRsp) -> Step:
+    """JoinRsp at the joiner: SET_DIGEST, then VIEW_CHANGE; BECOME_SERVER is now pending. Ignored
+    once the member has its own window (a duplicate or late JoinRsp)."""
+    if node.windows[node.me] is not None:
+        return Step(node, ())
+    node, created = set_digest(node, msg.digest)
+    step = on_view(cfg, node, frozenset(msg.view))
+    return Step(replace(step.node, become_server_pending=True), (*created, *step.effects))
+
+
+def set_digest(node: Node, digest: Digest) -> tuple[Node, list[Effect]]:
+    """SET_DIGEST: a window at hd for every sender the digest names and this member has no window
+    for; existing windows are never touched or removed."""
+    effects: list[Effect] = []
+    windows = list(node.windows)
+    for sender, entry in enumerate(digest):
+        if entry is not None and windows[sender] is None:
+            windows[sender] = new_window(entry[0])
+            effects.append(WindowCreated(sender, 0, entry[0]))
+    return replace(node, windows=tuple(windows)), effects
+
+
+def on_merge_digest(cfg: Config, node: Node, digest: Digest) -> Step:
+    """MERGE_DIGEST (decision 13): keep the own window and every window at or above the digest's
+    hd; replace the others by a window at that hd."""
+    effects: list[Effect] = []
+    windows = list(node.windows)
+    for sender, entry in enumerate(digest):
+        window = windows[sender]
+        if entry is None or sender == node.me or (window is not None and window.delivered >= entry[0]):
+            continue
+        if window is not None:
+            effects.append(WindowRemoved(sender))
+        windows[sender] = new_window(entry[0])
+        effects.append(WindowCreated(sender, 0, entry[0]))
+    return Step(replace(node, windows=tuple(windows)), tuple(effects))
+
+
+# ---------------------------------------------------------------------------------------------
+# Timers (the retransmit task, STABLE's gossip, BECOME_SERVER).
+def enabled_timers(cfg: Config, node: Node) -> tuple[Timer, ...]:
+    """The timers that can fire now, in a fixed order: the retransmit task only with
+    retransmission on; STABLE's gossip once the member is in its own view; BECOME_SERVER while
+    pending."""
+    timers = []
+    if cfg.retransmission:
+        timers.append(Timer(XMIT))
+    if node.me in node.members:
+        timers.append(Timer(STABLE))
+    if node.become_server_pending:
+        timers.append(Timer(BECOME_SERVER))
+    return tuple(timers)
+
+
+def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
+    """Fire ``timer`` (one of ``enabled_timers``)."""
+    if timer.kind == XMIT:
+        return _retransmit_task(cfg, node)
+    if timer.kind == STABLE:
+        return stable_task(cfg, node)
+    return _become_server(cfg, node)
+
+
+def _retransmit_task(cfg: Config, node: Node) -> Step:
+    """One run: XMIT_REQs for the gaps of every window, then LastSeqnoResender."""
+    if cfg.variant.xmit_all_gaps:
+        requests = [(p, w.missing()) for p, w in enumerate(node.windows) if w is not None and w.missing()]
+    else:
+        xmit_last, requests = missing_requests(node.windows, node.xmit_last)
+        node = replace(node, xmit_last=xmit_last)
+    effects: list[Effect] = [Send(p, XmitReq(p, wanted)) for p, wanted in requests]
+    if cfg.resend_last_seqno:
+        node, announced = _resend_last_seqno(cfg, node)
+        effects.extend(announced)
+    return Step(node, tuple(effects))
+
+
+def _resend_last_seqno(cfg: Config, node: Node) -> tuple[Node, list[Effect]]:
+    """LastSeqnoResender.execute(counter) (decision 6)."""
+    counter = node.seqno
+    if counter == 0:
+        return node, []
+    if node.skip_next_resend:
+        return replace(node, skip_next_resend=False), []
+    if counter == node.last_seqno_resent and node.num_resends >= cfg.resend_last_seqno_max_times:
+        return node, []
+    if counter > node.last_seqno_resent:
+        node = replace(node, last_seqno_resent=counter, num_resends=1)
+    else:
+        node = replace(node, num_resends=node.num_resends + 1)
+    highest = HighestSeqno(counter)
+    return node, [Send(member, highest) for member in node.view if member != node.me]
+
+
+def _become_server(cfg: Config, node: Node) -> Step:
+    """BECOME_SERVER: a server from now on; the queue is replayed in arrival order (decision 8)."""
+    queued = node.queue
+    node = replace(node, is_server=True, become_server_pending=False, queue=())
+    effects: list[Effect | StablePurged | QueueDropped] = []
+    for src, msg in queued:
+        step = on_receive(cfg, node, src, msg)
+        node = step.node
+        effects.extend(step.effects)
+    return Step(node, tuple(effects))
