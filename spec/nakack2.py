@@ -180,6 +180,7 @@ from spec.nakack2_state import (  # noqa: F401  (the vocabulary, re-exported for
     held_undelivered,
     initial_node,
     new_window,
+    purge,
     purge_covered,
     queue_bound,
     queue_within_bound,
