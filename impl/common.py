@@ -9,6 +9,8 @@ This module owns no protocol behaviour. ``impl/unicast3`` and ``impl/unicast2`` 
   kind an engine raises: whatever a peer sends is dropped and counted, never raised).
 - Counters that wrap like the wire formats require (digest 5.1, 5.2): timestamps in
   1 .. 2**31 - 1 with serial-number comparison, conn_ids in 0 .. 32767.
+- Resends in answer to a peer's datagram: ``ResendBudget`` and ``resend_all`` (the amplification
+  bound, ``resend_factor`` and ``max_resend_bytes`` of both engines' ``Config``).
 - Payloads: the specs' payloads are ints (the n-th message to a peer is payload n); engines carry
   bytes. Tests and the harnesses send ``spec_payload(n)`` and read deliveries with
   ``payload_number``.
@@ -17,7 +19,7 @@ This module owns no protocol behaviour. ``impl/unicast3`` and ``impl/unicast2`` 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -122,6 +124,7 @@ class EngineStats:
     held_bytes_full: int = 0  # DATA dropped: max_window_bytes or max_receive_bytes would be passed
     receive_evicted: int = 0  # receive entries evicted for a new sender (receive_evict_idle)
     xmit_scans_deferred: int = 0  # retransmit runs that left windows for the next run (max_xmit_scan)
+    resends_throttled: int = 0  # resends not sent: resend_factor or max_resend_bytes (the rest of the answer)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -247,6 +250,61 @@ def _request_previous_batch(m: Any, peer: Any, missing: list[int],
     m.xmit_last[peer] = max(last, highest)
     if wanted:
         m.emit(peer, make_request(tuple(wanted)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Resends in answer to one datagram: the amplification bound (not in JGroups).
+class ResendBudget:
+    """What one datagram from a peer may make the engine resend to it: the larger of
+    ``resend_factor`` times the datagram's size and one maximal datagram (``codec_limits``'
+    max_datagram, what a single message may take anyway: so any request can be answered with one
+    message of any size), and all of it within the peer's ``max_resend_bytes`` per
+    ``xmit_interval``, counted on the peer's send entry (``resend_since``, ``resend_spent``). So one
+    datagram of ``size`` bytes makes the engine resend at most max(resend_factor * size,
+    max_datagram) bytes, and a flood of them at most ``max_resend_bytes`` per interval and peer."""
+
+    __slots__ = ("entry", "left", "room")
+
+    def __init__(self, cfg: Any, entry: Any, size: int, *, now: int) -> None:
+        if now - entry.resend_since >= cfg.xmit_interval:
+            entry.resend_since, entry.resend_spent = now, 0
+        self.entry = entry
+        self.left = max(cfg.resend_factor * size, cfg.codec_limits.max_datagram)
+        self.room = cfg.max_resend_bytes
+
+    def take(self, nbytes: int) -> bool:
+        """May a resend of ``nbytes`` go? If so it is counted against both limits."""
+        entry = self.entry
+        if nbytes > self.left or entry.resend_spent + nbytes > self.room:
+            return False
+        self.left -= nbytes
+        entry.resend_spent += nbytes
+        return True
+
+
+def resend_budget(m: Any, entry: Any) -> ResendBudget | None:
+    """The budget of an answer to the datagram ``m`` is handling (``m.answering``: its size and
+    arrival time), resent on send entry ``entry``; None when ``resend_factor`` is 0 (no limit:
+    JGroups, and the lockstep harness)."""
+    cfg = m.config
+    if cfg.resend_factor == 0:
+        return None
+    size, now = m.answering
+    return ResendBudget(cfg, entry, size, now=now)
+
+
+def resend_all(m: Any, dst: Any, seqnos: Sequence[int], encoded: Callable[[int], bytes],
+               budget: ResendBudget | None) -> None:
+    """Queue ``encoded(seqno)`` for ``dst`` for each of ``seqnos`` in order while ``budget`` admits
+    it; the first one refused and all after it are counted in ``resends_throttled`` (the protocol
+    asks again: XMIT_REQ every retransmit run, UNICAST2's STABLE and SEND_FIRST_SEQNO likewise)."""
+    for i, seqno in enumerate(seqnos):
+        data = encoded(seqno)
+        if budget is not None and not budget.take(len(data)):
+            m.stats.resends_throttled += len(seqnos) - i
+            return
+        m.outbox.append((dst, data))
+        m.stats.datagrams_sent += 1
 
 
 # ---------------------------------------------------------------------------------------------

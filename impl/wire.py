@@ -28,8 +28,10 @@ reject.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 
 MAX_SEQNO = 2**63 - 1
 MAX_CONN_ID = 2**15 - 1
@@ -91,29 +93,109 @@ def check_range(owner: str, field: str, value: object, hi: int, lo: int = 0) -> 
 # ---------------------------------------------------------------------------- XMIT_REQ
 
 
-@dataclass(frozen=True, slots=True)
 class XmitReqMsg:
     """XMIT_REQ: retransmission request; ``seqnos`` strictly increasing (use ``XmitReqMsg.of``).
 
     The same message in every protocol that asks for gaps by a SeqnoList; each codec gives it its
-    own type code."""
+    own type code. Immutable, compared and hashed by ``seqnos``. A decoded one keeps the bitset it
+    came in and makes the tuple only when ``seqnos`` is read: the engines serve a request through
+    ``between``, which reads only the bits of the stored range, so a request costs its decoder a
+    few passes over its bytes in C (no Python step per seqno) and its server a Python step per
+    seqno served, not per seqno asked."""
 
-    seqnos: tuple[int, ...]
+    __slots__ = ("_bits", "_count", "_lowest", "_seqnos")
+    __match_args__ = ("seqnos",)
+    _bits: bytes
+    _count: int
+    _lowest: int
+    _seqnos: tuple[int, ...] | None
 
-    def __post_init__(self) -> None:
-        if type(self.seqnos) is not tuple:
-            raise ValueError(f"XmitReqMsg.seqnos must be a tuple, got {type(self.seqnos).__name__}")
+    def __init__(self, seqnos: tuple[int, ...]) -> None:
+        if type(seqnos) is not tuple:
+            raise ValueError(f"XmitReqMsg.seqnos must be a tuple, got {type(seqnos).__name__}")
         prev = -1
-        for s in self.seqnos:
+        for s in seqnos:
             check_range("XmitReqMsg", "seqnos[]", s, MAX_SEQNO)
             if s <= prev:
                 raise ValueError(f"XmitReqMsg.seqnos must be strictly increasing, {s} after {prev}")
             prev = s
+        _init(self, seqnos, b"", len(seqnos), seqnos[0] if seqnos else 0)
 
     @classmethod
     def of(cls, seqnos: Iterable[int]) -> XmitReqMsg:
         """Build from any iterable of seqnos (sorted, duplicates removed)."""
         return cls(tuple(sorted(set(seqnos))))
+
+    @classmethod
+    def from_bitset(cls, lowest: int, bits: bytes, count: int) -> XmitReqMsg:
+        """The request a canonical SeqnoList body stands for; only ``decode_xmit_req`` calls it,
+        after checking that ``bits`` is canonical, has ``count`` bits set and ends at most at
+        MAX_SEQNO (nothing here checks it again)."""
+        msg: XmitReqMsg = object.__new__(cls)
+        _init(msg, None, bits, count, lowest)
+        return msg
+
+    @property
+    def seqnos(self) -> tuple[int, ...]:
+        if self._seqnos is None:
+            object.__setattr__(self, "_seqnos", tuple(_bit_positions(self._bits, 0, len(self._bits), self._lowest)))
+        assert self._seqnos is not None
+        return self._seqnos
+
+    @property
+    def count(self) -> int:
+        """How many seqnos are asked for."""
+        return self._count
+
+    def between(self, low: int, high: int, cap: int) -> tuple[Sequence[int], int]:
+        """The first ``cap`` of the listed seqnos s with ``low < s <= high``, and how many such
+        seqnos there are: work in Python steps bounded by what is returned (and the bytes of the
+        range), not by what is listed."""
+        if self._seqnos is not None:
+            seqnos = self._seqnos
+            lo = bisect_right(seqnos, low)
+            hi = bisect_right(seqnos, high, lo)
+            return seqnos[lo : min(hi, lo + cap)], hi - lo
+        lowest, bits = self._lowest, self._bits
+        first, last = max(low + 1 - lowest, 0), min(high - lowest, len(bits) * 8 - 1)  # bit indexes
+        if first > last:
+            return [], 0
+        start, stop = first >> 3, (last >> 3) + 1
+        window = int.from_bytes(bits[start:stop], "little") >> (first & 7)
+        asked = (window & ((1 << (last - first + 1)) - 1)).bit_count()
+        return list(islice((s for s in _bit_positions(bits, start, stop, lowest) if low < s <= high), cap)), asked
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"XmitReqMsg is immutable (cannot set {name})")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is XmitReqMsg and self.seqnos == other.seqnos
+
+    def __hash__(self) -> int:
+        return hash((XmitReqMsg, self.seqnos))
+
+    def __repr__(self) -> str:
+        return f"XmitReqMsg(seqnos={self.seqnos!r})"
+
+
+def _init(msg: XmitReqMsg, seqnos: tuple[int, ...] | None, bits: bytes, count: int, lowest: int) -> None:
+    for name, value in (("_seqnos", seqnos), ("_bits", bits), ("_count", count), ("_lowest", lowest)):
+        object.__setattr__(msg, name, value)
+
+
+# The bit positions set in each byte value, least significant first (SeqnoList order).
+_POSITIONS = tuple(tuple(bit for bit in range(8) if value >> bit & 1) for value in range(256))
+
+
+def _bit_positions(bits: bytes, start: int, stop: int, lowest: int) -> Iterator[int]:
+    """The seqnos of the bits set in ``bits[start:stop]``, in increasing order."""
+    positions = _POSITIONS
+    for i in range(start, stop):
+        byte = bits[i]
+        if byte:
+            base = lowest + (i << 3)
+            for bit in positions[byte]:
+                yield base + bit
 
 
 # ---------------------------------------------------------------------------- encoding
@@ -303,11 +385,4 @@ def decode_xmit_req(r: Reader, limits: CodecLimits) -> XmitReqMsg:
         )
     if lowest + span - 1 > MAX_SEQNO:
         raise DecodeError(f"XMIT_REQ.bitset: highest seqno exceeds {MAX_SEQNO}")
-    seqnos = tuple(
-        lowest + (i << 3) + bit
-        for i, byte in enumerate(bits)
-        if byte
-        for bit in range(8)
-        if byte >> bit & 1
-    )
-    return XmitReqMsg(seqnos)
+    return XmitReqMsg.from_bitset(lowest, bits, count)

@@ -62,9 +62,11 @@ class Unicast2Engines(WorldEngines):
 def harness_config(variant: Variant, max_stable_msgs: int, *, conn_expiry: bool = False) -> Config:
     """The engine configuration the harness and the scripts drive: periods far away (timers are
     fired by name), the byte-triggered STABLE off (the spec leaves it out), SEND_FIRST_SEQNO not
-    rate-limited (UNICAST2 as shipped), the reaper on only where the model has it."""
+    rate-limited and resends not bounded (UNICAST2 as shipped: sync_min_interval and resend_factor 0),
+    the reaper on only where the model has it."""
     return Config(variant=variant, max_stable_msgs=max_stable_msgs, max_bytes=0, xmit_interval=FAR,
-                  stable_interval=FAR, sync_min_interval=0, conn_expiry_timeout=FAR if conn_expiry else 0)
+                  stable_interval=FAR, sync_min_interval=0, resend_factor=0,
+                  conn_expiry_timeout=FAR if conn_expiry else 0)
 
 
 def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast2Engine[str]:

@@ -10,22 +10,23 @@ counted in ``Stats`` when it bites:
 - DATA more than ``max_receive_span`` above a window's low is dropped before it touches the entry.
 - A DATA that would create receive entry number ``max_receive_entries + 1`` is dropped.
 - One XMIT_REQ, SEND_FIRST_SEQNO or STABLE makes us resend at most ``max_xmit_served`` messages
-  (the first ones asked for; found by bisection or arithmetic, so the work is bounded by what is
-  served, not by what is asked).
+  (the first ones asked for; found without looking at the others, so the work is bounded by what
+  is served, not by what is asked), and at most ``resend_factor`` times its size in bytes (or one
+  message), within ``max_resend_bytes`` per peer and interval (``impl.common.ResendBudget``).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
-from impl.common import P, evict_idlest, held_size, will_hold
+from impl.common import P, evict_idlest, held_size, resend_budget, will_hold
 from impl.unicast2.codec import NO_CONN, AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, WireMsg, XmitReqMsg
 from impl.unicast2.state import Member, RecvEntry, SendEntry
 from impl.window import Table, WindowSpanError
 
 
 def on_message(m: Member[P], src: P, msg: WireMsg, *, now: int) -> None:
-    """Dispatch one decoded message from ``src`` (spec ``on_receive``)."""
+    """Dispatch one decoded message from ``src`` (spec ``on_receive``). What an answer may resend
+    is bounded by the datagram's size (``resend_factor``), which the engine puts in
+    ``m.answering`` first."""
     if isinstance(msg, DataMsg):
         on_data(m, src, msg, now=now)
     elif isinstance(msg, XmitReqMsg):
@@ -134,12 +135,9 @@ def on_xmit_req(m: Member[P], src: P, msg: XmitReqMsg) -> None:
     entry = m.send.get(src)
     if entry is None:
         return
-    seqnos = msg.seqnos  # strictly increasing (the codec guarantees it)
-    lo = bisect_right(seqnos, entry.acked)
-    hi = bisect_right(seqnos, entry.highest_sent, lo)
-    hi = lo + _served(m, hi - lo)
-    for seqno in seqnos[lo:hi]:
-        m.emit_data(src, entry, seqno, first=seqno == 1)
+    seqnos, asked = msg.between(entry.acked, entry.highest_sent, m.config.max_xmit_served)
+    _served(m, asked)
+    m.resend(src, entry, seqnos, resend_budget(m, entry))
 
 
 def _served(m: Member[P], asked: int) -> int:
@@ -163,9 +161,7 @@ def on_send_first_seqno(m: Member[P], src: P, msg: SendFirstSeqnoMsg) -> None:
     if lowest > entry.highest_sent or upto < lowest:
         return
     upto = lowest - 1 + _served(m, upto - lowest + 1)
-    m.emit_data(src, entry, lowest, first=True)
-    for seqno in range(lowest + 1, upto + 1):
-        m.emit_data(src, entry, seqno, first=seqno == 1)
+    m.resend(src, entry, range(lowest, upto + 1), resend_budget(m, entry), marked=lowest)
 
 
 def on_stable(m: Member[P], src: P, msg: StableMsg) -> None:
@@ -195,8 +191,7 @@ def _resend_above(m: Member[P], src: P, entry: SendEntry, hr: int) -> None:
         return
     start = max(hr, entry.acked + 1)
     end = start - 1 + _served(m, highest - start + 1)
-    for seqno in range(start, end + 1):
-        m.emit_data(src, entry, seqno, first=seqno == 1)
+    m.resend(src, entry, range(start, end + 1), resend_budget(m, entry))
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:

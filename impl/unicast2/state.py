@@ -12,10 +12,11 @@ in ``sorted`` peer order, so with peers 0..n-1 the engine emits its datagrams in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.common import EngineStats, HeldBytes, P, Timestamper, claim_sync, ts_newer
+from impl.common import EngineStats, HeldBytes, P, ResendBudget, Timestamper, claim_sync, resend_all, ts_newer
 from impl.unicast2.codec import NO_CONN, DataMsg, StableMsg, WireMsg, encode, encode_data
 from impl.unicast2.config import Config
 from impl.window import Table
@@ -24,7 +25,8 @@ from impl.window import Table
 class SendEntry:
     """SenderEntry: messages to one peer. HA = ``window.low`` (forced purges), HS = ``window.hr``."""
 
-    __slots__ = ("ack_received", "conn_id", "last_ts", "touched", "watermark", "window")
+    __slots__ = ("ack_received", "conn_id", "last_ts", "resend_since", "resend_spent", "touched", "watermark",
+                 "window")
 
     def __init__(self, conn_id: int, window: Table[bytes], *, now: int) -> None:
         self.conn_id = conn_id  # NO_CONN in the variant no_conn_ids
@@ -33,6 +35,7 @@ class SendEntry:
         self.watermark = (0, 0)  # (HA, HS) at the previous retransmit run (fix_resend_highest)
         self.last_ts = 0  # newest accepted SEND_FIRST_SEQNO / STABLE timestamp; 0 = none yet
         self.touched = now  # last application send (the reaper's age)
+        self.resend_since, self.resend_spent = now, 0  # max_resend_bytes: this interval's start and bytes
 
     @property
     def acked(self) -> int:
@@ -92,6 +95,7 @@ class Member(Generic[P]):
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
         self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
+        self.answering = (0, 0)  # the datagram being handled: its size and arrival time (resend_factor)
         self.sync_sent: dict[P, int] = {}  # peer -> time of the last SEND_FIRST_SEQNO (sync_min_interval)
 
     # ------------------------------------------------------------------ outputs
@@ -102,13 +106,24 @@ class Member(Generic[P]):
         self.stats.datagrams_sent += 1
 
     def emit_data(self, dst: P, entry: SendEntry, seqno: int, *, first: bool) -> None:
-        """Resend stored ``seqno`` (spec ``_data``): its own header, or a copy marked ``first``.
-        Variant conn_id_first_only: only a DATA marked first carries the conn_id."""
-        payload = entry.window.get(seqno)
-        assert payload is not None, (dst, seqno)
-        conn_id = entry.conn_id if first or not self.variant.conn_id_first_only else NO_CONN
-        self.outbox.append((dst, encode_data(seqno, conn_id, first, payload, self.config.codec_limits)))
+        """Resend stored ``seqno`` (spec ``_data``): its own header, or a copy marked ``first``."""
+        self.outbox.append((dst, self.stored_data(entry, seqno, first=first)))
         self.stats.datagrams_sent += 1
+
+    def stored_data(self, entry: SendEntry, seqno: int, *, first: bool) -> bytes:
+        """The datagram of stored ``seqno``. Variant conn_id_first_only: only a DATA marked first
+        carries the conn_id."""
+        payload = entry.window.get(seqno)
+        assert payload is not None, seqno
+        conn_id = entry.conn_id if first or not self.variant.conn_id_first_only else NO_CONN
+        return encode_data(seqno, conn_id, first, payload, self.config.codec_limits)
+
+    def resend(self, dst: P, entry: SendEntry, seqnos: Sequence[int], budget: ResendBudget | None,
+               *, marked: int = 0) -> None:
+        """Resend stored ``seqnos`` in answer to one datagram, each with its own header (``marked``:
+        a seqno sent as a copy marked first), while ``budget`` admits them (``impl.common.resend_all``)."""
+        resend_all(self, dst, seqnos,
+                   lambda seqno: self.stored_data(entry, seqno, first=seqno == 1 or seqno == marked), budget)
 
     def deliver_all(self, src: P, items: list[DataMsg]) -> None:
         """Queue the payload of each of ``items`` (DATA from ``src``) for the application."""

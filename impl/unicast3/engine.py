@@ -124,6 +124,7 @@ class Unicast3Engine(Generic[P]):
         if type(msg) is DataMsg:  # the common case, without on_message's dispatch
             receive.on_data(m, src, msg, now=now)
         else:
+            m.answering = (len(data), now)  # what an answer may resend (resend_factor)
             receive.on_message(m, src, msg, now=now)
 
     def handle_timer(self, *, now: int) -> None:

@@ -124,7 +124,7 @@ class Entry:
 class SendEntry(Entry):
     """SenderEntry: messages to one peer. HA = ``window.hd`` (forced purge), HS = ``window.hr``."""
 
-    __slots__ = ("last_ts", "watermark", "window")
+    __slots__ = ("last_ts", "resend_since", "resend_spent", "watermark", "window")
     ROLE = Role.SEND
 
     def __init__(self, conn_id: int, window: Table[bytes], *, now: int) -> None:
@@ -132,6 +132,7 @@ class SendEntry(Entry):
         self.window = window  # offset 0: seqno s holds the payload of the s-th message
         self.watermark = (0, 0)  # (HA, HS) as read by the previous retransmit run
         self.last_ts = 0  # newest accepted ACK / SEND_FIRST_SEQNO timestamp; 0 = none yet
+        self.resend_since, self.resend_spent = now, 0  # max_resend_bytes: this interval's start and bytes
 
     @property
     def acked(self) -> int:

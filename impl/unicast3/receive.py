@@ -10,15 +10,16 @@ hostile-input limits of ``Config``, each counted in ``Stats`` when it bites:
 - DATA more than ``max_receive_span`` above a window's low is dropped before it touches the entry.
 - A first DATA that would create receive entry number ``max_receive_entries + 1``, or replace a
   window younger than ``min_window_replace_interval``, is dropped.
-- An XMIT_REQ is served for at most ``max_xmit_served`` seqnos (found by bisection, so the work is
-  bounded by what is served, not by what is asked).
+- An XMIT_REQ is served for at most ``max_xmit_served`` seqnos (found without looking at the
+  others, so the work is bounded by what is served, not by what is asked).
+- The answer to an XMIT_REQ or SEND_FIRST_SEQNO resends at most ``resend_factor`` times the
+  request's size in bytes (or one message), within ``max_resend_bytes`` per peer and interval
+  (``impl.common.ResendBudget``).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
-from impl.common import evict_idlest, held_size, will_hold
+from impl.common import evict_idlest, held_size, resend_budget, will_hold
 from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from impl.unicast3.entries import Event, RecvEntry
 from impl.unicast3.state import Member, P
@@ -26,7 +27,9 @@ from impl.window import Table, WindowSpanError
 
 
 def on_message(m: Member[P], src: P, msg: WireMsg, *, now: int) -> None:
-    """Dispatch one decoded message from ``src`` (spec ``on_receive``)."""
+    """Dispatch one decoded message from ``src`` (spec ``on_receive``). What an answer may resend
+    is bounded by the datagram's size (``resend_factor``), which the engine puts in
+    ``m.answering`` first."""
     if isinstance(msg, DataMsg):
         on_data(m, src, msg, now=now)
     elif isinstance(msg, AckMsg):
@@ -136,9 +139,7 @@ def on_send_first_seqno(m: Member[P], src: P, msg: SendFirstSeqnoMsg) -> None:
     if entry.acked == entry.highest_sent:
         return  # nothing unacknowledged
     lowest = entry.acked + 1
-    payload = entry.window.get(lowest)
-    assert payload is not None
-    m.emit(src, DataMsg(lowest, entry.conn_id, True, payload))
+    m.resend(src, entry, (lowest,), resend_budget(m, entry), marked=lowest)
 
 
 def on_xmit_req(m: Member[P], src: P, msg: XmitReqMsg) -> None:
@@ -149,17 +150,11 @@ def on_xmit_req(m: Member[P], src: P, msg: XmitReqMsg) -> None:
     entry = m.send.get(src)
     if entry is None:
         return
-    seqnos = msg.seqnos  # strictly increasing (the codec guarantees it)
-    lo = bisect_right(seqnos, entry.acked)
-    hi = bisect_right(seqnos, entry.highest_sent, lo)
     cap = m.config.max_xmit_served
-    if hi - lo > cap:
-        m.stats.xmit_seqnos_ignored += hi - lo - cap
-        hi = lo + cap
-    for seqno in seqnos[lo:hi]:
-        payload = entry.window.get(seqno)
-        assert payload is not None
-        m.emit(src, DataMsg(seqno, entry.conn_id, seqno == 1, payload))
+    seqnos, asked = msg.between(entry.acked, entry.highest_sent, cap)
+    if asked > cap:
+        m.stats.xmit_seqnos_ignored += asked - cap
+    m.resend(src, entry, seqnos, resend_budget(m, entry))
 
 
 def on_close(m: Member[P], src: P, msg: CloseMsg, *, now: int) -> None:

@@ -12,11 +12,22 @@ in ``sorted`` peer order, so with peers 0..n-1 the engine emits its datagrams in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.common import EngineStats, HeldBytes, P, PeerAddress, claim_sync, expire_syncs, ts_newer  # noqa: F401  (P, PeerAddress re-exported)
-from impl.unicast3.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
+from impl.common import (  # noqa: F401  (P, PeerAddress re-exported)
+    EngineStats,
+    HeldBytes,
+    P,
+    PeerAddress,
+    ResendBudget,
+    claim_sync,
+    expire_syncs,
+    resend_all,
+    ts_newer,
+)
+from impl.unicast3.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode, encode_data
 from impl.unicast3.config import Config
 from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper
 
@@ -49,6 +60,7 @@ class Member(Generic[P]):
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
         self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
+        self.answering = (0, 0)  # the datagram being handled: its size and arrival time (resend_factor)
 
     # ------------------------------------------------------------------ outputs
 
@@ -56,6 +68,20 @@ class Member(Generic[P]):
         """Queue ``msg`` for ``dst``. Config validation makes every message we build encodable."""
         self.outbox.append((dst, encode(msg, self.config.codec_limits)))
         self.stats.datagrams_sent += 1
+
+    def resend(self, dst: P, entry: SendEntry, seqnos: Sequence[int], budget: ResendBudget | None,
+               *, marked: int = 0) -> None:
+        """Resend stored ``seqnos`` in answer to one datagram, each with its original header
+        (``marked``: a seqno sent as a copy marked first), while ``budget`` admits them
+        (``impl.common.resend_all``)."""
+        window, conn_id, limits = entry.window, entry.conn_id, self.config.codec_limits
+
+        def encoded(seqno: int) -> bytes:
+            payload = window.get(seqno)
+            assert payload is not None, seqno
+            return encode_data(seqno, conn_id, seqno == 1 or seqno == marked, payload, limits)
+
+        resend_all(self, dst, seqnos, encoded, budget)
 
     def deliver(self, src: P, payload: bytes) -> None:
         self.deliveries.append((src, payload))

@@ -83,7 +83,7 @@ def test_seqno_zero_is_dropped() -> None:
     ],
 )
 def test_one_message_causes_at_most_max_xmit_served_resends(msg: WireMsg, served: int) -> None:
-    a = sender_with_unacked(8_000, Config(max_xmit_served=100))
+    a = sender_with_unacked(8_000, Config(max_xmit_served=100, resend_factor=0))  # resend_factor: its own test
     a.received("B", encode(msg), now=0)
     out = resent(a)
     assert len(out) == served and out == sorted(out)
