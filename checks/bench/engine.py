@@ -1,21 +1,32 @@
-"""``seqcheck bench --engine``: messages per second between two in-process UNICAST3 engines.
+"""``seqcheck bench --engine``: messages per second between two in-process UNICAST3 engines, and
+what the worst-case datagram of each message type costs to decode.
 
 A sends to B in bursts; every datagram goes through the codec (``encode`` inside the engine,
 ``received`` decodes) and a seeded lossy link; time advances one ``xmit_interval`` per burst, so
 ACKs, XMIT_REQs and highest-sent resends run as in production. A run ends when B has delivered
 every message, in order (checked). The baseline, run in the same process, is the codec alone:
 encoding and decoding the same number of DATA datagrams.
+
+Decode cost (``decode`` in the JSON, issue 18 item 7): for both codecs, the largest or slowest
+datagram of each type (a DATA of max_payload, an XMIT_REQ of max_xmit_seqnos seqnos spread over
+max_xmit_span or packed together, one rejected only by its last check, every integer at its
+largest) is decoded in batches; the median time per datagram and per byte is given against a
+normal datagram (a DATA of 8 payload bytes) timed the same way in the same run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import statistics
 import time
 from typing import Any
 
+from impl.unicast2 import codec as u2_codec
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
+from impl.unicast3 import codec as u3_codec
 from impl.unicast3.codec import DataMsg, decode, encode
+from impl.wire import DEFAULT_LIMITS, MAX_CONN_ID, MAX_SEQNO, MAX_TIMESTAMP, DecodeError, XmitReqMsg
 
 BURST = 200
 
@@ -59,6 +70,79 @@ def codec_run(messages: int) -> float:
     return messages / (time.perf_counter() - started)
 
 
+# ---------------------------------------------------------------------------------------------
+# Decode cost of the worst-case datagram of each type.
+DECODES_PER_SAMPLE = 200
+SAMPLES = 7
+
+
+def _xmit_reqs() -> dict[str, XmitReqMsg]:
+    top = MAX_SEQNO - DEFAULT_LIMITS.max_xmit_span  # the largest seqnos: the longest integers
+    step = DEFAULT_LIMITS.max_xmit_span // DEFAULT_LIMITS.max_xmit_seqnos
+    return {"XMIT_REQ spread": XmitReqMsg(tuple(range(top, top + DEFAULT_LIMITS.max_xmit_span, step))),
+            "XMIT_REQ dense": XmitReqMsg(tuple(range(top, top + DEFAULT_LIMITS.max_xmit_seqnos)))}
+
+
+def _rejected_late(data: bytes) -> bytes:
+    """``data`` (an encoded spread XMIT_REQ) with one more bit set in its last bitset byte: its
+    count no longer matches, which only the last check over the whole bitset finds."""
+    changed = bytearray(data)
+    changed[-1] |= 2
+    return bytes(changed)
+
+
+def worst_datagrams() -> dict[str, dict[str, bytes]]:
+    """Per codec, the worst-case datagram of each message type."""
+    payload = bytes(DEFAULT_LIMITS.max_payload)
+    xmit = _xmit_reqs()
+    u3 = {"DATA": u3_codec.encode(u3_codec.DataMsg(MAX_SEQNO, MAX_CONN_ID, True, payload)),
+          "ACK": u3_codec.encode(u3_codec.AckMsg(MAX_SEQNO, MAX_CONN_ID, MAX_TIMESTAMP)),
+          "SEND_FIRST_SEQNO": u3_codec.encode(u3_codec.SendFirstSeqnoMsg(MAX_TIMESTAMP)),
+          "CLOSE": u3_codec.encode(u3_codec.CloseMsg(MAX_CONN_ID)),
+          **{name: u3_codec.encode(msg) for name, msg in xmit.items()}}
+    u3["XMIT_REQ rejected last"] = _rejected_late(u3["XMIT_REQ spread"])
+    u2 = {"DATA": u2_codec.encode(u2_codec.DataMsg(MAX_SEQNO, MAX_CONN_ID, True, payload)),
+          "ACK": u2_codec.encode(u2_codec.AckMsg(MAX_SEQNO, MAX_CONN_ID)),
+          "SEND_FIRST_SEQNO": u2_codec.encode(u2_codec.SendFirstSeqnoMsg(MAX_SEQNO, MAX_TIMESTAMP)),
+          "STABLE": u2_codec.encode(u2_codec.StableMsg(MAX_SEQNO - 1, MAX_SEQNO, MAX_CONN_ID, MAX_TIMESTAMP)),
+          **{name: u2_codec.encode(msg) for name, msg in xmit.items()}}
+    u2["XMIT_REQ rejected last"] = _rejected_late(u2["XMIT_REQ spread"])
+    return {"unicast3": u3, "unicast2": u2}
+
+
+def _decode_seconds(decoder: Any, data: bytes) -> float:
+    """Median seconds for one decode of ``data`` (a DecodeError counts as a decode)."""
+    samples = []
+    for _ in range(SAMPLES):
+        started = time.perf_counter()
+        for _ in range(DECODES_PER_SAMPLE):
+            with contextlib.suppress(DecodeError):
+                decoder(data)
+        samples.append((time.perf_counter() - started) / DECODES_PER_SAMPLE)
+    return statistics.median(samples)
+
+
+def decode_bench() -> dict[str, Any]:
+    """Decode time per datagram (us) and per byte (ns) of each worst case, medians, and their
+    ratios to a normal datagram's timed alongside."""
+    normal = encode(DataMsg(1_000, 1, False, spec_payload(1_000)))
+    base = _decode_seconds(decode, normal)
+    out: dict[str, Any] = {"baseline": {"datagram": "unicast3 DATA, 8 payload bytes", "bytes": len(normal),
+                                        "us_per_datagram": round(base * 1e6, 3),
+                                        "ns_per_byte": round(base * 1e9 / len(normal), 2)},
+                           "decodes_per_sample": DECODES_PER_SAMPLE, "samples": SAMPLES}
+    decoders = {"unicast3": u3_codec.decode, "unicast2": u2_codec.decode}
+    for protocol, cases in worst_datagrams().items():
+        rows = out[protocol] = {}
+        for name, data in cases.items():
+            seconds = _decode_seconds(decoders[protocol], data)
+            rows[name] = {"bytes": len(data), "us_per_datagram": round(seconds * 1e6, 3),
+                          "ns_per_byte": round(seconds * 1e9 / len(data), 2),
+                          "ratio_per_datagram": round(seconds / base, 2),
+                          "ratio_per_byte": round(seconds / len(data) / (base / len(normal)), 3)}
+    return out
+
+
 def run_engine_bench(messages: int = 100_000, repeat: int = 3, seed: int = 1) -> dict[str, Any]:
     lossless = [engine_run(messages, 0.0, seed + i) for i in range(repeat)]
     lossy = [engine_run(messages, 0.05, seed + i) for i in range(repeat)]
@@ -70,4 +154,4 @@ def run_engine_bench(messages: int = 100_000, repeat: int = 3, seed: int = 1) ->
             "messages_per_s": round(no_loss), "messages_per_s_5pct_loss": round(with_loss),
             "baseline_codec_roundtrips_per_s": round(codec_rate),
             "ratio_vs_codec": round(no_loss / codec_rate, 3),
-            "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3)}
+            "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3), "decode": decode_bench()}
