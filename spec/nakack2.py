@@ -37,9 +37,9 @@ also multicasts HIGHEST_SEQNO(counter), at most ``resend_last_seqno_max_times`` 
 not on a run that follows an application send; a receiver whose highest received seqno is lower
 asks for it. After that, STABLE is the backstop: every member sends its digest (hd, hr per
 sender) to the coordinator; once every member of the view voted, the coordinator multicasts
-STABILITY with the merged digest (min hd, max hr); every member then asks for the *previous*
-digest's hr if its own hr is still below it (JGRP-2678), and purges each window up to the stable
-hd. STABLE is the only way anything is ever purged.
+STABILITY with the merged digest (min hd, max hr); every member (the coordinator at once) asks
+for the *previous* digest's hr if its own hr is still below it (JGRP-2678), and purges each
+window up to the stable hd. STABLE is the only way anything is ever purged.
 
 A joiner is not a server: it queues every NAKACK2 message it receives (the become_server_queue)
 until it has its windows. The coordinator suspends STABLE (so nothing above the digest it hands
@@ -99,17 +99,21 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
    retransmission records of non-members. A view is identified by its members (the model has
    no view ids: STABLE compares member sets; a view that leaves and readmits the same members
    is indistinguishable from the old one).
-10. STABLE's round (``spec/nakack2_stable.py``; fixed-windows 4): the gossip task of each member
-    sends its digest (for the members of its view) to the coordinator (the lowest member number
-    of its view); the coordinator merges its own digest directly. A vote counts only if it names
-    the coordinator's own view, is the voter's first this round and STABLE is not suspended; the
-    merge is min hd, max hr per sender (a vote without an entry for a sender leaves it as it was).
-    When every member voted, STABILITY(view, merged) is multicast to the view, the coordinator's
-    copy included, and a new round starts. A view change starts a new round too.
-11. STABILITY at a member (fixed-windows 4): ignored unless it names the member's view; otherwise,
-    per sender P: with retransmission on, XMIT_REQ(previous digest's hr) to P if that is above the
-    local hr for P, then the digest's hr is remembered (JGRP-2678's fix); purge to the stable hd,
-    non-forced (clamped to the local hd). desired_avg_gossip and max_bytes only set the pace.
+10. STABLE's round (``spec/nakack2_stable.py``; fixed-windows 4, STABLE.java): the gossip task of
+    each member sends its digest (hd, hr for the members of its view) to the coordinator (the
+    lowest member number of its view), unless STABLE is suspended or the digest lacks a member of
+    the view; the coordinator merges its own digest at once (JGroups sends it to itself through
+    the loopback). A vote counts only if it names the coordinator's own view, is the voter's
+    first this round and STABLE is not suspended; the merge is min hd, max hr per sender (a vote
+    without an entry for a sender leaves it as it was). When every member voted, a new round
+    starts, STABILITY(view, merged) goes to every other member of the view (JGroups multicasts
+    it unreliably and the coordinator drops its own copy) and the coordinator passes the digest
+    to its own NAKACK2 at once. A view change starts a new round too.
+11. STABILITY at a member (fixed-windows 4): ignored while suspended, when it is the member's own
+    or when it names another view; otherwise a new round, then, per sender P: with retransmission
+    on, XMIT_REQ(previous digest's hr) to P if that is above the local hr for P, then the
+    digest's hr is remembered (JGRP-2678's fix); purge to the stable hd, non-forced (clamped to
+    the local hd). desired_avg_gossip and max_bytes only set the pace.
 12. Join (1.4 (c2), 6.15): the coordinator's GMS suspends STABLE, takes GET_DIGEST with the joiner
     at (0, 0), and sends it with the view (``on_join``); STABLE resumes when the coordinator
     installs its next view (GMS resumes after casting the view; STABLE's max_suspend_time resume

@@ -29,10 +29,14 @@ from spec.nakack2_state import (
 
 
 def stable_task(cfg: Config, node: Node) -> Step:
-    """One run of STABLE's gossip: the member's digest, restricted to its view, goes to the
-    coordinator; the coordinator merges its own vote at once (it sends itself nothing)."""
+    """One run of STABLE's gossip: the member's digest for the members of its view goes to the
+    coordinator; the coordinator merges its own vote at once (JGroups loops it back to itself).
+    Nothing is sent while suspended, nor while the digest lacks a member of the view (JGroups:
+    "could not find matching digest")."""
     digest = tuple(entry if member in node.members else None
                    for member, entry in enumerate(digest_of(node)))
+    if node.stable_suspended or any(digest[member] is None for member in node.members):
+        return Step(node, ())
     if node.coordinator == node.me:
         return on_vote(cfg, node, node.me, StableVote(node.view, digest))
     return Step(node, (Send(node.coordinator, StableVote(node.view, digest)),))
@@ -46,8 +50,9 @@ def reset_round(node: Node) -> Node:
 def on_vote(cfg: Config, node: Node, src: int, msg: StableVote) -> Step:
     """A STABLE vote at the coordinator: ignored unless this member coordinates the voter's view
     (same view), STABLE is not suspended and the voter has not voted this round. The vote is
-    merged (min hd, max hr per sender); once every member of the view voted, the coordinator
-    multicasts STABILITY with the merged digest and starts a new round."""
+    merged (min hd, max hr per sender). Once every member of the view voted, a new round starts,
+    STABILITY with the merged digest goes to every other member of the view, and the
+    coordinator passes the digest down to its own NAKACK2 at once (it ignores its own copy)."""
     if (not node.members or node.coordinator != node.me or msg.view != node.view or node.stable_suspended
             or src not in node.members or src in node.votes):
         return Step(node, ())
@@ -56,7 +61,9 @@ def on_vote(cfg: Config, node: Node, src: int, msg: StableVote) -> Step:
     if node.votes != node.members:
         return Step(node, ())
     stability = Stability(node.view, merged)
-    return Step(reset_round(node), tuple(Send(member, stability) for member in node.view))
+    sent = tuple(Send(member, stability) for member in node.view if member != node.me)
+    step = stable(cfg, reset_round(node), merged)
+    return Step(step.node, sent + step.effects)
 
 
 def _merge(old: tuple[int, int] | None, new: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -68,11 +75,11 @@ def _merge(old: tuple[int, int] | None, new: tuple[int, int] | None) -> tuple[in
 
 
 def on_stability(cfg: Config, node: Node, src: int, msg: Stability) -> Step:
-    """STABILITY: ignored unless it was sent for this member's view; otherwise the digest goes
-    down to NAKACK2 (``stable``)."""
-    if not node.members or msg.view != node.view or node.stable_suspended:
+    """STABILITY: ignored while suspended, when it is the member's own, or when it names another
+    view; otherwise the member starts a new round and passes the digest down to NAKACK2."""
+    if not node.members or node.stable_suspended or src == node.me or msg.view != node.view:
         return Step(node, ())
-    return stable(cfg, node, msg.digest)
+    return stable(cfg, reset_round(node), msg.digest)
 
 
 def stable(cfg: Config, node: Node, digest: Digest) -> Step:

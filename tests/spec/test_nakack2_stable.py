@@ -5,6 +5,8 @@ Fixed-windows section 4 and digest 1.4 (c), (c2) are the reference.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from test_nakack2_group import Group, Packet, to, typed
 
 from spec import nakack2 as nk
@@ -25,21 +27,26 @@ def _votes(g: Group, *voters: int) -> None:
 # ---------------------------------------------------------------------------------------------
 # The round.
 def test_the_coordinator_multicasts_stability_once_every_member_voted() -> None:
-    """Votes are merged min hd, max hr per sender; STABILITY goes to the whole view, the
-    coordinator's own copy included, and a new round starts."""
+    """Votes are merged min hd, max hr per sender; once all voted, a new round starts, STABILITY
+    goes to the other members, and the coordinator purges at once."""
     g = Group(3)
     g.send(B, 3)
+    g.send(A)
     g.deliver(to(B, src=B, seqno=3))  # B delivered its own 1..3
     g.deliver(to(A, src=B, seqno=1))  # A: hd 1, hr 1
     g.deliver(to(C, src=B, seqno=2))  # C: hd 0, hr 2
+    g.deliver(to(A, src=A))
+    g.deliver(to(B, src=A))
+    g.deliver(to(C, src=A))
     _votes(g, A, B)
     assert not g.in_flight(lambda p: isinstance(p.msg, nk.Stability))
     assert g.nodes[A].votes == {A, B}
-    _votes(g, C)
-    merged = ((0, 0), (0, 3), (0, 0))
-    assert [p for p in g.wire if isinstance(p.msg, nk.Stability)] == [
-        Packet(A, m, nk.Stability(ALL, merged)) for m in ALL]
+    g.fire(C, nk.STABLE)
+    merged = ((1, 1), (0, 3), (0, 0))
+    assert typed(g.deliver(to(A, nk.StableVote))) == typed(
+        (Send(B, nk.Stability(ALL, merged)), Send(C, nk.Stability(ALL, merged)), nk.StablePurged(A, 1)))
     assert g.nodes[A].votes == frozenset() and g.nodes[A].merged == (None, None, None)
+    assert typed(g.receive(Packet(A, A, nk.Stability(ALL, merged)))) == typed(())  # its own copy
 
 
 def test_duplicate_and_foreign_votes_are_ignored() -> None:
@@ -60,16 +67,15 @@ def test_purge_goes_to_the_stable_hd_but_never_past_the_local_hd() -> None:
     """Non-forced purge: a sender whose loopback copy has not come back yet has delivered
     nothing of its own, so nothing is purged even when the others delivered everything."""
     g = Group(3)
-    g.send(A, 2)
-    for member in (B, C):
+    g.send(C, 2)
+    for member in (A, B):
         g.deliver(to(member, seqno=1))
         g.deliver(to(member, seqno=2))
-    effects = g.receive(Packet(A, A, nk.Stability(ALL, ((2, 2), (0, 0), (0, 0)))))
-    assert typed(effects) == typed(())
-    g.deliver(to(A, src=A, seqno=1))
-    effects = g.receive(Packet(A, A, nk.Stability(ALL, ((2, 2), (0, 0), (0, 0)))))
-    assert typed(effects) == typed((nk.StablePurged(A, 2),))
-    assert g.nodes[A].windows[A] == nk.Window(2, 2, (), ())
+    stability = nk.Stability(ALL, ((0, 0), (0, 0), (2, 2)))
+    assert typed(g.receive(Packet(A, C, stability))) == typed(())
+    g.deliver(to(C, src=C, seqno=1))
+    assert typed(g.receive(Packet(A, C, stability))) == typed((nk.StablePurged(C, 2),))
+    assert g.nodes[C].windows[C] == nk.Window(2, 2, (), ())
 
 
 def test_a_silent_member_stalls_purging_for_everyone() -> None:
@@ -84,12 +90,24 @@ def test_a_silent_member_stalls_purging_for_everyone() -> None:
     assert g.window(A, A).low == 2
 
 
+def test_no_vote_without_an_entry_for_every_member_of_the_view() -> None:
+    """STABLE sends no gossip while its digest does not cover the view ("could not find
+    matching digest"), nor while the member's STABLE is suspended."""
+    g = Group(3)
+    node = g.nodes[B]
+    assert nk.stable_task(g.cfg, node).effects
+    assert nk.stable_task(g.cfg, nk.with_window(node, C, None)).effects == ()
+    assert nk.stable_task(g.cfg, replace(node, stable_suspended=True)).effects == ()
+
+
 def test_stability_for_another_view_is_ignored() -> None:
     g = Group(3)
-    g.send(A)
+    g.send(B)
     g.flush()
-    assert typed(g.receive(Packet(A, A, nk.Stability((A, B), ((1, 1), (0, 0), None))))) == typed(())
-    assert g.window(A, A).low == 0
+    assert typed(g.receive(Packet(A, B, nk.Stability((A, B), ((0, 0), (1, 1), None))))) == typed(())
+    assert g.window(B, B).low == 0
+    assert typed(g.receive(Packet(A, B, nk.Stability(ALL, ((0, 0), (1, 1), (0, 0)))))) == typed(
+        (nk.StablePurged(B, 1),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -103,7 +121,6 @@ def _round_with_c_missing_the_last(variant: nk.Variant) -> tuple[Group, tuple[ob
         g.deliver(to(member, seqno=1))
     g.deliver(to(C, seqno=1))
     _votes(g, A, B, C)
-    g.deliver(to(A, nk.Stability))
     g.deliver(to(B, nk.Stability))
     return g, g.deliver(to(C, nk.Stability))
 
@@ -115,7 +132,6 @@ def test_jgrp2678_the_first_round_only_remembers_the_digests_hr() -> None:
     assert typed(effects) == typed(())
     assert g.nodes[C].stable_xmit == (2, 0, 0)
     _votes(g, A, B, C)
-    g.deliver(to(A, nk.Stability))
     g.deliver(to(B, nk.Stability))
     assert typed(g.deliver(to(C, nk.Stability))) == typed((Send(A, nk.XmitReq(A, (2,))),))
 
