@@ -74,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--trace-dir", type=Path, default=Path("traces"),
                        help="where counterexample traces are written (default: ./traces)")
     check.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
+    _swarm_arguments(check)
     check.set_defaults(run=_check)
     show = sub.add_parser("show", help="render a trace file (or a model file's witness) as a message-sequence chart")
     show.add_argument("trace", type=Path, help="a trace file, or a model file (*.toml) to draw its witness")
@@ -126,9 +127,15 @@ def model_paths(paths: Sequence[Path]) -> list[Path]:
 
 
 def _check(args: argparse.Namespace) -> int:
+    swarm = _swarm_options(args)
     paths = model_paths(args.paths)
     loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
     writable_folder("--trace-dir", args.trace_dir)
+    if swarm is not None:
+        from checks.swarm_job import check_swarm
+
+        return check_swarm(loaded, swarm, [_label(m) for m in loaded], json_out=args.json, trace_dir=args.trace_dir,
+                           progress=None if args.no_progress else sys.stderr)
     table = _Table(sys.stdout, [_label(m) for m in loaded], args.trace_dir) if not args.json else None
     terminal = sys.stderr.isatty()
     all_match = True
@@ -148,6 +155,53 @@ def _check(args: argparse.Namespace) -> int:
     if table is not None:
         table.footer(all_match)
     return 0 if all_match else 1
+
+
+SWARM_ONLY = {"master": "--master", "seed": "--seed", "tasks": "--tasks", "depth": "--depth",
+              "task_states": "--task-states", "sample": "--sample", "liveness_rate": "--liveness-rate",
+              "shorten_states": "--shorten-states", "exhaustive": "--exhaustive"}
+
+
+def _swarm_arguments(check: argparse.ArgumentParser) -> None:
+    """``seqcheck check --swarm`` and its options (``checks/swarm_job.py``)."""
+    swarm = check.add_argument_group("swarm search (checks/swarm_job.py)")
+    swarm.add_argument("--swarm", action="store_true",
+                       help="instead of the exhaustive search: many randomised bounded depth-first searches as "
+                            "Spark tasks, their coverage merged; violations come back as validated, shortened traces")
+    swarm.add_argument("--master", metavar="URL", help="Spark master: local[*] (default), local[N], "
+                       "spark://HOST:PORT, or none (the tasks run in this process, without Spark)")
+    swarm.add_argument("--seed", type=int, metavar="S", help="the swarm's seed; every task's seed, order and depth "
+                       "bound derive from it (default 0)")
+    swarm.add_argument("--tasks", type=int, metavar="N", help="searches (default 16)")
+    swarm.add_argument("--depth", metavar="LO:HI", help="range of the tasks' depth bounds (default 10:60)")
+    swarm.add_argument("--task-states", type=int, metavar="N", help="distinct states per task (default 100000)")
+    swarm.add_argument("--sample", type=int, metavar="K", help="fingerprints per task kept to merge coverage "
+                       "(default 65536; the distinct count is exact below it, an estimate above)")
+    swarm.add_argument("--liveness-rate", type=float, metavar="R", help="share of new states whose fault-free "
+                       "continuations a task searches, besides its leaves (default 1: all)")
+    swarm.add_argument("--shorten-states", type=int, metavar="N", help="states per BFS that shortens a trace "
+                       "(default 200000)")
+    swarm.add_argument("--exhaustive", action="store_true", default=None,
+                       help="also run the checker's exhaustive count, for coverage against CPU time")
+
+
+def _swarm_options(args: argparse.Namespace) -> Any:
+    """The ``SwarmOptions`` of ``--swarm`` (None without it); a swarm option without it is a usage error."""
+    given = {key: getattr(args, key) for key in SWARM_ONLY if getattr(args, key) is not None}
+    if not args.swarm:
+        if given:
+            raise UsageError(f"{SWARM_ONLY[next(iter(given))]}: only with --swarm")
+        return None
+    from checks.swarm_job import SwarmOptions, SwarmUsageError, parse_depth
+
+    try:
+        if "depth" in given:
+            given["depth"] = parse_depth(given["depth"])
+        options = SwarmOptions(**given)
+        options.check()
+    except SwarmUsageError as error:
+        raise UsageError(str(error)) from None
+    return options
 
 
 def _interrupted(outcome: Outcome) -> str:
