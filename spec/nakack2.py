@@ -19,7 +19,11 @@ Rules
    whether the retransmit task exists (> 0) or not (<= 0).
 5. The module is split in three: this one (handlers), ``spec/nakack2_state.py`` (messages,
    settings, variants, state, the window and the state properties) and ``spec/nakack2_stable.py``
-   (STABLE's round). Every name a world needs is importable from here.
+   (STABLE's round). Every name a world needs is importable from here: ``initial_node``, the
+   handlers ``on_send``, ``on_receive``, ``on_view``, ``on_join``, ``on_merge_digest``,
+   ``enabled_timers`` and ``on_timer``, and the state properties ``window_order``,
+   ``slots_hold_their_seqnos``, ``seqno_discipline``, ``queue_within_bound``, ``purge_covered``
+   and ``held_undelivered`` (the window growth).
 
 Theory of operation
 -------------------
@@ -119,7 +123,9 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
     installs its next view (GMS resumes after casting the view; STABLE's max_suspend_time resume
     task is left out). The joiner's JoinRsp is SET_DIGEST (a window at hd for every sender lacking
     one; an existing window is never touched or removed), then VIEW_CHANGE, then a pending
-    BECOME_SERVER. A second JoinRsp is ignored.
+    BECOME_SERVER. A second JoinRsp is ignored, and so is one that comes after the joiner
+    installed a view by itself (its windows then start at 0; GMS never installs a view at a
+    member that has not joined, so a world must not either).
 13. Merge (1.4 (c)): ``on_merge_digest`` keeps the own window and any window whose hd is at
     least the merge digest's, and replaces the others with a window at that hd. OVERWRITE_DIGEST,
     DISCONNECT and reconnects (JGRP-2720) are left out: a member that leaves stops.

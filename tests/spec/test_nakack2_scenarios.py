@@ -6,6 +6,10 @@ retransmission, the last-seqno sender), the become_server_queue example with the
 numbers (B at 100, 70 more, a queue of 50) under each queue policy and with retransmission on,
 and the requirement that nothing drop a message below NAKACK2 (the thread-pool rejection and
 LastMessageDroppedTest). Digest 1.5 and 3.10 are the reading of the seed these tests follow.
+The seed's TCP_NIO2 note (the sender's gather buffer must not drop) is the same requirement seen
+from the sending side: to NAKACK2 a copy dropped there is a copy that never arrives, which the
+drop tests below already cover. The seed's wish to change xmit_interval at runtime was never
+implemented (digest 6.17); the spec takes it as static configuration.
 """
 
 from __future__ import annotations
