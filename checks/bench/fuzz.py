@@ -1,19 +1,22 @@
 """``seqcheck bench --fuzz``: lockstep steps per second, in one process and on Spark.
 
-Three measurements of the same work (seeds 0 .. runs-1, up to ``STEPS`` steps, default weights,
+Four measurements of the same work (seeds 0 .. runs-1, up to ``STEPS`` steps, default weights,
 the fuzz model), each in a fresh Python process (like ``checks/bench/checker.py``), in this order,
 ``repeat`` times round-robin (so that a change of the machine's load hits every kind alike):
 
 - ``plain``: the fuzz runs (``checks.fuzz.run.Runner``, one runner, as a Spark task uses it) in a
-  loop, without Spark: the single-process harness;
+  loop, without Spark: the single-process harness (as ``seqcheck fuzz --master none`` runs);
+- ``plain_whole``: the same, each state fingerprinted whole (``checks.fuzz.fingerprints.Fingerprints``,
+  the definition the runs computed before ``StepFingerprints``; same fingerprints, same rows);
 - ``local1`` and ``local2``: the same runs as a Spark job on ``local[1]`` and ``local[2]``, one seed
   range per core (``checks/fuzz/spark.py`` rule 5), rows written to Parquet. The session start is
   excluded; the Python workers' start, the model load, the rows' trip to the JVM and the Parquet
   write are included.
 
-Reported (one JSON line): steps/s of each (median over ``repeat``), the ratios local1/plain,
-local2/plain and local2/local1, ``spark_overhead_local1`` = 1 - local1/plain, and the machine's
-load average before each measurement (the machine may be shared: read the ratios with it).
+Reported (one JSON line): steps/s of each (median over ``repeat``), the ratios plain/plain_whole
+(what incremental fingerprints gain), local1/plain, local2/plain and local2/local1,
+``spark_overhead_local1`` = 1 - local1/plain, and the machine's load average before each
+measurement (the machine may be shared: read the ratios with it).
 """
 
 from __future__ import annotations
@@ -29,17 +32,21 @@ from pathlib import Path
 from typing import Any
 
 STEPS = 100
-MODES = (("plain", "plain"), ("local1", "local[1]"), ("local2", "local[2]"))
+MODES = (("plain", "plain"), ("plain_whole", "plain_whole"), ("local1", "local[1]"), ("local2", "local[2]"))
 
 
 def measure(mode: str, model_path: Path, runs: int) -> dict[str, Any]:
     """One measurement in this process (call it in a fresh one)."""
+    from checks.fuzz.fingerprints import Fingerprints
     from checks.fuzz.run import FuzzPlan, Runner
 
     plan = FuzzPlan(model_path.name, model_path.read_text(), STEPS)
-    if mode == "plain":
+    if mode in ("plain", "plain_whole"):
         started = time.perf_counter()
         runner = Runner(plan, model_path)
+        if mode == "plain_whole":
+            runner.fingerprint = Fingerprints(runner.shared.world)
+            runner.reduced_fingerprint = Fingerprints(runner.model.world)
         steps = sum(runner.run(seed).steps for seed in range(runs))
         return _figures(steps, time.perf_counter() - started)
     return _spark(mode, plan, runs)
@@ -87,6 +94,7 @@ def run_fuzz_bench(model_path: Path, runs: int, *, repeat: int = 1) -> dict[str,
                      "all_steps_per_s": [r["steps_per_s"] for r in results[name]],
                      "load_before": [r["load_before"] for r in results[name]]}
     rate = {name: out[name]["steps_per_s"] for name, _ in MODES}
+    out["ratio_plain_vs_plain_whole"] = round(rate["plain"] / rate["plain_whole"], 3)
     out["ratio_local1_vs_plain"] = round(rate["local1"] / rate["plain"], 3)
     out["ratio_local2_vs_plain"] = round(rate["local2"] / rate["plain"], 3)
     out["ratio_local2_vs_local1"] = round(rate["local2"] / rate["local1"], 3)

@@ -1,14 +1,10 @@
-"""What a fuzz run covered: action kinds, canonical state fingerprints, and faults met in protocol phases.
+"""What a fuzz run covered: action kinds and faults met in protocol phases (state fingerprints: ``fingerprints.py``).
 
 Rules
 -----
 1. Everything here is a pure function of world states and actions, so a run's coverage depends only
    on the run (never on the process or machine that computed it).
-2. A state fingerprint is 64 bits of BLAKE2b over a canonical encoding of the *reduced* world state
-   (``models/world.py`` rule 5: timestamps renumbered), decoded to values: interned ids and
-   Python's per-process string hashing play no part, so equal states give equal fingerprints on
-   every executor, and the count of distinct fingerprints is comparable with the checker's count
-   of distinct states (``[check] states`` of a model file).
+2. The canonical states a run visits are fingerprinted by ``checks/fuzz/fingerprints.py``.
 3. Protocol-level coverage counts, for each fault (a column) the UNICAST3 *phases* (rows) of the
    connection it hits, read from the world state just before the fault. A fault concerns the
    connections (sender, receiver) it touches: a lost or duplicated packet the connection the
@@ -21,12 +17,10 @@ Rules
 
 from __future__ import annotations
 
-import struct
 import sys
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from checks.explore.fingerprint import Canonical, digest64
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -36,7 +30,6 @@ from models.world import (
     LosePacket,
     Packet,
     RemoveReceiver,
-    World,
     WorldView,
 )
 from spec import unicast3 as u3
@@ -74,95 +67,6 @@ def kind_of(action: Any) -> str:
     if isinstance(action, FireTimer):
         return _TIMER_KIND.get(timer_name(action.timer), "reap")
     return _KIND_OF_TYPE[type(action)]
-
-
-# -- fingerprints ---------------------------------------------------------------------------------
-class Fingerprints:
-    """Fingerprints of the states of a world of one model, reduced or not (rule 2).
-
-    A state of an unreduced world (real timestamps, as the lockstep harness runs) gets the
-    fingerprint of the reduced state it stands for (what ``World.adopt`` would make of it),
-    without building that state: ``models/world.py`` rule 5 replaces each timestamp in use by its
-    rank among its issuer's timestamps in use and each member's counter by how many of its
-    timestamps are in use, so the reduced state is determined by the state with every timestamp
-    set to 0 (*stripped*: digested once per interned node and network) and the ranks (listed after
-    the digests, in the network's order, which ranking does not change). States of a reduced world
-    are already ranked: for them the ranks are the timestamps themselves. Only the adapter's
-    rule-5 functions are used (``timestamp_fields`` to strip, ``node_timestamps`` and
-    ``packet_timestamp`` to rank)."""
-
-    def __init__(self, world: World) -> None:
-        self.world = world
-        self.adapter = world.adapter
-        self._node_info: dict[int, tuple[bytes, tuple[int, ...]]] = {}  # node id -> (stripped, last_ts per peer)
-        self._net_info: dict[int, tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int], ...]]] = {}
-        self._others: dict[tuple[int, int], bytes] = {}  # (slot, id) of the environment and the history
-        self._ranked: dict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, int], ...]], bytes] = {}
-        self._canonical = Canonical(self.adapter.timestamp_fields())  # timestamps read as 0
-
-    def __call__(self, state: tuple[int, ...]) -> int:
-        n, world = self.world.n, self.world
-        node_info, parts, held = self._node_info, [], []
-        for member in range(n):
-            info = node_info.get(state[member])
-            if info is None:
-                info = node_info[state[member]] = self._stripped_node(world.node_table.values[state[member]])
-            parts.append(info[0])
-            held.append(info[1])
-        net = self._net_info.get(state[n])
-        if net is None:
-            net = self._net_info[state[n]] = self._stripped_net(world.net_table.values[state[n]])
-        stripped_net, flight, stamped = net
-        parts.append(stripped_net)
-        key = (tuple(held), stamped)  # every timestamp in use, where it is
-        ranked = self._ranked.get(key)
-        if ranked is None:
-            ranked = self._ranked[key] = self._ranks(held, flight, stamped)
-        others = self._others
-        for slot, values in ((n + 1, world.env_table.values), (n + 2, world.hist_table.values)):
-            found = others.get((slot, state[slot]))
-            if found is None:
-                found = others[slot, state[slot]] = self._digest(values[state[slot]])
-            parts.append(found)
-        parts.append(ranked)
-        return digest64(b"".join(parts))
-
-    def _ranks(self, held: list[tuple[int, ...]], flight: tuple[set[int], ...],
-               stamped: tuple[tuple[int, int], ...]) -> bytes:
-        """The ranks part of a fingerprint: how many timestamps of each member are in use, then the
-        rank of each timestamp held by a node (per peer) and in flight (in the network's order)."""
-        ranks = []
-        for issuer in range(self.world.n):
-            used = flight[issuer].union([last[issuer] for last in held])
-            used.discard(0)
-            ranks.append(dict(zip(sorted(used), range(1, len(used) + 1))))
-        ranked = [len(r) for r in ranks]
-        for last in held:
-            ranked += [ranks[peer].get(ts, 0) for peer, ts in enumerate(last)]
-        ranked += [ranks[src][ts] for src, ts in stamped]
-        return repr(ranked).encode()
-
-    def _stripped_node(self, node: Any) -> tuple[bytes, tuple[int, ...]]:
-        """(digest of ``node`` with every timestamp 0, the last timestamp it accepted from each peer)."""
-        return self._digest(node), self.adapter.node_timestamps(node)[1]
-
-    def _stripped_net(self, network: tuple[Packet, ...]
-                      ) -> tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int], ...]]:
-        """(digest of ``network`` with every timestamp 0, in its order; timestamps in flight per
-        issuer; (issuer, timestamp) of each stamped packet, in order)."""
-        per_issuer: tuple[set[int], ...] = tuple(set() for _ in range(self.world.n))
-        stamped = []
-        for packet in network:
-            ts = self.adapter.packet_timestamp(packet.msg)
-            per_issuer[packet.src].add(ts)
-            if ts:
-                stamped.append((packet.src, ts))
-        return self._digest(network), per_issuer, tuple(stamped)
-
-    def _digest(self, value: Any) -> bytes:
-        """8 bytes of the canonical text of ``value`` with its timestamps read as 0 (those of
-        rule 5; an environment or a history has none)."""
-        return struct.pack(">q", digest64(self._canonical(value).encode()))
 
 
 # -- protocol phases ------------------------------------------------------------------------------

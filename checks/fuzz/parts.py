@@ -21,7 +21,8 @@ from typing import Any
 import models
 from checks.conform.differential import Lockstep, Shared
 from checks.conform.engines import WorldEngines
-from checks.fuzz.coverage import Fingerprints, PhaseCounter
+from checks.fuzz.coverage import PhaseCounter
+from checks.fuzz.fingerprints import StepFingerprints
 from checks.fuzz.run import Chooser, FuzzPlan, Runner, Walk
 from models.protocols.base import ProtocolAdapter
 from models.world import World
@@ -30,7 +31,7 @@ MODEL = Path(models.__file__).resolve().parent / "fuzz" / "unicast3-lockstep.tom
 PARTS: tuple[tuple[type, str], ...] = (
     (Chooser, "pick"), (World, "successor"), (World, "candidates"), (World, "handle_stimulus"),
     (ProtocolAdapter, "handle"), (World, "_history_after"), (ProtocolAdapter, "observe"),
-    (World, "_net_after"), (Fingerprints, "__call__"), (Lockstep, "_compare_outputs"),
+    (World, "_net_after"), (StepFingerprints, "__call__"), (Lockstep, "_compare_outputs"),
     (Lockstep, "_compare_state"), (WorldEngines, "view"), (Shared, "spec_view"), (WorldEngines, "drive"),
     (Lockstep, "_check_properties"), (PhaseCounter, "record"), (Walk, "finish"),
 )

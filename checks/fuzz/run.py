@@ -51,7 +51,7 @@ Rules
    cannot change, ``checks/conform/differential.py`` rule 2).
 4. Coverage and liveness are about the reduced world (``models/world.py`` rule 5). Every state
    the run visits is fingerprinted as the reduced state it stands for
-   (``checks.fuzz.coverage.Fingerprints`` ranks the timestamps of the harness's state); the end
+   (``checks.fuzz.fingerprints.StepFingerprints`` ranks the timestamps of the harness's state); the end
    state is carried into the reduced world (``World.adopt``) for liveness, and its fingerprint
    there must equal the one computed from the harness's state, else the run is an ``error``.
 5. Liveness at the end of a run: the goal holds, or a greedy fault-free continuation reaches it
@@ -72,7 +72,8 @@ from typing import Any
 from checks.conform.differential import Divergence, EngineFactory, Lockstep, Shared, default_engines
 from checks.explore.system import Liveness
 from checks.explore.trace import can_reach_goal
-from checks.fuzz.coverage import KINDS, Fingerprints, PhaseCounter, fault_of, kind_of, timer_name
+from checks.fuzz.coverage import KINDS, PhaseCounter, fault_of, kind_of, timer_name
+from checks.fuzz.fingerprints import Fingerprints, StepFingerprints
 from models.modelfile import Model, load
 from models.world import (
     AppSend,
@@ -300,8 +301,8 @@ class Runner:
         self.engines_for = resolve_engines(plan.engines)
         self.shared = Shared(self.model, self.engines_for)
         self.chooser = Chooser(self.shared.world, plan.weights)
-        self.fingerprint = Fingerprints(self.shared.world)  # of the reduced states the runs stand for
-        self.reduced_fingerprint = Fingerprints(self.model.world)
+        self.fingerprint: Fingerprints = StepFingerprints(self.shared.world)  # of the reduced states the runs stand for
+        self.reduced_fingerprint: Fingerprints = StepFingerprints(self.model.world)
         self.liveness = [p for p in self.model.world.properties if isinstance(p, Liveness)] if plan.liveness else []
 
     def run(self, seed: int) -> RunRecord:

@@ -19,7 +19,8 @@ import pytest
 
 from checks.cli import MODELS_DIR
 from checks.fuzz import spark as fuzz_spark
-from checks.fuzz.coverage import KINDS, Fingerprints
+from checks.fuzz.coverage import KINDS
+from checks.fuzz.fingerprints import Fingerprints
 from checks.fuzz.model import scaled_model_text, write_scaled_model
 from checks.fuzz.run import FuzzPlan, Runner, Weights
 from models.modelfile import load

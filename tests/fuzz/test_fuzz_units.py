@@ -15,7 +15,8 @@ import pytest
 
 from checks.cli import MODELS_DIR, main
 from checks.explore.trace import Trace, validate
-from checks.fuzz.coverage import CELLS, FAULTS, KINDS, Fingerprints, coverage_table, kind_of, phases_met
+from checks.fuzz.coverage import CELLS, FAULTS, KINDS, coverage_table, kind_of, phases_met
+from checks.fuzz.fingerprints import Fingerprints
 from checks.fuzz.model import scaled_model_text, write_scaled_model
 from checks.fuzz.run import Chooser, FuzzPlan, Runner, Weights
 from checks.fuzz.shrink import reproduce_and_shrink
