@@ -20,18 +20,18 @@ from checks.explore.fingerprint import Canonical
 from checks.fuzz.fingerprints import FastCanonical, Fingerprints, StepFingerprints
 from checks.fuzz.run import FuzzPlan, Runner
 
-MODELS = {
-    "unicast3-lockstep": (MODELS_DIR / "fuzz" / "unicast3-lockstep.toml", {}),
-    "unicast2-lockstep": (MODELS_DIR / "fuzz" / "unicast2-lockstep.toml", {}),
-    "jgrp1873-swarm": (MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml", {"swarm": True}),
-    "u2-jgrp1873-pct": (MODELS_DIR / "unicast2" / "jgrp1873-delayed-stable.toml", {"pct": True}),
+MODELS = {  # name -> (model file, --swarm, --pct)
+    "unicast3-lockstep": (MODELS_DIR / "fuzz" / "unicast3-lockstep.toml", False, False),
+    "unicast2-lockstep": (MODELS_DIR / "fuzz" / "unicast2-lockstep.toml", False, False),
+    "jgrp1873-swarm": (MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml", True, False),
+    "u2-jgrp1873-pct": (MODELS_DIR / "unicast2" / "jgrp1873-delayed-stable.toml", False, True),
 }
 SEEDS = range(12)
 
 
 def _runner(name: str) -> Runner:
-    path, options = MODELS[name]
-    return Runner(FuzzPlan(path.name, path.read_text(), 100, **options), path)
+    path, swarm, pct = MODELS[name]
+    return Runner(FuzzPlan(path.name, path.read_text(), 100, swarm=swarm, pct=pct), path)
 
 
 def _visited(runner: Runner) -> list[tuple[int, ...]]:
