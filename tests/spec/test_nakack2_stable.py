@@ -100,6 +100,17 @@ def test_no_vote_without_an_entry_for_every_member_of_the_view() -> None:
     assert nk.stable_task(g.cfg, replace(node, stable_suspended=True)).effects == ()
 
 
+def test_a_suspended_member_ignores_stability() -> None:
+    """STABLE.handleStabilityMessage: nothing is purged while suspended."""
+    g = Group(3)
+    g.send(B)
+    g.flush()
+    stability = nk.Stability(ALL, ((0, 0), (1, 1), (0, 0)))
+    suspended = replace(g.nodes[B], stable_suspended=True)
+    assert nk.on_receive(g.cfg, suspended, A, stability) == nk.Step(suspended, ())
+    assert typed(nk.on_receive(g.cfg, g.nodes[B], A, stability).effects) == typed((nk.StablePurged(B, 1),))
+
+
 def test_stability_for_another_view_is_ignored() -> None:
     g = Group(3)
     g.send(B)
