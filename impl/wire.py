@@ -20,6 +20,8 @@ Field encodings (digest 5.5):
   c-int count; if count > 0: c-long lowest, c-int nbytes, nbytes bitset bytes. Bit i (byte i // 8,
   bit i % 8, least significant first) set <=> seqno lowest + i is requested. Canonical form: bit 0
   set (lowest is in the set), last byte non-zero, popcount == count. An empty request is count = 0.
+  A decoded request keeps its bitset: decoding checks it with a few C-level passes, and
+  ``XmitReqMsg.between`` serves a range from it (no Python step per seqno asked, issue 18 item 7).
 
 Limits (``CodecLimits``) bound what one datagram may make us allocate; every codec's ``encode``
 enforces the same limits as its ``decode`` so we never send what a peer with the same limits must
