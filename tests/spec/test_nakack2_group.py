@@ -55,6 +55,7 @@ class Group:
         self.sent = [0] * n  # multicasts each member's application made (payload k = k-th)
         self.channels = {(s, r): fifo.Channel() for s in range(n) for r in range(n)}
         self.log: dict[tuple[int, int], list[int]] = {(s, r): [] for s in range(n) for r in range(n)}
+        self.offsets: dict[tuple[int, int], int] = {}  # (sender, receiver) -> offset of the last window created
         self.check()
 
     # -- stimuli -----------------------------------------------------------------------------
@@ -134,6 +135,8 @@ class Group:
                 self.log[effect.src, member].append(effect.payload)
             elif isinstance(effect, (WindowCreated, WindowRemoved)):
                 self.channels[effect.src, member] = fifo.new_incarnation(self.channels[effect.src, member])
+                if isinstance(effect, WindowCreated):
+                    self.offsets[effect.src, member] = effect.offset
         self.check()
         return step.effects
 
@@ -179,9 +182,10 @@ ACTIONS = st.lists(st.tuples(st.sampled_from(["send", "deliver", "dup", "lose", 
                              st.integers(0, 1_000)), max_size=60)
 
 
-def run_schedule(group: Group, schedule: list[tuple[str, int]], *, losses: int) -> None:
+def run_schedule(group: Group, schedule: list[tuple[str, int]], *, losses: int) -> int:
     """Play ``schedule`` on ``group``: the integer picks the member or the packet in flight;
-    at most ``losses`` packets are lost, never a loopback copy."""
+    at most ``losses`` packets are lost, never a loopback copy nor a JoinRsp (GMS sends it
+    reliably). Returns the losses left."""
     n = group.cfg.members
     for action, pick in schedule:
         if action == "send":
@@ -192,11 +196,12 @@ def run_schedule(group: Group, schedule: list[tuple[str, int]], *, losses: int) 
                 group.fire(pick % n, kind)
         elif group.wire:
             packet = group.wire[pick % len(group.wire)]
-            if action == "lose" and losses > 0 and packet.src != packet.dst:
+            if action == "lose" and losses > 0 and packet.src != packet.dst and not isinstance(packet.msg, nk.JoinRsp):
                 losses -= 1
                 group.lose(same(packet))
             elif action != "lose":
                 group.deliver(same(packet), keep=action == "dup")
+    return losses
 
 
 def assert_everything_delivered(group: Group) -> None:
@@ -239,3 +244,40 @@ def test_with_retransmission_off_one_loss_stops_the_window_for_good(picks: list[
     assert group.log[0, 1] == list(range(1, victim))
     assert group.log[0, 2] == list(range(1, group.sent[0] + 1))
     assert nk.held_undelivered(group.nodes[1], 0) == group.sent[0] - victim
+
+
+JOIN_ACTIONS = st.lists(st.tuples(st.sampled_from(["send", "deliver", "dup", "lose", "xmit", "stable", "join",
+                                                   "view", "become"]), st.integers(0, 1_000)), max_size=60)
+
+
+@given(JOIN_ACTIONS)
+def test_a_join_during_traffic_and_losses_ends_with_everything_above_the_digest_delivered(
+        schedule: list[tuple[str, int]]) -> None:
+    """{A, B} multicast while C joins (A answers with its digest, A and B install {A, B, C} in any
+    order and at any moment after, C becomes a server whenever it may), with up to 3 losses:
+    once the faults stop, A and B deliver everything every member sent, and C every message of
+    each sender above the digest's hd for it, each once and in order."""
+    group, everyone = Group(3, founders=(0, 1)), (0, 1, 2)
+    losses, joined, installed = 3, False, set()
+    for action, pick in schedule:
+        if action == "join" and not joined:
+            group.join(0, 2, everyone)
+            joined = True
+        elif action == "view" and joined and pick % 2 not in installed:
+            installed.add(pick % 2)
+            group.view(pick % 2, everyone)
+        elif action == "become" and nk.Timer(nk.BECOME_SERVER) in nk.enabled_timers(group.cfg, group.nodes[2]):
+            group.fire(2, nk.BECOME_SERVER)
+        elif action not in ("join", "view", "become"):
+            losses = run_schedule(group, [(action, pick)], losses=losses)
+    if not joined:
+        group.join(0, 2, everyone)
+    for member in {0, 1} - installed:
+        group.view(member, everyone)
+    group.flush()
+    if nk.Timer(nk.BECOME_SERVER) in nk.enabled_timers(group.cfg, group.nodes[2]):
+        group.fire(2, nk.BECOME_SERVER)
+    group.settle(rounds=8)
+    for (sender, receiver), payloads in group.log.items():
+        first = group.offsets[sender, receiver] + 1 if receiver == 2 else 1
+        assert payloads == list(range(first, group.sent[sender] + 1)), (sender, receiver, payloads)
