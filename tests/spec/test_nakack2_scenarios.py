@@ -135,6 +135,16 @@ def test_jgrp2675_fix_the_queue_is_unbounded_without_retransmission() -> None:
     assert g.log[B, C] == list(range(101, 176))
 
 
+def test_queue_bounds_as_jgroups_reads_them() -> None:
+    """50 by default, <= 0 reads as 10; unbounded without retransmission unless the JGRP-2675
+    variant keeps the bound."""
+    assert nk.queue_bound(nk.Config(3)) == 50
+    assert nk.queue_bound(nk.Config(3, become_server_queue_size=0)) == 10
+    assert nk.queue_bound(nk.Config(3, become_server_queue_size=-5)) == 10
+    assert nk.queue_bound(nk.Config(3, xmit_interval=0)) is None
+    assert nk.queue_bound(nk.Config(3, xmit_interval=-1, variant=nk.Variant(bounded_queue_no_xmit=True))) == 50
+
+
 def test_queue_drops_the_newest_when_full() -> None:
     """JGroups' queue (ArrayBlockingQueue.offer): a full queue refuses the new message."""
     g = Group(3, founders=(A, B), become_server_queue_size=2)
