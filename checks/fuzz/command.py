@@ -1,4 +1,4 @@
-"""``seqcheck fuzz MODEL``: millions of random fault schedules on Spark, engine against spec.
+"""``seqcheck fuzz MODEL``: random fault schedules, engine against spec, in this process or on Spark.
 
 Property fuzzed: on every schedule the UNICAST3 engines agree with the spec after every step,
 every safety property of the model holds, and the end state can still reach every liveness goal
@@ -22,10 +22,20 @@ Rules
    than asked for), 2 for a usage error (one line).
 5. One job per ``--out`` at a time: a job holds an exclusive lock on ``--out/.lock`` while it runs,
    and a second job on the same folder is refused (exit 2) instead of mixing its rows in.
+6. Where: ``--master none`` in this process (no Spark, no pyarrow), ``auto`` (the default) in this
+   process up to ``checks.fuzz.inprocess.IN_PROCESS_STEPS`` steps asked for and on ``local[*]``
+   above, or the Spark master named; the report says which and why. Same seeds, same rows,
+   aggregates (except the distinct-state count: exact in this process, estimated by Spark),
+   shrunk traces and exit status either way. A ``spark://`` master that no TCP connection
+   reaches within ``checks.fuzz.spark.CONNECT_TIMEOUT`` is a usage error before Spark starts.
+7. Ctrl-C: one line on stderr (the runs recorded of those asked for, and the ledger that
+   ``--resume`` goes on from), exit 130; Spark's JVM and its Python workers write to
+   ``--out/spark.log``, never to the terminal, so no Java or py4j trace shows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import math
@@ -39,15 +49,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checks.check import portable_path
+from checks.fuzz import inprocess
 from checks.fuzz.coverage import KINDS, coverage_table, phase_legend
+from checks.fuzz.inprocess import chosen_master
 from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, resumed_ledger
 from checks.fuzz.model import write_scaled_model
 from checks.fuzz.run import FuzzPlan, Weights
 from checks.fuzz.shrink import Shrunk, shrink_failures
-from checks.fuzz.spark import Aggregates, aggregate, run_job, session
+from checks.fuzz.spark import SPARK_LOG, Aggregates, JobResult, aggregate, run_job, session, stop_quietly, unreachable
 from models.modelfile import Model, load, split_reference
 
-MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
+MASTER = re.compile(r"none|auto|local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
 MAX_SEED = 2**63 - 1  # the largest seed a run may have (Spark's LongType)
 RUNS_PER_PARTITION = 2_000  # default partitioning: at least 2 per core, at most this many runs each
 
@@ -61,7 +73,7 @@ class FuzzOptions:
     model: Path
     runs: int = 1000
     steps: int = 100
-    master: str = "local[*]"
+    master: str = "auto"  # none: this process; auto: this process for small jobs (checks/fuzz/inprocess.py)
     seed: int = 0
     out: Path = Path("fuzz-out")
     partitions: int | None = None  # None: max(2 per core, runs / RUNS_PER_PARTITION)
@@ -86,7 +98,7 @@ class FuzzOptions:
         if self.seed + self.runs > MAX_SEED:  # seeds are Spark longs (signed 64 bits)
             raise FuzzUsageError(f"--seed: expected --seed + --runs <= {MAX_SEED}, got {self.seed} + {self.runs}")
         if not MASTER.fullmatch(self.master):
-            raise FuzzUsageError(f"--master: expected local, local[N], local[*] or spark://HOST:PORT, "
+            raise FuzzUsageError(f"--master: expected auto, none, local, local[N], local[*] or spark://HOST:PORT, "
                                  f"got {self.master!r}")
         if self.out.exists() and not self.out.is_dir():
             raise FuzzUsageError(f"--out: {self.out} exists and is not a folder")
@@ -106,6 +118,12 @@ class FuzzReport:
     shrunk: list[Shrunk | str] = field(default_factory=list)  # a string: a failure that did not reproduce
     explored: tuple[int | None, str] | None = None  # (states, text) from --exhaustive
     resumed_runs: int = 0  # runs an earlier invocation had done (--resume)
+    master: str = ""  # where the job ran: none (this process) or a Spark master (rule 6)
+    chosen: str = ""  # why, in words
+
+    @property
+    def ran_on(self) -> str:
+        return self.master or self.options.master
 
     @property
     def failing(self) -> dict[str, int]:
@@ -149,14 +167,16 @@ class FuzzReport:
                 "mismatch": self.mismatch or None, "runs": self.totals.runs, "steps": self.totals.steps,
                 "seconds": round(self.job_seconds, 3), "startup_seconds": round(self.startup_seconds, 3),
                 "runs_per_s": round(self.totals.runs / self.job_seconds, 1),
-                "steps_per_s": round(self.totals.steps / self.job_seconds, 1), "master": self.options.master,
+                "steps_per_s": round(self.totals.steps / self.job_seconds, 1), "master": self.ran_on,
+                "master_asked": self.options.master, "master_chosen": self.chosen,
                 "cores": self.cores, "partitions": self.partitions, "budget_scale": self.options.budget_scale,
                 "random_views": self.options.random_views,
                 "weights": asdict(self.options.weights), "swarm": self.options.swarm, "pct": self.options.pct,
                 "verdicts": self.totals.verdicts,
                 "first_failing_seed": {v: s for v, s in self.totals.first_seed.items() if v != "pass"},
                 "ends": self.totals.ends, "actions": self.totals.actions,
-                "distinct_states_approx": self.totals.distinct_states, "exhaustive_states": states,
+                "distinct_states_approx": self.totals.distinct_states,
+                "distinct_states_exact": self.totals.exact_distinct, "exhaustive_states": states,
                 "phase_hits": self.totals.phase_hits, "resumed_runs": self.resumed_runs,
                 "traces": [{"seed": s.seed, "verdict": s.verdict, "length": len(s.trace.actions),
                             "original_length": s.original_length, "path": str(s.path)}
@@ -166,17 +186,23 @@ class FuzzReport:
 
 
 def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzReport:
-    """Rules 1 to 3; Spark runs on ``options.master`` (an active session on it is reused)."""
+    """Rules 1 to 3; the job runs in this process or on Spark (rule 6; an active session on the
+    master is reused)."""
     options.check()
     file, protocol = split_reference(str(options.model))
     load(file, protocol=protocol)
+    master, why = chosen_master(options.master, options.runs, options.steps)
+    if master.startswith("spark://"):
+        problem = unreachable(master)
+        if problem:
+            raise FuzzUsageError(f"--master: {problem}")
     try:
         options.out.mkdir(parents=True, exist_ok=True)
         (options.out / ".lock").touch()
     except OSError as error:
         raise FuzzUsageError(f"--out: cannot write in {options.out}: {error.strerror or error}") from None
     with _locked(options.out):
-        return _run_locked(options, file, protocol, progress)
+        return _run_locked(options, file, protocol, progress, master, why)
 
 
 @contextmanager
@@ -194,21 +220,54 @@ def _locked(out: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress: TextIO | None) -> FuzzReport:
+@dataclass
+class _Job:
+    cores: int
+    startup: float
+    job: JobResult
+    totals: Aggregates
+
+
+def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress: TextIO | None,
+                master: str, why: str) -> FuzzReport:
     model_path = write_scaled_model(Path(file), options.budget_scale, options.out, options.random_views, protocol)
     model = load(model_path)
     plan = FuzzPlan(model_path.name, model_path.read_text(), options.steps, options.weights, options.liveness,
                     options.engines, options.swarm, options.pct)
     if options.resume:
         try:
-            resumed_ledger(options.out / "runs", JobKey.of(plan, options.seed, options.runs))
+            resumed_ledger(options.out / "runs", JobKey.of(plan, options.seed, options.runs,
+                                                          rows="jsonl" if master == "none" else "parquet"))
         except ResumeError as error:
             raise FuzzUsageError(str(error)) from None
+    done = (_in_process(options, plan, model_path, progress) if master == "none"
+            else _on_spark(options, master, plan, progress))
+    shrunk = shrink_failures(plan, model_path, done.totals.to_shrink, options.out / "traces")
+    report = FuzzReport(options, model, done.cores, done.job.partitions, done.startup, done.job.seconds, done.totals,
+                        shrunk, count_states(model) if options.exhaustive else None, done.job.resumed_runs,
+                        master, why)
+    (options.out / "summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    return report
+
+
+def _in_process(options: FuzzOptions, plan: FuzzPlan, model_path: Path, progress: TextIO | None) -> _Job:
+    """Rule 6: the job in this process (``checks/fuzz/inprocess.py``)."""
+    partitions = options.partitions or max(2, math.ceil(options.runs / RUNS_PER_PARTITION))
+    results = options.out / "runs"
+    job = inprocess.run_job(plan, model_path, options.seed, options.runs, partitions, results, progress,
+                            resume=options.resume)
+    return _Job(1, 0.0, job, inprocess.aggregate(results, options.shrink))
+
+
+def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextIO | None) -> _Job:
     started = time.perf_counter()
+    log = options.out / SPARK_LOG
     try:
-        spark, owned = session(options.master, f"seqcheck fuzz {model_path.name}")
+        spark, owned = session(master, f"seqcheck fuzz {plan.model_name}", log=log)
     except ValueError as error:
         raise FuzzUsageError(str(error)) from None
+    except Exception as error:  # the JVM's refusal (py4j's error: a Java trace): one line, the trace logged
+        raise FuzzUsageError(f"--master: Spark did not start on {master}: {_first_line(error, log)}") from None
     startup = time.perf_counter() - started
     try:
         cores = int(spark.sparkContext.defaultParallelism)
@@ -218,12 +277,18 @@ def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress:
         totals = aggregate(spark, results, options.shrink)
     finally:
         if owned:
-            spark.stop()
-    shrunk = shrink_failures(plan, model_path, totals.to_shrink, options.out / "traces")
-    report = FuzzReport(options, model, cores, job.partitions, startup, job.seconds, totals, shrunk,
-                        count_states(model) if options.exhaustive else None, job.resumed_runs)
-    (options.out / "summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
-    return report
+            stop_quietly(spark)
+    return _Job(cores, startup, job, totals)
+
+
+def _first_line(error: Exception, log: Path) -> str:
+    """The Java exception's line of ``error`` (else its first line), the whole text appended to ``log``."""
+    text = str(error)
+    with contextlib.suppress(OSError), log.open("a") as out:
+        out.write(f"{type(error).__name__}: {text}\n")
+    lines = [line.strip(" :") for line in text.splitlines() if line.strip(" :")]
+    found = next((line for line in lines if line.startswith("java.") or line.startswith("org.")), None)
+    return f"{(found or (lines[0] if lines else type(error).__name__))[:300]} (details: {log})"
 
 
 def count_states(model: Model) -> tuple[int | None, str]:
@@ -250,12 +315,12 @@ def report_lines(report: FuzzReport) -> list[str]:
         + (" (x a factor per kind and run: --swarm)" if o.swarm else "")
         + ("; deliveries by packet priority (--pct)" if o.pct else "")
         + ("; liveness judged at the end of each run" if o.liveness else "; liveness not checked"),
-        f"spark     {o.master} ({report.cores} cores), {report.partitions} partitions, "
-        f"session start {report.startup_seconds:.1f} s",
+        _master_line(report),
         "",
         f"{'runs':<9} {t.runs:>12,}",
         f"{'steps':<9} {t.steps:>12,}   (runs ended: {ends})",
-        f"{'seconds':<9} {report.job_seconds:>12,.1f}   (the Spark job, session start excluded"
+        f"{'seconds':<9} {report.job_seconds:>12,.1f}   ("
+        + ("the job in this process" if report.ran_on == "none" else "the Spark job, session start excluded")
         + (f"; {report.resumed_runs:,} runs done before --resume, their seconds included)" if report.resumed_runs
            else ")"),
         f"{'runs/s':<9} {t.runs / rate:>12,.1f}",
@@ -263,8 +328,9 @@ def report_lines(report: FuzzReport) -> list[str]:
         f"{'failures':<9} {sum(report.failing.values()):>12,}"
         + "".join(f"\n  {v:<40} {n:>8,} run{'s' if n != 1 else ''}, first at seed {t.first_seed[v]}"
                   for v, n in report.failing.items()),
-        f"{'states':<9} {t.distinct_states:>12,}   distinct canonical states visited (approx_count_distinct, "
-        f"rsd 1%); exhaustive count: {report.exhaustive_states[1]}{_share(report)}",
+        f"{'states':<9} {t.distinct_states:>12,}   distinct canonical states visited ("
+        + ("counted exactly" if t.exact_distinct else "approx_count_distinct, rsd 1%")
+        + f"); exhaustive count: {report.exhaustive_states[1]}{_share(report)}",
         f"{'actions':<9} " + ", ".join(f"{k} {t.actions[k]:,}" for k in KINDS),
     ]
     if t.ends.get("quiescent", 0) > t.runs // 10:
@@ -274,9 +340,18 @@ def report_lines(report: FuzzReport) -> list[str]:
               *coverage_table(t.phase_hits), *phase_legend()]
     lines += _failure_lines(report)
     verdict = f"MISMATCH: {report.mismatch}" if report.mismatch else f"as expected ({report.model.expect})"
-    lines += ["", f"outcome   {verdict}", f"results   {o.out / 'runs'} (Parquet, one row per run); "
+    stored = "JSON Lines" if report.ran_on == "none" else "Parquet"
+    lines += ["", f"outcome   {verdict}", f"results   {o.out / 'runs'} ({stored}, one row per run); "
               f"{o.out / 'summary.json'}"]
     return lines
+
+
+def _master_line(report: FuzzReport) -> str:
+    if report.ran_on == "none":
+        return f"master    none: {report.chosen or 'in this process'}, {report.partitions} seed ranges"
+    line = (f"spark     {report.ran_on} ({report.cores} cores), {report.partitions} partitions, "
+            f"session start {report.startup_seconds:.1f} s")
+    return line + (f"; {report.chosen}" if report.options.master == "auto" else "")
 
 
 def _share(report: FuzzReport) -> str:
@@ -319,12 +394,29 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
     options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
                           args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, None,
                           args.exhaustive, args.swarm, args.pct, args.resume)
-    report = run_fuzz(options, progress=None if args.no_progress else err)
+    try:
+        report = run_fuzz(options, progress=None if args.no_progress else err)
+    except KeyboardInterrupt:
+        print(f"seqcheck fuzz: {interrupted(options)}", file=err, flush=True)
+        return 130
     if args.json:
         print(json.dumps(report.to_json()), file=out)
     else:
         print("\n".join(report_lines(report)), file=out)
     return 1 if report.mismatch else 0
+
+
+def interrupted(options: FuzzOptions) -> str:
+    """Rule 7: what a job stopped by Ctrl-C had done, and where its ledger is, in one line."""
+    ledger = options.out / LEDGER
+    try:
+        data = json.loads(ledger.read_text())
+        ranges, segments = data["ranges"], data["segments"]
+        done = sum(hi - lo for k in data["seconds"] for lo, hi in ranges[slice(*segments[int(k)])])
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return f"interrupted before any run was recorded ({options.out})"
+    return (f"interrupted: {done:,} of {options.runs:,} runs recorded in {ledger}; "
+            "the same command with --resume runs the rest")
 
 
 def add_arguments(parser: Any) -> None:
@@ -333,13 +425,16 @@ def add_arguments(parser: Any) -> None:
                         "FILE#PROTOCOL for one protocol of a side-by-side file")
     parser.add_argument("--runs", type=int, default=1000, metavar="N", help="schedules to run (default 1000)")
     parser.add_argument("--steps", type=int, default=100, metavar="M", help="steps per schedule at most (default 100)")
-    parser.add_argument("--master", default="local[*]", metavar="URL",
-                        help="Spark master: local[N], local[*] (default) or spark://HOST:PORT")
+    parser.add_argument("--master", default="auto", metavar="URL",
+                        help="none (this process, no Spark), local[N], local[*] or spark://HOST:PORT; auto (the "
+                             f"default): this process for jobs of at most {inprocess.IN_PROCESS_STEPS:,} steps "
+                             "(--runs x --steps), else local[*]")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="first seed; run i uses seed S+i (default 0)")
     parser.add_argument("--out", type=Path, default=Path("fuzz-out"), metavar="DIR",
                         help="results (Parquet), traces and summary.json go here (default ./fuzz-out)")
     parser.add_argument("--partitions", type=int, default=None, metavar="P",
-                        help=f"Spark tasks (default: 2 per core, at least one per {RUNS_PER_PARTITION} runs)")
+                        help=f"Spark tasks, or seed ranges in this process (default: 2 per core, at least one "
+                             f"per {RUNS_PER_PARTITION} runs)")
     parser.add_argument("--budget-scale", type=int, default=1, metavar="K",
                         help="multiply sends, loss/duplicate/removal budgets and max_in_flight by K and repeat "
                              "view scripts K times (default 1: the model's own budgets)")
@@ -364,5 +459,5 @@ def add_arguments(parser: Any) -> None:
                         help="go on with the stopped job in --out (same model and options): run only the "
                              "segments of seeds it had not finished")
     parser.add_argument("--no-liveness", action="store_true", help="do not judge liveness at the end of runs")
-    parser.add_argument("--no-progress", action="store_true", help="no progress line while Spark works")
+    parser.add_argument("--no-progress", action="store_true", help="no progress line while the job runs")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")

@@ -52,11 +52,12 @@ class JobKey:
     engines: str | None
     swarm: bool
     pct: bool
+    rows: str = "parquet"  # how the segments' rows are stored: parquet (Spark) or jsonl (in process)
 
     @staticmethod
-    def of(plan: FuzzPlan, first_seed: int, runs: int) -> JobKey:
+    def of(plan: FuzzPlan, first_seed: int, runs: int, *, rows: str = "parquet") -> JobKey:
         return JobKey(plan.model_name, hashlib.sha256(plan.model_text.encode()).hexdigest(), first_seed, runs,
-                      plan.steps, plan.weights.text(), plan.liveness, plan.engines, plan.swarm, plan.pct)
+                      plan.steps, plan.weights.text(), plan.liveness, plan.engines, plan.swarm, plan.pct, rows)
 
 
 @dataclass
@@ -140,9 +141,12 @@ def _difference(recorded: JobKey, wanted: JobKey) -> str:
     name = next(k for k in there if there[k] != here[k])
     what = {"model_sha256": "model text", "first_seed": "--seed", "runs": "--runs", "steps": "--steps",
             "weights": "--weights", "liveness": "liveness (--no-liveness)", "engines": "engines", "swarm": "--swarm",
-            "pct": "--pct", "model_name": "model"}[name]
+            "pct": "--pct", "model_name": "model", "rows": "rows"}[name]
     if name == "model_sha256":
         return "the model file's text differs"
+    if name == "rows":
+        started = "in this process (--master none)" if there[name] == "jsonl" else "on Spark"
+        return f"it ran {started}: resume it the same way"
     return f"{what} {_show(there[name])} there, {_show(here[name])} here"
 
 

@@ -21,15 +21,24 @@ Rules
    and an executor's Python worker keeps one ``Runner`` (model loaded, memo tables warm) across
    the tasks it runs, replaced every ``FRESH_RUNNER_EVERY`` runs to bound its memory. A run does not
    depend on the runner's history (``checks/fuzz/run.py`` rule 1), so neither do the rows.
+6. Quiet and fast to fail: a ``spark://`` master is first reached by a TCP connection
+   (``CONNECT_TIMEOUT``; ``unreachable``), so a wrong address is one line before Spark starts;
+   the JVM that ``session`` launches, and the Python workers it starts, write their stdout and
+   stderr to a log file (``--out/spark.log``), so that neither Spark's warnings nor its traces on
+   Ctrl-C reach the terminal; py4j's own log is silenced, ``stop_quietly`` ends a session whatever
+   state an interrupt left it in, and the progress line stops at the first error it meets.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import itertools
+import logging
 import os
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -48,6 +57,8 @@ from checks.fuzz.run import FuzzPlan, Runner
 LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 PACKAGES = ("spec", "impl", "models", "checks")
 FRESH_RUNNER_EVERY = 500  # runs; a run does not depend on what its runner did before (fuzz_run rule 1)
+CONNECT_TIMEOUT = 3.0  # seconds a TCP connection to a spark:// master may take (rule 6)
+SPARK_LOG = "spark.log"  # in --out: the JVM's and the Python workers' stdout and stderr (rule 6)
 
 
 def schema() -> Any:
@@ -129,11 +140,72 @@ def is_loopback(master: str) -> bool:
     return is_local(master) or any(master.startswith(f"spark://{host}:") for host in LOOPBACK)
 
 
-def session(master: str, app_name: str) -> tuple[Any, bool]:
+def unreachable(master: str, timeout: float = CONNECT_TIMEOUT) -> str:
+    """Rule 6: why no host of the ``spark://`` master ``master`` takes a TCP connection within
+    ``timeout`` seconds (one line), or "" when one does."""
+    problems = []
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
+                return ""
+        except (OSError, ValueError) as error:
+            reason = "no answer" if isinstance(error, TimeoutError) else (
+                getattr(error, "strerror", None) or str(error))
+            problems.append(f"{address}: {reason}")
+    return f"cannot reach the Spark master {master} ({'; '.join(problems)} within {timeout:g} s)"
+
+
+@contextlib.contextmanager
+def _output_to(log: Path | None) -> Iterator[None]:
+    """Rule 6: file descriptors 1 and 2 point to ``log`` (appended) for the duration, so that a
+    process started meanwhile (the JVM) writes there for good; restored afterwards."""
+    if log is None:
+        yield
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    target = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
+
+
+class _NotPy4j(logging.Filter):
+    """Drops py4j's records: it logs a traceback through the root logger when an interrupt
+    breaks a call into the JVM (rule 6)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return f"{os.sep}py4j{os.sep}" not in record.pathname and not record.name.startswith("py4j")
+
+
+def _silence_py4j() -> None:
+    root = logging.getLogger()
+    if not any(isinstance(f, _NotPy4j) for f in root.filters):
+        root.addFilter(_NotPy4j())
+    logging.getLogger("py4j").setLevel(logging.CRITICAL)
+
+
+def stop_quietly(spark: Any) -> None:
+    """Rule 6: stop ``spark``; after an interrupt the gateway may be half gone, and nothing of that is shown."""
+    with contextlib.suppress(Exception):
+        spark.stop()
+
+
+def session(master: str, app_name: str, *, log: Path | None = None) -> tuple[Any, bool]:
     """A SparkSession on ``master``: the active one if this process has one on that master (not
-    to be stopped by the caller: False), else a new one (True). ValueError if another master is active."""
+    to be stopped by the caller: False), else a new one (True), whose JVM writes its output to
+    ``log`` if given (rule 6). ValueError if another master is active."""
     from pyspark.sql import SparkSession
 
+    _silence_py4j()
     active = SparkSession.getActiveSession()
     if active is not None:
         running = active.sparkContext.master
@@ -149,7 +221,8 @@ def session(master: str, app_name: str) -> tuple[Any, bool]:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = (builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                    .config("spark.ui.enabled", "false"))
-    spark = builder.getOrCreate()
+    with _output_to(log):
+        spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if not is_local(master):
         spark.sparkContext.addPyFile(str(_code_zip()))
@@ -239,7 +312,11 @@ class _Progress(threading.Thread):
 
     def run(self) -> None:
         while not self.stopped.wait(0.5 if self.tty else 15.0):
-            self._show(self._line())
+            try:
+                text = self._line()
+            except Exception:  # the session is going (an interrupt): rule 6, nothing to show
+                return
+            self._show(text)
 
     def _line(self) -> str:
         tracker = self.sc.statusTracker()
@@ -276,6 +353,7 @@ class Aggregates:
     distinct_states: int  # approx_count_distinct of the fingerprints
     phase_hits: list[int]
     to_shrink: list[tuple[int, str, int | None]] = field(default_factory=list)  # (seed, verdict, fail_step)
+    exact_distinct: bool = False  # distinct_states counted exactly (in process), not estimated
 
 
 def aggregate(spark: Any, results: Path, per_verdict: int) -> Aggregates:

@@ -148,7 +148,7 @@ def test_a_liveness_defect_is_found_shrunk_and_validated(tmp_path: Path) -> None
     (["--partitions", "0"], "--partitions: expected a whole number >= 1, got 0"),
     (["--budget-scale", "0"], "--budget-scale: expected a whole number >= 1, got 0"),
     (["--random-views", "-1"], "--random-views: expected a whole number >= 0, got -1"),
-    (["--master", "yarn"], "--master: expected local, local[N], local[*] or spark://HOST:PORT, got 'yarn'"),
+    (["--master", "yarn"], "--master: expected auto, none, local, local[N], local[*] or spark://HOST:PORT, got 'yarn'"),
     (["--weights", "frob=1"], "--weights: expected KIND=WEIGHT items with KIND one of"),
 ])
 def test_bad_options_are_one_line(args: list[str], message: str, tmp_path: Path,

@@ -1,0 +1,116 @@
+"""A fuzz job stopped by Ctrl-C, and a Spark master that is not there (issue 18, item 9).
+
+Invariants tested: Ctrl-C (SIGINT to the command's process group, as a terminal sends it) during a
+job prints exactly one line, saying how many runs were recorded and where the ledger is, and
+exits 130; the same command with ``--resume`` then finishes the job. In this process that takes
+seconds; on Spark (marked slow: it starts Spark) no Java or py4j trace reaches the terminal
+either. A ``spark://`` master that takes no TCP connection is one line and exit 2 within seconds,
+before Spark starts or ``--out`` is made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from checks.cli import MODELS_DIR, main
+from checks.fuzz.spark import unreachable
+
+FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
+ONE_LINE = re.compile(r"seqcheck fuzz: interrupted: ([0-9,]+) of ([0-9,]+) runs recorded in (\S+job\.json); "
+                      r"the same command with --resume runs the rest\n")
+
+
+def recorded(out: Path) -> int:
+    try:
+        return len(json.loads((out / "job.json").read_text())["seconds"])
+    except (OSError, ValueError):
+        return 0
+
+
+def interrupt(command: list[str], out: Path, deadline: float) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in a session of its own, SIGINT its process group once a segment is
+    recorded, and return what it printed."""
+    job = subprocess.Popen(command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        started = time.monotonic()
+        while recorded(out) == 0 and job.poll() is None and time.monotonic() - started < deadline:
+            time.sleep(0.1)
+        assert job.poll() is None, "the job ended before it could be interrupted (make it longer)"
+        assert recorded(out) > 0
+        os.killpg(job.pid, signal.SIGINT)
+        stdout, stderr = job.communicate(timeout=60)
+    finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
+    return subprocess.CompletedProcess(command, job.returncode, stdout, stderr)
+
+
+def check_interrupted(done: subprocess.CompletedProcess[str], out: Path, runs: int) -> int:
+    assert done.returncode == 130 and done.stdout == ""
+    found = ONE_LINE.fullmatch(done.stderr)
+    assert found is not None, done.stderr
+    assert int(found[2].replace(",", "")) == runs and found[3] == str(out / "job.json")
+    return int(found[1].replace(",", ""))
+
+
+def command(out: Path, runs: int, steps: int, partitions: int, master: str) -> list[str]:
+    return [sys.executable, "-m", "checks.cli", "fuzz", str(FUZZ), "--runs", str(runs), "--steps", str(steps),
+            "--partitions", str(partitions), "--master", master, "--out", str(out), "--shrink", "0",
+            "--no-liveness"]
+
+
+def test_ctrl_c_in_process_is_one_line_and_resumable(tmp_path: Path) -> None:
+    out, runs = tmp_path / "out", 600
+    job = command(out, runs, 20, 150, "none")  # segments of 32 runs
+    done = interrupt(job, out, deadline=60)
+    kept = check_interrupted(done, out, runs)
+    assert kept > 0 and kept % 32 == 0 and kept < runs
+    resumed = subprocess.run([*job, "--resume", "--json", "--no-progress"], capture_output=True, text=True,
+                             timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
+    assert summary["runs"] == runs and summary["resumed_runs"] == kept and summary["verdicts"] == {"pass": runs}
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_spark_is_one_line_without_java_traces(tmp_path: Path) -> None:
+    out, runs = tmp_path / "out", 4_000
+    done = interrupt(command(out, runs, 30, 400, "local[1]"), out, deadline=240)  # segments of 80 runs
+    kept = check_interrupted(done, out, runs)
+    assert kept > 0 and kept % 80 == 0
+    assert "Traceback" not in done.stderr and "py4j" not in done.stderr and "java" not in done.stderr.lower()
+    assert (out / "spark.log").exists()  # where the JVM's own output went
+
+
+def test_a_master_that_is_not_there_is_one_line_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    started = time.monotonic()
+    code = main(["fuzz", str(FUZZ), "--master", f"spark://127.0.0.1:{port}", "--out", str(tmp_path / "out")])
+    assert code == 2 and time.monotonic() - started < 15
+    err = capsys.readouterr().err
+    assert err == (f"seqcheck: --master: cannot reach the Spark master spark://127.0.0.1:{port} "
+                   f"(127.0.0.1:{port}: Connection refused within 3 s)\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_master_that_listens_is_reached() -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        assert unreachable(f"spark://127.0.0.1:1,127.0.0.1:{port}") == ""  # one of several is enough
+    assert unreachable(f"spark://127.0.0.1:{port}").startswith(f"cannot reach the Spark master spark://127.0.0.1:{port}")
