@@ -122,6 +122,11 @@ def _decode_seconds(decoder: Any, data: bytes) -> float:
     return statistics.median(samples)
 
 
+def _figure(value: float) -> float:
+    """``value`` to 4 significant digits (a ratio of 0.0004 stays non-zero)."""
+    return float(f"{value:.4g}")
+
+
 def decode_bench() -> dict[str, Any]:
     """Decode time per datagram (us) and per byte (ns) of each worst case, medians, and their
     ratios to a normal datagram's timed alongside."""
@@ -137,9 +142,9 @@ def decode_bench() -> dict[str, Any]:
         for name, data in cases.items():
             seconds = _decode_seconds(decoders[protocol], data)
             rows[name] = {"bytes": len(data), "us_per_datagram": round(seconds * 1e6, 3),
-                          "ns_per_byte": round(seconds * 1e9 / len(data), 2),
-                          "ratio_per_datagram": round(seconds / base, 2),
-                          "ratio_per_byte": round(seconds / len(data) / (base / len(normal)), 3)}
+                          "ns_per_byte": _figure(seconds * 1e9 / len(data)),
+                          "ratio_per_datagram": _figure(seconds / base),
+                          "ratio_per_byte": _figure(seconds / len(data) / (base / len(normal)))}
     return out
 
 
