@@ -322,14 +322,17 @@ def coverage_curve(results: Sequence[TaskResult], k: int) -> list[tuple[int, flo
 
 
 def exhaustive_count(model: Model) -> tuple[tuple[int, float] | None, str]:
-    """The checker's distinct-state count of ``model`` (no property, up to its ``max_states``) and
-    the CPU seconds it took; None if it did not complete."""
+    """The checker's distinct-state count of ``model`` (no property, up to its ``max_states``; with
+    symmetry reduction, the states of the unreduced system, which is what the tasks visit) and the
+    CPU seconds it took; None if it did not complete."""
     started = time.process_time()
     stats = explore(model.world, [], stop_at_first=False, check_deadlock=False, max_states=model.max_states).stats
     cpu = time.process_time() - started
     if not stats.complete:
         return None, f"the exhaustive search stopped at max_states ({stats.distinct:,} states, {cpu:.1f} s CPU)"
-    return (stats.distinct, cpu), f"{stats.distinct:,} states (--exhaustive, {cpu:.1f} s CPU)"
+    states = getattr(stats, "unreduced", 0) or stats.distinct  # under symmetry: the states its orbits stand for
+    reduced = f", {stats.distinct:,} explored under symmetry" if states != stats.distinct else ""
+    return (states, cpu), f"{states:,} states (--exhaustive{reduced}, {cpu:.1f} s CPU)"
 
 
 def run_swarm(model: Model, options: SwarmOptions, *, spark: Any | None, trace_dir: Path | None,

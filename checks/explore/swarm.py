@@ -11,26 +11,30 @@ Rules
    optional ``BatchExpansion``, ``PackedStates`` and ``PropertyKey`` capabilities, as the
    breadth-first checker does), plus one optional capability of its own (rule 5).
 2. A task depends on its ``TaskSpec`` alone (GUIDE C6): ``task_specs(seed, n, ...)`` derives task
-   ``i``'s seed, order and depth bound from the swarm seed and ``i`` (not from ``n``), and nothing in
-   the search reads a clock, Python's ``hash()`` or a global random source. The same spec gives the
-   same states, findings and sample in any process.
-3. The search: depth-first from each initial state; a state is expanded when it is within the
-   model's bounds and above the task's depth bound; its successors are tried in the task's order:
-   ``permuted`` ranks every successor by its fingerprint mixed with the task's salt (a fixed
-   permutation of the transitions, the same wherever the state is met), ``shuffled`` draws a fresh
-   order at every expansion from the task's generator. Visited states are kept as fingerprints
-   (``checks/explore/fingerprint.py``'s ``fingerprinter``) with the depth they were reached at; a state
-   reached again at a smaller depth is searched again (otherwise a depth bound hides what lies below
-   a state first met deep, Holzmann's remedy in SPIN's bounded search).
+   ``i``'s seed, order and depth bound from the swarm seed and ``i`` (not from ``n``), and no choice
+   in the search depends on a clock, a global random source or Python's ``hash()`` (dictionaries
+   and sets of states serve membership only; orders come from lists). The same spec gives the same
+   states, findings and sample in any process, whatever the process did before.
+3. The search: depth-first from the first initial state (traces replay from it); a state is
+   expanded when it is within the model's bounds and above the task's depth bound; its successors
+   are tried in the task's order: ``permuted`` gives every position in a successor list a rank
+   drawn once for the task (a fixed permutation of the order in which the system lists its
+   actions, like SPIN's swarm reordering of transitions), ``shuffled`` draws a fresh order at every
+   expansion. Visited states are kept exactly (a task's budget bounds them; no fingerprint can
+   merge two of them) with the depth they were reached at; a state reached again at a smaller
+   depth is searched again (otherwise a depth bound hides what lies below a state first met deep:
+   the remedy of SPIN's bounded search).
 4. Findings, as the checker's: a safety property (``Always``) false on a visited state; a deadlock
    (no successor, ``accepts_end`` false); a liveness property (AG EF goal over fault-free
    continuations) for which a state's fault-free continuations were searched to the end without
    reaching the goal (``Recovery``; a search that reaches ``recovery_states`` states, or a state
    outside the bounds, gives the benefit of the doubt, as the checker does). Recovery is searched
    from every state without successors, every state at the depth bound and, besides, from the share
-   ``liveness_rate`` of the new states (chosen by fingerprint). The task stops at its first finding
-   and returns the path's actions (JSON, as traces hold them): ``checks/swarm_job.py`` replays,
-   validates and shortens it.
+   ``liveness_rate`` of the other new states (drawn from the task's generator; by default all: the
+   memo makes most searches a few steps long). The task keeps the first path it met to each
+   property violated (the actions, as JSON, as traces hold them) and searches on to its budget:
+   ``checks/swarm_job.py`` replays, validates and shortens them. Witnesses (``Sometimes``) are not
+   judged: a partial search cannot say that none exists.
 5. Coverage across processes needs fingerprints that do not depend on the process: a system with
    packed states numbers its values per process (the ints are interned ids), so its states are
    fingerprinted for coverage through ``view(state)`` (a decoding to plain values) when it offers
