@@ -43,15 +43,15 @@ class Outcome:
     @property
     def matches(self) -> bool:
         pinned = self.model.pinned_states
-        return (self.verdict == self.model.expect and (pinned is None or pinned == self.result.stats.distinct)
+        return (self.verdict == self.model.expect and (pinned is None or pinned == self.result.stats.unreduced)
                 and self.witness_error is None)
 
     @property
     def mismatch_reason(self) -> str:
         if self.verdict != self.model.expect:
             return f"expected {self.model.expect}, got {self.verdict}"
-        if self.model.pinned_states is not None and self.model.pinned_states != self.result.stats.distinct:
-            return f"expected {self.model.pinned_states} distinct states, got {self.result.stats.distinct}"
+        if self.model.pinned_states is not None and self.model.pinned_states != self.result.stats.unreduced:
+            return f"expected {self.model.pinned_states} distinct states, got {self.result.stats.unreduced}"
         return self.witness_error or ""
 
     def to_json(self) -> dict[str, Any]:
@@ -62,6 +62,7 @@ class Outcome:
             "transitions": stats.transitions, "depth": stats.depth, "cut": stats.cut, "complete": stats.complete,
             "seconds": round(self.seconds, 3), "states_per_s": round(stats.states_per_second),
             "collision_probability": stats.collision_probability, "levels": stats.levels,
+            "symmetry_group": stats.symmetry_group, "unreduced_states": stats.unreduced,
             "trace_length": len(self.trace.actions) if self.trace else None,
             "trace": str(self.trace_path) if self.trace_path else None,
             "witness_steps": len(self.model.witness), "witness_error": self.witness_error,
@@ -94,9 +95,13 @@ def trace_file(model: Model, trace_dir: Path) -> Path:
     return trace_dir / relative.parent / f"{relative.stem}{protocol}.json"
 
 
-def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None) -> Outcome:
+def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None,
+                symmetry: bool = True) -> Outcome:
+    """Check ``model``; one state per orbit of interchangeable members unless ``symmetry`` is off
+    here or in the model file (the pinned state count is compared with the unreduced count)."""
     started = time.perf_counter()
-    result = explore(model.world, max_states=model.max_states, progress=progress)
+    result = explore(model.world, max_states=model.max_states, progress=progress,
+                     symmetry=symmetry and model.symmetry)
     finding = result.first()
     trace: Trace | None = None
     trace_path: Path | None = None

@@ -74,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--trace-dir", type=Path, default=Path("traces"),
                        help="where counterexample traces are written (default: ./traces)")
     check.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
+    check.add_argument("--no-symmetry", action="store_true",
+                       help="explore every state, not one per orbit of interchangeable members (as [check] "
+                            "symmetry = false does for one model)")
     _swarm_arguments(check)
     check.set_defaults(run=_check)
     show = sub.add_parser("show", help="render a trace file (or a model file's witness) as a message-sequence chart")
@@ -141,7 +144,7 @@ def _check(args: argparse.Namespace) -> int:
     all_match = True
     for model in loaded:
         progress = None if args.no_progress else _progress_line(_label(model, short=False), terminal)
-        outcome = check_model(model, trace_dir=args.trace_dir, progress=progress)
+        outcome = check_model(model, trace_dir=args.trace_dir, progress=progress, symmetry=not args.no_symmetry)
         if progress is not None and terminal:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         all_match = all_match and outcome.matches
@@ -257,6 +260,9 @@ class _Table:
         mark = "ok" if o.matches else f"MISMATCH: {o.mismatch_reason}"
         print(f"{_label(o.model):<{self.width}} {o.model.expect:<30} {o.verdict:<30} {s.distinct:>10,} "
               f"{s.depth:>5} {s.cut:>7,} {trace:>5} {o.seconds:>8.1f}  {mark}", file=self.out, flush=True)
+        if s.symmetry_group > 1:
+            print(f"  symmetry: {s.distinct:,} states explored stand for {s.unreduced:,} ({s.reduction:.2f}x fewer: "
+                  f"a symmetry group of order {s.symmetry_group} over the members)", file=self.out, flush=True)
         if o.verdict == "incomplete":
             print(f"  {_growth(o)}", file=self.out, flush=True)
 

@@ -38,7 +38,7 @@ from models import registry
 from models.registry import BuildOptions
 
 BASE_KEYS = {"description", "protocol", "check"}  # every model file; the rest belong to the protocol's world
-CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness"}
+CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness", "symmetry"}
 
 
 class ModelError(Exception):
@@ -59,6 +59,7 @@ class Model:
     world: Any  # the protocol's transition system (for UNICAST2/UNICAST3 a models.world.World)
     witness: tuple[str, ...] = ()  # steps (as `seqcheck show` words them) that must replay
     protocols: tuple[str, ...] = ()  # every protocol of the file, in order (several: side by side)
+    symmetry: bool = True  # [check] symmetry: explore one state per orbit of interchangeable members
 
     @property
     def side_by_side(self) -> bool:
@@ -247,8 +248,10 @@ class ModelReader:
         if not isinstance(description, str):
             raise self.fail("description", "a string")
         witness = self._witness(*self.own("check.witness", check.get("witness"), protocol))
+        key, raw = self.own("check.symmetry", check.get("symmetry"), protocol)
+        symmetry = True if raw is None else self.flag(key, raw)
         return Model(self.path, description, protocol, built.variant, built.members, expect, selected, pinned,
-                     max_states, built.system, witness, self.names)
+                     max_states, built.system, witness, self.names, symmetry)
 
     def _selected(self, check: dict[str, Any], protocol: str, known: list[str]) -> tuple[str, ...]:
         """``check.properties`` (default all) minus ``check.exclude``."""

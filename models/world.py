@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 from models.batch import BatchExpander
 from models.interning import Interner
 from models.protocols.base import ProtocolAdapter
+from models.symmetry import MemberSymmetry
 from spec import reliable_fifo
 from spec.reliable_fifo import Channel
 
@@ -172,6 +173,7 @@ class World:
         self._renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
         self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
         self._batch: BatchExpander | None = None  # made on first use
+        self._symmetry: MemberSymmetry | None = None  # made on first use
         self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
         nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
@@ -278,6 +280,23 @@ class World:
         if self._batch is None:
             self._batch = BatchExpander(self)
         return self._batch.expand(worlds)
+
+    @property
+    def symmetry(self) -> MemberSymmetry:
+        """The model's member symmetries (``models/symmetry.py``)."""
+        if self._symmetry is None:
+            self._symmetry = MemberSymmetry(self)
+        return self._symmetry
+
+    @property
+    def symmetry_group_size(self) -> int:
+        """``Symmetric``: how many renamings of members map the model onto itself (1: none)."""
+        return self.symmetry.group_size
+
+    def canonical_batch(self, worlds: Sequence[tuple[int, ...]]) -> tuple[Any, list[int]]:
+        """``Symmetric``: per world, the representative of its orbit (rows of a numpy array) and
+        the orbit's size."""
+        return self.symmetry.canonical_batch(worlds)
 
     # -- decoding -----------------------------------------------------------------------------
     def view(self, world: tuple[int, ...]) -> WorldView:

@@ -21,7 +21,16 @@ Rules
    state, ``checks/explore/frontier.py``) and property keys (each property evaluated once per key). Every
    system gets the same pipeline: a chunk of the frontier is expanded into its successor states,
    fingerprinted and looked up in bulk, and the new ones are numbered, checked and queued.
-7. Memory per state: 12.2 to 13.8 bytes in the fingerprint set (a bucketed cuckoo table:
+7. Symmetry (``checks/explore/system.py`` ``Symmetric``, on unless ``symmetry=False``): every
+   successor is replaced by the representative of its orbit before it is fingerprinted, so one
+   state per orbit is explored; the symmetries are automorphisms of the labelled system, so the
+   quotient is bisimilar to it and every verdict (safety, deadlock, witnesses, AG EF liveness on
+   the fault-free subgraph) and every breadth-first depth is the same (the argument is in
+   ``models/symmetry.py``). Counterexamples are rebuilt on the unreduced system: each step takes
+   the successor whose representative has the recorded fingerprint. ``Stats.unreduced`` sums
+   the orbit sizes: the number of states of the unreduced system, exactly, when the search is
+   complete.
+8. Memory per state: 12.2 to 13.8 bytes in the fingerprint set (a bucketed cuckoo table:
    constant-time lookups at any size, ``checks/explore/fpset.py``), 4 for the parent index, and for liveness
    4 for its recovery-edge count plus 4 per recovery edge (targets; the sources are implied by the
    counts, as states are expanded in index order). The fingerprint of a state is read back from the
@@ -35,6 +44,7 @@ import time
 from array import array
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -60,6 +70,13 @@ class Stats:
     peak_rss_growth_mb: float = 0.0
     interrupted: bool = False  # stopped by Ctrl-C (KeyboardInterrupt): a partial search
     levels: list[int] = field(default_factory=list)  # distinct new states per BFS level (level 0: initial)
+    symmetry_group: int = 1  # order of the symmetry group used (1: none)
+    unreduced: int = 0  # states of the unreduced system the explored ones stand for (sum of orbit sizes)
+
+    @property
+    def reduction(self) -> float:
+        """How many times fewer states symmetry left to explore."""
+        return self.unreduced / self.distinct if self.distinct else 1.0
 
     @property
     def states_per_second(self) -> float:
@@ -100,7 +117,8 @@ _NOTHING: _Verdict = ((), (), ())
 
 class _Search:
     def __init__(self, system: TransitionSystem, properties: Sequence[Property], *,
-                 stop_at_first: bool, max_states: int, check_deadlock: bool, progress: Progress | None) -> None:
+                 stop_at_first: bool, max_states: int, check_deadlock: bool, progress: Progress | None,
+                 symmetry: bool = True) -> None:
         self.system = system
         self.always = [p for p in properties if isinstance(p, Always)]
         self.sometimes = [p for p in properties if isinstance(p, Sometimes)]
@@ -127,6 +145,18 @@ class _Search:
         key_of = getattr(system, "property_key", None)
         self.key_of = key_of if callable(key_of) and all(any(p is q for q in own) for p in properties) else None
         self.verdicts: dict[Hashable, _Verdict] = {}
+        canonical = getattr(system, "canonical_batch", None)
+        group = getattr(system, "symmetry_group_size", 1) if callable(canonical) else 1
+        self.canonical: Callable[[Sequence[Hashable]], tuple[list[Hashable], list[int]]] | None = \
+            canonical if symmetry and isinstance(group, int) and group > 1 else None
+        self.stats.symmetry_group = group if self.canonical else 1
+
+    def representatives(self, states: Sequence[Hashable]) -> Fingerprints:
+        """The fingerprints under which ``states`` are stored: those of their orbits'
+        representatives (of the states themselves without symmetry)."""
+        if self.canonical is None:
+            return self.fingerprints(states)
+        return self.fingerprints(self.canonical(states)[0])
 
     def _check(self, state: Hashable, index: int) -> None:
         for always in self.always:
@@ -179,7 +209,16 @@ class _Search:
 
     def run(self) -> list[Hashable]:
         init = list(dict.fromkeys(self.system.init_states()))
-        fps = self.fingerprints(init)
+        if self.canonical is not None:  # one initial state per orbit; the path starts from the state itself
+            representatives, orbits = self.canonical(init)
+            keys = list(map(tuple, representatives.tolist())) if isinstance(representatives, np.ndarray) \
+                else list(representatives)
+            first = dict(zip(keys, zip(init, orbits)))
+            init = [state for state, _ in first.values()]
+            self.stats.unreduced = sum(orbit for _, orbit in first.values())
+        else:
+            self.stats.unreduced = len(init)
+        fps = self.representatives(init)
         self.seen.add_new(fps, 0)
         self.parents.extend([-1] * len(init))
         self.stats.distinct = len(init)
@@ -244,6 +283,9 @@ class _Search:
     def _expand(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> None:
         """Expand the states ``chunk``, numbered from ``first``; new states go to ``next_frontier``."""
         afters, counts, progress = self.expand_batch(chunk)
+        orbits: list[int] = []
+        if self.canonical is not None:
+            afters, orbits = self.canonical(afters)
         per_state = np.array(counts, dtype=np.int64)
         self._cut_and_deadlocks(chunk, per_state, first)
         self.stats.transitions += len(afters)
@@ -259,9 +301,13 @@ class _Search:
         self.seen.add_new(fps[fresh], base)
         owner = np.repeat(np.arange(len(chunk), dtype=np.int32), per_state)  # position of each parent in chunk
         self.parents.frombytes((owner[fresh] + np.int32(first)).astype(np.int32).tobytes())
-        states = [afters[p] for p in fresh.tolist()]
+        if isinstance(afters, np.ndarray):  # representatives as rows (a symmetric system's)
+            states: list[Any] = list(map(tuple, afters[fresh].tolist()))
+        else:
+            states = [afters[p] for p in fresh.tolist()]
         next_frontier.extend(states)
         self.stats.distinct += len(fresh)
+        self.stats.unreduced += sum(orbits[p] for p in fresh.tolist()) if orbits else len(fresh)
         self._check_all(states, base)
         if self.liveness:
             recovering = np.flatnonzero(np.array(progress, dtype=bool))
@@ -289,12 +335,13 @@ class _Search:
 
 def explore(system: TransitionSystem, properties: Sequence[Property] | None = None, *,
             stop_at_first: bool = True, max_states: int = 50_000_000, check_deadlock: bool = True,
-            progress: Progress | None = None) -> Result:
-    """Explore every reachable state breadth-first and check ``properties`` (default: all)."""
+            progress: Progress | None = None, symmetry: bool = True) -> Result:
+    """Explore every reachable state breadth-first and check ``properties`` (default: all); one
+    state per orbit if the system is ``Symmetric`` and ``symmetry`` is on."""
     props = list(system.properties if properties is None else properties)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     search = _Search(system, props, stop_at_first=stop_at_first, max_states=max_states,
-                     check_deadlock=check_deadlock, progress=progress)
+                     check_deadlock=check_deadlock, progress=progress, symmetry=symmetry)
     init = search.run()
     search.verdicts.clear()
     search.stats.peak_rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
@@ -311,7 +358,7 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
     for finding in findings:
         if finding.state_index >= 0:
             finding.path = rebuild_path(system, search.parents, _StoredFingerprints(search.seen),
-                                        finding.state_index, init, search.fingerprints)
+                                        finding.state_index, init, search.representatives)
     return result
 
 

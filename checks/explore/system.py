@@ -101,6 +101,19 @@ class PropertyKey(Protocol):
         ...
 
 
+class Symmetric(Protocol):
+    """A system with symmetries (automorphisms of its labelled transition system: they preserve
+    initial states, transitions, fault flags, bounds and every property). The checker explores one
+    state per orbit and counts the states the orbits stand for."""
+
+    symmetry_group_size: int  # the group's order, the identity included (1: no symmetry)
+
+    def canonical_batch(self, states: Sequence[Any]) -> tuple[list[Any], list[int]]:
+        """Per state, the representative of its orbit (the same for every state of the orbit)
+        and the orbit's size."""
+        ...
+
+
 class TransitionSystem(Protocol):
     """What a model must provide to be checked, replayed and rendered."""
 

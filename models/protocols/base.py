@@ -142,6 +142,24 @@ class ProtocolAdapter:
     def renumber_packet(self, packet_msg: Any, rank: dict[int, int]) -> Any:
         return packet_msg
 
+    # -- symmetry (checks/explore/symmetry.py) ------------------------------------------------
+    def permute_node(self, node: Any, perm: tuple[int, ...]) -> Any:
+        """``node`` with every member ``m`` it names replaced by ``perm[m]`` (its own identity
+        included), for symmetry reduction; None if the protocol treats members asymmetrically
+        (then the world offers no symmetry). A protocol that returns a node here promises that
+        its handlers, timers and properties commute with renaming members."""
+        return None
+
+    def issues_timestamps(self, cfg: Any) -> bool:
+        """Do members of this configuration issue timestamps (``timestamp_fields``) from one
+        counter across all their peers? Rule 5 of ``models/world.py`` ranks them per issuer, so
+        with three members or more renaming two peers reorders them: no symmetry then."""
+        return bool(self.timestamp_fields())
+
+    def permute_message(self, msg: Any, perm: tuple[int, ...]) -> Any:
+        """A message with every member it names renamed by ``perm`` (none by default)."""
+        return msg
+
     # -- observations and history -----------------------------------------------------------
     def step_observations(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
                           ) -> tuple[tuple[str, Any], ...]:

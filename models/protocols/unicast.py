@@ -46,6 +46,25 @@ class UnicastAdapter(ProtocolAdapter):
             return packet.dst, packet.src
         return None
 
+    # -- symmetry -------------------------------------------------------------------------------
+    def permute_node(self, node: Any, perm: tuple[int, ...]) -> Any:
+        """Members appear as the node's own ``me``, its view, its per-peer tuples and (UNICAST3)
+        the peers it recently asked for a first seqno; entries and messages name none. Nothing in
+        the handlers depends on the numbering of members beyond iterating peers in index order,
+        which only orders packets on the wire (a set) and observations of distinct pairs."""
+        def moved(per_peer: tuple[Any, ...]) -> tuple[Any, ...]:
+            out: list[Any] = [None] * len(per_peer)
+            for peer, value in enumerate(per_peer):
+                out[perm[peer]] = value
+            return tuple(out)
+
+        changes: dict[str, Any] = {"me": perm[node.me], "members": frozenset(perm[m] for m in node.members),
+                                   "send": moved(node.send), "recv": moved(node.recv),
+                                   "xmit_last": moved(node.xmit_last)}
+        if hasattr(node, "sync_sent"):
+            changes["sync_sent"] = frozenset(perm[m] for m in node.sync_sent)
+        return replace(node, **changes)
+
     # -- observations ---------------------------------------------------------------------------
     def step_observations(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
                           ) -> tuple[tuple[str, Any], ...]:
