@@ -38,6 +38,7 @@ import re
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -165,9 +166,41 @@ def run_tasks(plan: SwarmPlan, specs: Sequence[TaskSpec], master: str, spark: An
                       f"{done.cpu_seconds:.1f} s", file=progress, flush=True)
         return Ran(results, 1, 0.0, time.perf_counter() - started)
     sc = spark.sparkContext
-    results = sc.parallelize(list(specs), len(specs)).map(partial(run_one, plan)).collect()
+    line = TaskProgress(sc, len(specs), progress) if progress is not None else None
+    if line is not None:
+        line.start()
+    try:
+        results = sc.parallelize(list(specs), len(specs)).map(partial(run_one, plan)).collect()
+    finally:
+        if line is not None:
+            line.finish()
     return Ran(sorted(results, key=lambda r: r.spec.index), int(sc.defaultParallelism), 0.0,
                time.perf_counter() - started)
+
+
+class TaskProgress(threading.Thread):
+    """While Spark runs the tasks: tasks done and running (Spark's status tracker), rewritten in
+    place every half second on a terminal, else a line every 15 seconds."""
+
+    def __init__(self, sc: Any, tasks: int, out: TextIO) -> None:
+        super().__init__(daemon=True)
+        self.sc, self.tasks, self.out, self.tty = sc, tasks, out, out.isatty()
+        self.stopped = threading.Event()
+        self.started = time.perf_counter()
+
+    def run(self) -> None:
+        while not self.stopped.wait(0.5 if self.tty else 15.0):
+            tracker = self.sc.statusTracker()
+            infos = [i for i in (tracker.getStageInfo(s) for s in tracker.getActiveStageIds()) if i is not None]
+            text = (f"swarm: {sum(i.numCompletedTasks for i in infos)}/{self.tasks} tasks done, "
+                    f"{sum(i.numActiveTasks for i in infos)} running, {time.perf_counter() - self.started:,.0f} s")
+            print(f"\r\033[K{text}" if self.tty else text, end="" if self.tty else "\n", file=self.out, flush=True)
+
+    def finish(self) -> None:
+        self.stopped.set()
+        self.join()
+        if self.tty:
+            print("\r\033[K", end="", file=self.out, flush=True)
 
 
 # -- findings ---------------------------------------------------------------------------------------
@@ -250,8 +283,7 @@ class SwarmReport:
     ran: Ran
     traces: list[SwarmTrace]
     curve: list[tuple[int, float, int, bool]]  # (tasks, CPU seconds, distinct states, exact?)
-    exhaustive: tuple[int, float] | None = None  # (states, CPU seconds) of the checker, if it completed
-    exhaustive_note: str = ""
+    exhaustive: Exhaustive | None = None  # the checker's count (--exhaustive, or pinned in the model)
     coverage_known: bool = True  # False: the states are packed and the model offers no view
 
     @property
@@ -276,13 +308,19 @@ class SwarmReport:
         return "" if expect in found else f"expected {expect}, found {', '.join(found) or 'no violation'}"
 
     @property
+    def total(self) -> int | None:
+        """The model's distinct-state count, if the checker's count completed."""
+        return self.exhaustive.states if self.exhaustive and self.exhaustive.complete else None
+
+    @property
     def distinct(self) -> tuple[int, bool]:
         return (self.curve[-1][2], self.curve[-1][3]) if self.curve else (0, True)
 
     def to_json(self) -> dict[str, Any]:
         results, o = self.ran.results, self.options
         distinct, exact = self.distinct
-        share = 100.0 * distinct / self.exhaustive[0] if self.exhaustive and self.coverage_known else None
+        total = self.total
+        share = 100.0 * distinct / total if total and self.coverage_known else None
         return {
             "model": str(self.model.path), "protocol": self.model.protocol, "mode": "swarm",
             "expected": self.model.expect, "verdict": self.verdict, "matches": not self.mismatch,
@@ -292,11 +330,12 @@ class SwarmReport:
             "distinct_states": distinct if self.coverage_known else None, "distinct_exact": exact,
             "cpu_seconds": round(sum(r.cpu_seconds for r in results), 3), "seconds": round(self.ran.seconds, 3),
             "startup_seconds": round(self.ran.startup_seconds, 3),
-            "exhaustive_states": self.exhaustive[0] if self.exhaustive else None,
-            "exhaustive_cpu_seconds": round(self.exhaustive[1], 3) if self.exhaustive else None,
+            "exhaustive_states": self.exhaustive.states if self.exhaustive else None,
+            "exhaustive_complete": self.exhaustive.complete if self.exhaustive else None,
+            "exhaustive_cpu_seconds": self.exhaustive.cpu_seconds if self.exhaustive else None,
             "coverage_percent": round(share, 2) if share is not None else None,
             "curve": [{"tasks": n, "cpu_seconds": round(cpu, 3), "distinct_states": d, "exact": e,
-                       "coverage_percent": round(100.0 * d / self.exhaustive[0], 2) if self.exhaustive else None}
+                       "coverage_percent": round(100.0 * d / total, 2) if total else None}
                       for n, cpu, d, e in self.curve] if self.coverage_known else [],
             "per_task": [{"task": r.spec.index, "seed": r.spec.seed, "order": r.spec.order, "depth": r.spec.depth,
                           "states": r.states, "max_depth": r.max_depth, "stopped": r.stopped,
@@ -321,18 +360,27 @@ def coverage_curve(results: Sequence[TaskResult], k: int) -> list[tuple[int, flo
     return points
 
 
-def exhaustive_count(model: Model) -> tuple[tuple[int, float] | None, str]:
-    """The checker's distinct-state count of ``model`` (no property, up to its ``max_states``; with
-    symmetry reduction, the states of the unreduced system, which is what the tasks visit) and the
-    CPU seconds it took; None if it did not complete."""
+@dataclass(frozen=True)
+class Exhaustive:
+    """The checker's count of a model's states, to compare the swarm's coverage with (rule 5)."""
+
+    states: int  # distinct states it reached (with symmetry: of the unreduced system, as the tasks visit)
+    complete: bool  # False: it stopped at the model's max_states
+    cpu_seconds: float | None  # None: pinned in the model file ([check] states), not measured
+    note: str
+
+
+def exhaustive_count(model: Model) -> Exhaustive:
+    """The checker's search of ``model`` (no property, up to its ``max_states``) and its CPU seconds."""
     started = time.process_time()
     stats = explore(model.world, [], stop_at_first=False, check_deadlock=False, max_states=model.max_states).stats
     cpu = time.process_time() - started
-    if not stats.complete:
-        return None, f"the exhaustive search stopped at max_states ({stats.distinct:,} states, {cpu:.1f} s CPU)"
     states = getattr(stats, "unreduced", 0) or stats.distinct  # under symmetry: the states its orbits stand for
     reduced = f", {stats.distinct:,} explored under symmetry" if states != stats.distinct else ""
-    return (states, cpu), f"{states:,} states (--exhaustive{reduced}, {cpu:.1f} s CPU)"
+    if not stats.complete:
+        return Exhaustive(states, False, round(cpu, 3), f"the exhaustive search stopped at max_states: {states:,} "
+                          f"states{reduced} to depth {stats.depth} in {cpu:.1f} s CPU")
+    return Exhaustive(states, True, round(cpu, 3), f"{states:,} states (--exhaustive{reduced}, {cpu:.1f} s CPU)")
 
 
 def run_swarm(model: Model, options: SwarmOptions, *, spark: Any | None, trace_dir: Path | None,
@@ -351,10 +399,10 @@ def run_swarm(model: Model, options: SwarmOptions, *, spark: Any | None, trace_d
     report = SwarmReport(model, options, options.master, ran, traces, coverage_curve(ran.results, options.sample),
                          coverage_known=known)
     if options.exhaustive:
-        report.exhaustive, report.exhaustive_note = exhaustive_count(model)
+        report.exhaustive = exhaustive_count(model)
     elif model.pinned_states is not None:
-        report.exhaustive = (model.pinned_states, 0.0)
-        report.exhaustive_note = f"{model.pinned_states:,} states ([check] states; CPU time: see --exhaustive)"
+        report.exhaustive = Exhaustive(model.pinned_states, True, None,
+                                       f"{model.pinned_states:,} states ([check] states; CPU time: see --exhaustive)")
     return report
 
 
@@ -382,12 +430,13 @@ def report_lines(report: SwarmReport, label: str) -> list[str]:
         f"time      {cpu:,.1f} s CPU in the tasks, {report.ran.seconds:,.1f} s wall"
         + (f", Spark session start {report.ran.startup_seconds:.1f} s" if report.ran.startup_seconds else ""),
     ]
-    if report.exhaustive_note:
-        lines.append(f"checker   {report.exhaustive_note}")
+    if report.exhaustive is not None:
+        lines.append(f"checker   {report.exhaustive.note}")
     if report.coverage_known and report.curve:
-        lines.append("coverage  tasks   CPU s   distinct states" + ("   % of exhaustive" if report.exhaustive else ""))
+        total = report.total
+        lines.append("coverage  tasks   CPU s   distinct states" + ("   % of exhaustive" if total else ""))
         for n, seconds, d, _ in report.curve:
-            share = f"   {100.0 * d / report.exhaustive[0]:>15.1f}" if report.exhaustive else ""
+            share = f"   {100.0 * d / total:>15.1f}" if total else ""
             lines.append(f"          {n:>5} {seconds:>7.2f} {d:>17,}{share}")
     for t in report.traces:
         if t.trace is None:

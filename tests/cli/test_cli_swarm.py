@@ -104,6 +104,7 @@ def test_a_passing_model_gives_no_violation_with_coverage(tmp_path: Path, capsys
     code, (report,) = swarm_json(capsys, str(FIXED), *SMALL, "--trace-dir", str(tmp_path), "--exhaustive")
     assert code == 0 and report["verdict"] == "no-violation" and report["matches"] and report["found"] == []
     exhaustive = report["exhaustive_states"]
+    assert report["exhaustive_complete"] and report["exhaustive_cpu_seconds"] > 0
     assert exhaustive == load(FIXED).pinned_states or load(FIXED).pinned_states is None
     assert 0 < report["distinct_states"] <= exhaustive  # every state a task visits is reachable
     assert report["distinct_exact"] and report["coverage_percent"] == round(100 * report["distinct_states"]
