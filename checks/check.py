@@ -63,6 +63,9 @@ class Outcome:
             "seconds": round(self.seconds, 3), "states_per_s": round(stats.states_per_second),
             "collision_probability": stats.collision_probability, "levels": stats.levels,
             "symmetry_group": stats.symmetry_group, "unreduced_states": stats.unreduced,
+            "budgets": [{"depth": depth, "used": {name: {"mean": round(used, 3), "budget": budget}
+                                                  for name, (used, budget) in usage.items()}}
+                        for depth, usage in stats.budgets],
             "trace_length": len(self.trace.actions) if self.trace else None,
             "trace": str(self.trace_path) if self.trace_path else None,
             "witness_steps": len(self.model.witness), "witness_error": self.witness_error,

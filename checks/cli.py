@@ -289,9 +289,13 @@ def _growth(outcome: Outcome) -> str:
     levels = stats.levels
     shown = ", ".join(f"{n:,}" for n in levels[-6:])
     ratio = f"; the last complete level grew {levels[-2] / max(levels[-3], 1):.1f}x" if len(levels) >= 3 else ""
+    spent = "".join(f"\n  budgets used at depth {depth} (mean of a sample / budget): " + ", ".join(
+        f"{name} {used:.1f}/{budget}" for name, (used, budget) in usage.items() if budget)
+        for depth, usage in stats.budgets)
     return (f"incomplete: max_states = {model.max_states:,} reached at depth {stats.depth}; new states per "
-            f"level (last {min(6, len(levels))}): {shown}{ratio}. Cut a budget ([sends], [faults], views) "
-            "or raise [check] max_states.")
+            f"level (last {min(6, len(levels))}): {shown}{ratio}.{spent}\n  The budgets far from spent at the "
+            "deepest level still branch every state there: cut those first ([sends], [faults], views), or raise "
+            "[check] max_states.")
 
 
 def _short(path: Path) -> str:

@@ -173,12 +173,16 @@ class World:
         self._renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
         self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
         self._batch: BatchExpander | None = None  # made on first use
-        self._symmetry: MemberSymmetry | None = None  # made on first use
         self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
         nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
         env = Env(bounds.loss, bounds.duplicate, bounds.receiver_removals, (0,) * n)
         self._init = nodes + (self.net_table(()), self.env_table(env), self.hist_table(history))
+        # ``Symmetric`` (checks/explore/system.py): the renamings of members that map the model onto
+        # itself, the group's order (1: none) and orbit representatives (models/symmetry.py)
+        self.symmetry = MemberSymmetry(self)
+        self.symmetry_group_size = self.symmetry.group_size
+        self.canonical_batch = self.symmetry.canonical_batch
 
     # -- TransitionSystem ---------------------------------------------------------------------
     def init_states(self) -> Sequence[tuple[int, ...]]:
@@ -281,24 +285,22 @@ class World:
             self._batch = BatchExpander(self)
         return self._batch.expand(worlds)
 
-    @property
-    def symmetry(self) -> MemberSymmetry:
-        """The model's member symmetries (``models/symmetry.py``)."""
-        if self._symmetry is None:
-            self._symmetry = MemberSymmetry(self)
-        return self._symmetry
+    def budget_usage(self, world: tuple[int, ...]) -> dict[str, tuple[int, int]]:
+        """``BudgetUsage``: what ``world`` has used of the model's sends, fault budgets, view
+        scripts and ``max_in_flight`` (its fullest channel)."""
+        n, bounds = self.n, self.bounds
+        env: Env = self.env_table.values[world[n + 1]]
+        history: History = self.hist_table.values[world[n + 2]]
+        per_channel: dict[tuple[int, int], int] = {}
+        for packet in self.net_table.values[world[n]]:
+            per_channel[packet.src, packet.dst] = per_channel.get((packet.src, packet.dst), 0) + 1
+        return {"sends": (sum(c.sent for c in history.channels), sum(bounds.sends)),
+                "loss": (bounds.loss - env.loss, bounds.loss),
+                "duplicate": (bounds.duplicate - env.duplicate, bounds.duplicate),
+                "receiver_removals": (bounds.receiver_removals - env.removals, bounds.receiver_removals),
+                "views": (sum(env.view_index), sum(map(len, bounds.views))),
+                "fullest_channel": (max(per_channel.values(), default=0), bounds.max_in_flight)}
 
-    @property
-    def symmetry_group_size(self) -> int:
-        """``Symmetric``: how many renamings of members map the model onto itself (1: none)."""
-        return self.symmetry.group_size
-
-    def canonical_batch(self, worlds: Sequence[tuple[int, ...]]) -> tuple[Any, list[int]]:
-        """``Symmetric``: per world, the representative of its orbit (rows of a numpy array) and
-        the orbit's size."""
-        return self.symmetry.canonical_batch(worlds)
-
-    # -- decoding -----------------------------------------------------------------------------
     def view(self, world: tuple[int, ...]) -> WorldView:
         n = self.n
         return WorldView(tuple(self.node_table.values[i] for i in world[:n]), self.net_table.values[world[n]],

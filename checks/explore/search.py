@@ -70,6 +70,8 @@ class Stats:
     peak_rss_growth_mb: float = 0.0
     interrupted: bool = False  # stopped by Ctrl-C (KeyboardInterrupt): a partial search
     levels: list[int] = field(default_factory=list)  # distinct new states per BFS level (level 0: initial)
+    # an incomplete search: per deepest level (depth, {budget: (mean used, budget)}) over a sample of its states
+    budgets: list[tuple[int, dict[str, tuple[float, int]]]] = field(default_factory=list)
     symmetry_group: int = 1  # order of the symmetry group used (1: none)
     unreduced: int = 0  # states of the unreduced system the explored ones stand for (sum of orbit sizes)
 
@@ -145,6 +147,7 @@ class _Search:
         key_of = getattr(system, "property_key", None)
         self.key_of = key_of if callable(key_of) and all(any(p is q for q in own) for p in properties) else None
         self.verdicts: dict[Hashable, _Verdict] = {}
+        self.deepest: list[tuple[int, Level]] = []  # (depth, level) where the search stopped
         canonical = getattr(system, "canonical_batch", None)
         group = getattr(system, "symmetry_group_size", 1) if callable(canonical) else 1
         self.canonical: Callable[[Sequence[Hashable]], tuple[list[Hashable], list[int]]] | None = \
@@ -259,8 +262,28 @@ class _Search:
                 self.stats.depth += 1
                 self.stats.levels.append(len(next_frontier))
             self.stats.max_frontier = max(self.stats.max_frontier, len(next_frontier))
+            if stopped:
+                self.deepest = [(self.stats.depth - (1 if len(next_frontier) else 0), frontier),
+                                (self.stats.depth, next_frontier)]
             frontier, first = next_frontier, next_first
         return leftover or bool(len(frontier))
+
+    def budget_report(self, sample: int = 2000) -> None:
+        """``Stats.budgets`` for the levels the search stopped in (``BudgetUsage``)."""
+        usage = getattr(self.system, "budget_usage", None)
+        if not callable(usage):
+            return
+        for depth, level in self.deepest:
+            if not len(level):
+                continue
+            step = max(1, len(level) // sample)
+            states = [s for start in range(0, len(level), step) for s in level.chunk(start, start + 1)]
+            totals: dict[str, list[int]] = {}
+            for state in states:
+                for name, (used, budget) in usage(state).items():
+                    totals.setdefault(name, [0, budget])[0] += used
+            self.stats.budgets.append((depth, {name: (used / len(states), budget)
+                                               for name, (used, budget) in totals.items()}))
 
     def _expand_generic(self, chunk: Sequence[Hashable]) -> tuple[list[Hashable], list[int], list[bool]]:
         """``BatchExpansion.expand_batch`` from the ``TransitionSystem`` methods."""
@@ -344,6 +367,8 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
                      check_deadlock=check_deadlock, progress=progress, symmetry=symmetry)
     init = search.run()
     search.verdicts.clear()
+    if not search.stats.complete and not search.stats.interrupted:
+        search.budget_report()
     search.stats.peak_rss_growth_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 1024
     findings = search.findings
     if search.stats.interrupted:  # a chunk may have been cut short: keep what was fully recorded

@@ -114,6 +114,14 @@ class Symmetric(Protocol):
         ...
 
 
+class BudgetUsage(Protocol):
+    def budget_usage(self, state: Any) -> dict[str, tuple[int, int]]:
+        """How much of each of the model's budgets ``state`` has used: name -> (used, budget), in
+        a fixed order. An incomplete search reports their means in its deepest levels, so the user
+        sees which budgets the growth is spending."""
+        ...
+
+
 class TransitionSystem(Protocol):
     """What a model must provide to be checked, replayed and rendered."""
 

@@ -16,6 +16,7 @@ import pytest
 
 import checks.cli as cli
 from checks.cli import MODELS_DIR, main
+from models.modelfile import load
 
 SMALL = MODELS_DIR / "unicast3" / "jgrp1873-fixed.toml"
 BIG = MODELS_DIR / "bench" / "unicast3-bench.toml"  # about 2.7 million states: far longer than this test waits
@@ -66,3 +67,30 @@ def test_ctrl_c_reports_what_was_explored(tmp_path: Path) -> None:
     assert line.startswith("seqcheck: interrupted in models/bench/unicast3-bench.toml after ")
     assert "these held: no_duplicate, in_order" in line
     assert "not judged (the search is partial): eventually_delivered, eventually_acked" in line
+
+
+def test_an_incomplete_search_says_which_budgets_it_spends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "small.toml"
+    model.write_text(SMALL.read_text().replace("max_states = ", "# max_states = ").replace(
+        "[check]", "[check]\nmax_states = 500", 1))
+    assert main(["check", "--no-progress", "--json", "--trace-dir", str(tmp_path), str(model)]) == 1
+    row = json.loads(capsys.readouterr().out)
+    depths = [level["depth"] for level in row["budgets"]]
+    assert depths == [row["depth"] - 1, row["depth"]] or depths == [row["depth"]]
+    for level in row["budgets"]:
+        sends = level["used"]["sends"]
+        assert sends["budget"] == sum(load(model).world.bounds.sends) and 0 < sends["mean"] <= sends["budget"]
+    assert main(["check", "--no-progress", "--trace-dir", str(tmp_path), str(model)]) == 1
+    out = capsys.readouterr().out
+    assert f"budgets used at depth {depths[-1]} (mean of a sample / budget): sends " in out
+
+
+def test_budget_usage_counts_what_a_world_has_spent(tmp_path: Path) -> None:
+    world = load(MODELS_DIR / "unicast3" / "both-directions.toml").world  # A->B 2, B->A 1, loss 1
+    init = world.init_states()[0]
+    assert all(used == 0 for used, _ in world.budget_usage(init).values())
+    send = next(after for action, after in world.successors(init) if type(action).__name__ == "AppSend")
+    lost = next(after for action, after in world.successors(send) if type(action).__name__ == "LosePacket")
+    usage = world.budget_usage(lost)
+    assert usage["sends"] == (1, sum(world.bounds.sends)) and usage["loss"] == (1, world.bounds.loss)
+    assert world.budget_usage(send)["fullest_channel"] == (1, world.bounds.max_in_flight)
