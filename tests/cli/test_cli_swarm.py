@@ -1,7 +1,8 @@
 """``seqcheck check --swarm`` (checks/swarm_job.py) with ``--master none``: the tasks in this process.
 
 Invariants tested: every shipped defect model (expect != pass, each protocol of a side-by-side file)
-is found by a small swarm, its trace validated, shortened and written where ``seqcheck check``
+is found by a small swarm (all but two of them are ``slow``: ``pytest -m slow
+tests/cli/test_cli_swarm.py``), its trace validated, shortened and written where ``seqcheck check``
 writes counterexamples, and ``seqcheck show`` draws it; the results depend on ``--seed`` only and
 are printed with it; a passing model gives ``no-violation``; a swarm that does not find the
 expected violation exits 1; a swarm option without ``--swarm``, or a bad value, is one line and
@@ -29,15 +30,22 @@ FIXED = MODELS_DIR / "unicast3" / "jgrp1873-fixed.toml"
 TIMES = {"cpu_seconds", "seconds", "startup_seconds", "exhaustive_cpu_seconds"}
 
 
+FAST = {"unicast3/jgrp1578-ack-only-new.toml", "side-by-side/jgrp1563.toml"}  # in the default suite
+
+
 def defect_models() -> list[Any]:
+    """Every shipped model expecting a violation; all but ``FAST`` are slow (together about a
+    minute of CPU: each side-by-side file also runs its passing UNICAST3 half)."""
     found = []
     for path in sorted(MODELS_DIR.rglob("*.toml")):
-        if path.relative_to(MODELS_DIR).parts[0] in ("bench", "fuzz"):
+        name = str(path.relative_to(MODELS_DIR))
+        if name.split("/")[0] in ("bench", "fuzz"):
             continue
         for model in load_all(path):
             if model.expect != "pass":
                 found.append(pytest.param(path, model.protocol if model.side_by_side else None,
-                                          id=f"{path.relative_to(MODELS_DIR)}:{model.protocol}"))
+                                          id=f"{name}:{model.protocol}",
+                                          marks=() if name in FAST else pytest.mark.slow))
     return found
 
 
