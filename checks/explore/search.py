@@ -152,6 +152,8 @@ class _Search:
         group = getattr(system, "symmetry_group_size", 1) if callable(canonical) else 1
         self.canonical: Callable[[Sequence[Hashable]], tuple[list[Hashable], list[int]]] | None = \
             canonical if symmetry and isinstance(group, int) and group > 1 else None
+        if self.canonical is not None and self.width is None:  # rows are for packed states only
+            self.canonical = _as_tuples(self.canonical)
         self.stats.symmetry_group = group if self.canonical else 1
 
     def representatives(self, states: Sequence[Hashable]) -> Fingerprints:
@@ -385,6 +387,18 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
             finding.path = rebuild_path(system, search.parents, _StoredFingerprints(search.seen),
                                         finding.state_index, init, search.representatives)
     return result
+
+
+def _as_tuples(canonical: Callable[[Sequence[Hashable]], tuple[Any, list[int]]]
+               ) -> Callable[[Sequence[Hashable]], tuple[list[Hashable], list[int]]]:
+    """``canonical`` with representatives given as rows of an array turned into tuples."""
+    def tuples(states: Sequence[Hashable]) -> tuple[list[Hashable], list[int]]:
+        representatives, sizes = canonical(states)
+        if isinstance(representatives, np.ndarray):
+            return list(map(tuple, representatives.tolist())), sizes
+        return list(representatives), sizes
+
+    return tuples
 
 
 def _liveness_findings(search: _Search) -> list[Finding]:

@@ -98,6 +98,26 @@ def test_reduced_search_agrees_with_the_plain_one(tmp_path: Path, name: str) -> 
     _compare(path)
 
 
+def test_a_symmetric_system_without_packed_states(tmp_path: Path) -> None:
+    """The generic path (no ``state_width``, ``expand_batch``, ``property_key``) reduces alike."""
+
+    class Plain:
+        def __init__(self, world: object) -> None:
+            self._world = world
+
+        def __getattr__(self, attr: str) -> object:
+            if attr in ("expand_batch", "state_width", "property_key"):
+                raise AttributeError(attr)
+            return getattr(self._world, attr)
+
+    path = _model(tmp_path, "u2-fan-out")
+    fast = explore(load(path).world, stop_at_first=False)
+    plain = explore(Plain(load(path).world), stop_at_first=False)  # type: ignore[arg-type]
+    assert plain.stats.symmetry_group == 2
+    assert (plain.stats.distinct, plain.stats.unreduced) == (fast.stats.distinct, fast.stats.unreduced)
+    assert [(f.prop, len(f.path)) for f in plain.findings] == [(f.prop, len(f.path)) for f in fast.findings]
+
+
 @pytest.mark.parametrize("path", ["unicast2/scenario-7-disjoint-merge.toml"])
 def test_shipped_symmetric_models_agree(path: str) -> None:
     assert load(SHIPPED / path).world.symmetry_group_size == 2
