@@ -74,8 +74,16 @@ class Trace:
             raise TraceError(f"{path}: cannot be read: {error.strerror or error}") from None
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise TraceError(f"{path}: format: expected \"{FORMAT}\"")
+        steps = raw.get("steps")
+        if not isinstance(steps, list) or not all(isinstance(s, dict) and isinstance(s.get("action"), dict)
+                                                  for s in steps):
+            raise TraceError(f"{path}: missing or malformed field steps: expected a list of objects, each with an"
+                             " \"action\" object")
+        for key in ("model", "model_digest", "property", "kind"):
+            if not isinstance(raw.get(key), str):
+                raise TraceError(f"{path}: missing or malformed field {key}: expected a string, got "
+                                 f"{json.dumps(raw.get(key))[:40]}")
         try:
-            steps = raw["steps"]
             if raw.get("length") != len(steps):
                 raise TraceError(f"{path}: length: expected {len(steps)} (the number of steps), "
                                  f"got {raw.get('length')!r}")

@@ -1,6 +1,6 @@
 """The command line over mutated model (TOML) and trace (JSON) files (issue 18, "done when"): every
 run ends with exit code 0, 1 or 2, never a traceback, within a timeout, and a usage error (2) is
-one line on stderr.
+one line on stderr, in the project's words (not an exception's: "'int' object is not subscriptable").
 
 Seeds are small shipped models (copied, with ``max_states`` capped so no single mutation can make a
 search long) and the counterexamples ``seqcheck check`` writes for them. Each mutated file gets one
@@ -186,11 +186,17 @@ def run_process(argv: list[str], cwd: Path) -> tuple[int, str]:
     return run.returncode, run.stderr
 
 
+# Python's own wording of an exception, which says nothing to someone who wrote a file wrong.
+LEAKED = re.compile(r"object is not|indices must|update sequence|NoneType|unhashable|has no attribute|"
+                    r"argument must be|invalid literal|positional argument|unexpected keyword|KeyError")
+
+
 def judge(argv: list[str], code: int, err: str, where: str) -> None:
     assert code in (0, 1, 2), f"{where}: seqcheck {' '.join(argv)} exited {code}: {err}"
     if code == 2:
         lines = [line for line in err.splitlines() if not line.startswith("seqcheck: note:")]
         assert len(lines) == 1 and lines[0].startswith("seqcheck: "), f"{where}: not one line: {err!r}"
+        assert not LEAKED.search(lines[0]), f"{where}: an exception's wording, not what was expected: {err!r}"
 
 
 # ---------------------------------------------------------------------------------------------- seeds
