@@ -170,6 +170,10 @@ class XmitReqMsg:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"XmitReqMsg is immutable (cannot set {name})")
 
+    def __reduce__(self) -> tuple[type[XmitReqMsg], tuple[tuple[int, ...]]]:
+        """Pickled and copied as the tuple it stands for (as when it was a frozen dataclass)."""
+        return XmitReqMsg, (self.seqnos,)
+
     def __eq__(self, other: object) -> bool:
         return type(other) is XmitReqMsg and self.seqnos == other.seqnos
 

@@ -13,7 +13,9 @@ Two groups of fields:
   ``impl.window.Table`` frees rows as it goes; ``max_msg_batch_size`` does not, because the engine
   receives single messages, never batches.
 - Limits against hostile or broken peers (not in JGroups): far above what a well-behaved peer
-  needs, so the engine behaves exactly like ``spec/unicast2.py`` below them.
+  needs, so the engine behaves exactly like ``spec/unicast2.py`` below them, except
+  ``sync_min_interval`` and ``resend_factor``, which honest traffic reaches (the lockstep harness
+  sets both to 0).
 
 ``Config()`` is valid; ``Config(field=bad)`` raises ``ValueError("Config.<field>: expected ...,
 got ...")``.

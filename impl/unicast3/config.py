@@ -12,7 +12,8 @@ Two groups of fields:
   not exist because ``impl.window.Table`` frees rows as it goes instead of compacting).
 - Limits against hostile or broken peers (not in JGroups): they bound the memory and work one
   datagram, or a flood of them, can cost. Each is far above what a well-behaved peer needs, so the
-  engine behaves exactly like ``spec/unicast3.py`` below them.
+  engine behaves exactly like ``spec/unicast3.py`` below them, except ``resend_factor``, which an
+  honest receiver's request for a large lost burst reaches (its recovery then takes more runs).
 
 ``Config()`` is valid; ``Config(field=bad)`` raises ``ValueError`` naming the field and what was
 expected.

@@ -5,7 +5,10 @@ bisection of the tuple would. Decode speed is measured by ``seqcheck bench --eng
 
 from __future__ import annotations
 
+import copy
+import pickle
 from bisect import bisect_right
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -54,6 +57,12 @@ def test_the_worst_case_request_is_served_without_reading_the_rest() -> None:
     assert msg.between(0, 9, 8_192) == ([1, 9], 2)
     assert msg.between(0, 65_536, 3) == ([1, 9, 17], 8_192)
     assert msg.between(65_536, 70_000, 10) == ([], 0)
+
+
+@pytest.mark.parametrize("copy_of", [lambda m: pickle.loads(pickle.dumps(m)), copy.copy, copy.deepcopy])
+def test_a_decoded_request_pickles_and_copies(copy_of: Any) -> None:
+    msg = u2_codec.decode(u2_codec.encode(XmitReqMsg((3, 4, 900))))
+    assert copy_of(msg) == msg and copy_of(msg).seqnos == (3, 4, 900)
 
 
 def test_a_request_is_immutable() -> None:
