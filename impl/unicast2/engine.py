@@ -209,6 +209,7 @@ class Unicast2Engine(Generic[P]):
             assert s.window.offset == 0 and s.window.low == s.window.hd, (peer, s.window)
             assert s.watermark[0] <= s.watermark[1] <= s.highest_sent, (peer, s.watermark)
             assert s.highest_sent - s.acked <= cfg.max_send_window, peer
+            assert 0 <= s.resend_spent <= cfg.max_resend_bytes, (peer, s.resend_spent)
         for peer, r in m.recv.items():
             r.window.check_invariants()
             assert r.window.hr == r.delivered or r.window.get(r.delivered + 1) is None, (peer, r.window)

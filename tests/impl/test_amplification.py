@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checks.conform import unicast2 as conform_u2
 from checks.conform import unicast3 as conform_u3
@@ -176,3 +178,47 @@ def test_the_bound_is_validated(protocol: str) -> None:
         config_class(resend_factor=-1)
     with pytest.raises(ValueError, match=r"Config\.max_resend_bytes: expected >= codec_limits.max_datagram"):
         config_class(max_resend_bytes=65_506)
+
+
+@st.composite
+def hostile_datagrams(draw: st.DrawFn, protocol: str) -> bytes:
+    """A well-formed request of any kind the protocol answers with resends, any content."""
+    codec = PROTOCOLS[protocol][2]
+    seqnos = draw(st.sets(st.integers(0, 400), max_size=300))
+    kinds = ["XMIT_REQ", "SEND_FIRST_SEQNO"] + (["STABLE"] if protocol == "unicast2" else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind == "XMIT_REQ":
+        return bytes(codec.encode(codec.XmitReqMsg.of(seqnos)))
+    if kind == "SEND_FIRST_SEQNO":
+        ts = draw(st.integers(0, 2**31 - 1))
+        msg = codec.SendFirstSeqnoMsg(draw(st.integers(0, MAX_SEQNO)), 0) if protocol == "unicast2" \
+            else codec.SendFirstSeqnoMsg(ts)
+        return bytes(codec.encode(msg))
+    hd = draw(st.integers(0, 400))
+    return bytes(u2_codec.encode(u2_codec.StableMsg(hd, hd + draw(st.integers(0, 50)), 0, 0)))
+
+
+@settings(max_examples=60, database=None, deadline=None)
+@given(st.sampled_from(list(PROTOCOLS)), st.data())
+def test_every_answer_to_any_request_sequence_is_within_the_bound(protocol: str, data: st.DataObject) -> None:
+    """Any sequence of requests against a window of 300 messages of 0 to 2,000 bytes: each answer
+    within max(64 x the request, one maximal datagram), all answers of an interval within
+    max_resend_bytes (here 200,000)."""
+    config_class, engine_class, _codec = PROTOCOLS[protocol]
+    config = config_class(max_resend_bytes=200_000)
+    a = engine_class(config, members=["A", "B"], now=0)
+    sizes = data.draw(st.lists(st.integers(0, 2_000), min_size=300, max_size=300))
+    for size in sizes:
+        a.send("B", bytes(size), now=0)
+    a.datagrams_to_send()
+    now, spent = 0, 0
+    for _ in range(data.draw(st.integers(1, 12))):
+        later = data.draw(st.sampled_from([0, 0, 1, config.xmit_interval]))
+        if later == config.xmit_interval:
+            spent = 0
+        now += later
+        request = data.draw(hostile_datagrams(protocol))
+        sent = sum(map(len, answer(a, request, now=now)))
+        spent += sent
+        assert sent <= bound(len(request)) and spent <= 200_000, (sent, len(request), spent)
+        a.check_invariants()
