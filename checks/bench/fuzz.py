@@ -13,10 +13,12 @@ the fuzz model), each in a fresh Python process (like ``checks/bench/checker.py`
   excluded; the Python workers' start, the model load, the rows' trip to the JVM and the Parquet
   write are included.
 
-Reported (one JSON line): steps/s of each (median over ``repeat``), the ratios plain/plain_whole
-(what incremental fingerprints gain), local1/plain, local2/plain and local2/local1,
-``spark_overhead_local1`` = 1 - local1/plain, and the machine's load average before each
-measurement (the machine may be shared: read the ratios with it).
+Reported (one JSON line): steps/s of each (median over ``repeat``; the plain ones also per second
+of the process's CPU time, ``cpu_steps_per_s``, which a shared machine's load disturbs less), the
+ratios plain/plain_whole (what incremental fingerprints gain; by wall and by CPU time),
+local1/plain, local2/plain and local2/local1, ``spark_overhead_local1`` = 1 - local1/plain, and
+the machine's load average before each measurement (the machine may be shared: read the ratios
+with it).
 """
 
 from __future__ import annotations
@@ -42,13 +44,14 @@ def measure(mode: str, model_path: Path, runs: int) -> dict[str, Any]:
 
     plan = FuzzPlan(model_path.name, model_path.read_text(), STEPS)
     if mode in ("plain", "plain_whole"):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         runner = Runner(plan, model_path)
         if mode == "plain_whole":
             runner.fingerprint = Fingerprints(runner.shared.world)
             runner.reduced_fingerprint = Fingerprints(runner.model.world)
         steps = sum(runner.run(seed).steps for seed in range(runs))
-        return _figures(steps, time.perf_counter() - started)
+        figures = _figures(steps, time.perf_counter() - started)
+        return {**figures, "cpu_steps_per_s": round(steps / (time.process_time() - cpu), 1)}
     return _spark(mode, plan, runs)
 
 
@@ -95,6 +98,8 @@ def run_fuzz_bench(model_path: Path, runs: int, *, repeat: int = 1) -> dict[str,
                      "load_before": [r["load_before"] for r in results[name]]}
     rate = {name: out[name]["steps_per_s"] for name, _ in MODES}
     out["ratio_plain_vs_plain_whole"] = round(rate["plain"] / rate["plain_whole"], 3)
+    cpu = {name: statistics.median(r["cpu_steps_per_s"] for r in results[name]) for name in ("plain", "plain_whole")}
+    out["ratio_plain_vs_plain_whole_cpu"] = round(cpu["plain"] / cpu["plain_whole"], 3)
     out["ratio_local1_vs_plain"] = round(rate["local1"] / rate["plain"], 3)
     out["ratio_local2_vs_plain"] = round(rate["local2"] / rate["plain"], 3)
     out["ratio_local2_vs_local1"] = round(rate["local2"] / rate["local1"], 3)
