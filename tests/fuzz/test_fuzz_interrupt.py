@@ -114,3 +114,26 @@ def test_a_master_that_listens_is_reached() -> None:
         port = server.getsockname()[1]
         assert unreachable(f"spark://127.0.0.1:1,127.0.0.1:{port}") == ""  # one of several is enough
     assert unreachable(f"spark://127.0.0.1:{port}").startswith(f"cannot reach the Spark master spark://127.0.0.1:{port}")
+
+
+def test_spark_that_does_not_start_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A master that takes the connection but turns Spark away (py4j raises with a Java trace,
+    here after about 100 s of Spark's retries): one line naming the Java exception, the trace in
+    ``--out/spark.log``."""
+    from checks.fuzz import command as fuzz_command
+
+    trace = ("An error occurred while calling None.org.apache.spark.sql.classic.SparkSession.\n"
+             ": java.lang.IllegalStateException: Cannot call methods on a stopped SparkContext.\n"
+             "\tat org.apache.spark.SparkContext.assertNotStopped(SparkContext.scala:128)\n")
+
+    def refused(master: str, app_name: str, *, log: Path | None = None) -> None:
+        raise RuntimeError(trace)
+
+    monkeypatch.setattr(fuzz_command, "session", refused)
+    out = tmp_path / "out"
+    assert main(["fuzz", str(FUZZ), "--master", "local[1]", "--out", str(out), "--no-progress"]) == 2
+    assert capsys.readouterr().err == (
+        "seqcheck: --master: Spark did not start on local[1]: java.lang.IllegalStateException: Cannot call methods "
+        f"on a stopped SparkContext. (details: {out / 'spark.log'})\n")
+    assert trace in (out / "spark.log").read_text()
