@@ -52,7 +52,7 @@ from checks.check import portable_path
 from checks.fuzz import inprocess
 from checks.fuzz.coverage import KINDS, coverage_table, phase_legend
 from checks.fuzz.inprocess import chosen_master
-from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, resumed_ledger
+from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, recorded_rows, resumed_ledger
 from checks.fuzz.model import write_scaled_model
 from checks.fuzz.run import FuzzPlan, Weights
 from checks.fuzz.shrink import Shrunk, shrink_failures
@@ -191,7 +191,8 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     options.check()
     file, protocol = split_reference(str(options.model))
     load(file, protocol=protocol)
-    master, why = chosen_master(options.master, options.runs, options.steps)
+    master, why = chosen_master(options.master, options.runs, options.steps,
+                                recorded_rows(options.out) if options.resume else None)
     if master.startswith("spark://"):
         problem = unreachable(master)
         if problem:

@@ -5,10 +5,11 @@ Rules
 -----
 1. Which: ``--master none`` runs in this process; ``--master auto`` runs in this process when the
    job asks for at most ``IN_PROCESS_STEPS`` steps (``--runs`` x ``--steps``), else on Spark
-   ``local[*]``. Spark's session start (10 to 60 s, most of a small job's wall time) then pays only
-   where its cores win it back: a process runs about 11,000 lockstep steps/s, Spark's ``local[2]``
-   about 14,500 (``seqcheck bench --fuzz``), so below a few hundred thousand steps one process
-   ends first even on a machine with many cores. The command prints which it chose and why.
+   ``local[*]``; with ``--resume`` it goes on the way the job started (its ledger says which).
+   Spark's session start (10 to 60 s, most of a small job's wall time) then pays only where its
+   cores win it back: a process runs about 11,000 lockstep steps/s, Spark's ``local[2]`` about
+   14,500 (``seqcheck bench --fuzz``), so below a few hundred thousand steps one process ends
+   first even on a machine with many cores. The command prints which it chose and why.
 2. The job is Spark's (``checks/fuzz/spark.py``) without Spark: the same ledger
    (``checks/fuzz/ledger.py``: seed ranges, segments, ``job.json``, ``--resume``), the ranges run
    one after the other by one ``checks.fuzz.run.Runner`` (fresh every ``FRESH_RUNNER_EVERY`` runs,
@@ -45,13 +46,18 @@ ROWS_FILE = "part-00000.jsonl"
 PROGRESS_EVERY = 15.0  # seconds between progress lines in a log (a terminal's line is rewritten each range)
 
 
-def chosen_master(master: str, runs: int, steps: int) -> tuple[str, str]:
-    """Rule 1: (the master the job runs on, ``none`` for this process; why, in words)."""
+def chosen_master(master: str, runs: int, steps: int, resumed: str | None = None) -> tuple[str, str]:
+    """Rule 1: (the master the job runs on, ``none`` for this process; why, in words). ``resumed``:
+    how the job ``--resume`` goes on with stores its rows (``JobKey.rows``), which ``auto`` follows."""
     asked = runs * steps
     if master == "none":
         return "none", "in this process (--master none)"
     if master != "auto":
         return master, f"Spark (--master {master})"
+    if resumed == "jsonl":
+        return "none", "in this process (--master auto --resume: the job ran in this process)"
+    if resumed == "parquet":
+        return "local[*]", "Spark local[*] (--master auto --resume: the job ran on Spark)"
     if asked <= IN_PROCESS_STEPS:
         return "none", (f"in this process (--master auto: {runs:,} runs x {steps:,} steps <= {IN_PROCESS_STEPS:,}; "
                         "Spark local[*] above)")

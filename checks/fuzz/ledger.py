@@ -118,6 +118,16 @@ def new_ledger(results: Path, key: JobKey, ranges: list[tuple[int, int]], cores:
     return ledger
 
 
+def recorded_rows(folder: Path) -> str | None:
+    """How the job in ``folder`` (an ``--out``) stores its rows (``JobKey.rows``), None without a
+    readable ledger."""
+    try:
+        key = json.loads((folder / LEDGER).read_text())["key"]
+        return str(key.get("rows", "parquet"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def resumed_ledger(results: Path, key: JobKey) -> Ledger:
     """Rule 4 with ``--resume``: the ledger of ``results``'s job, which must be ``key``'s."""
     path = results.parent / LEDGER
@@ -145,8 +155,8 @@ def _difference(recorded: JobKey, wanted: JobKey) -> str:
     if name == "model_sha256":
         return "the model file's text differs"
     if name == "rows":
-        started = "in this process (--master none)" if there[name] == "jsonl" else "on Spark"
-        return f"it ran {started}: resume it the same way"
+        return ("it ran in this process: resume it with --master none (or auto)" if there[name] == "jsonl"
+                else "it ran on Spark: resume it with a Spark --master (or auto)")
     return f"{what} {_show(there[name])} there, {_show(here[name])} here"
 
 

@@ -26,6 +26,9 @@ FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
 
 
 def test_auto_runs_small_jobs_in_this_process() -> None:
+    assert chosen_master("auto", 10, 10, "parquet")[0] == "local[*]"  # --resume: the way the job started
+    assert chosen_master("auto", 10**9, 100, "jsonl")[0] == "none"
+    assert chosen_master("none", 10, 10, "parquet")[0] == "none"  # named: as named (refused if it differs)
     assert chosen_master("auto", IN_PROCESS_STEPS // 100, 100)[0] == "none"
     assert chosen_master("auto", IN_PROCESS_STEPS // 100 + 1, 100)[0] == "local[*]"
     assert chosen_master("auto", 1, IN_PROCESS_STEPS + 1)[0] == "local[*]"
@@ -88,4 +91,8 @@ def test_a_stopped_in_process_job_resumes_to_the_same_rows(tmp_path: Path,
     assert sorted(rows(tmp_path / "runs"), key=lambda row: row["seed"]) == whole
     assert main([*job, "--master", "local[1]", "--resume"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "it ran in this process (--master none): resume it the same way" in err
+    assert err.count("\n") == 1 and "it ran in this process: resume it with --master none (or auto)" in err
+    assert main([*job, "--resume", "--json"]) == 0  # auto goes on the way the job started
+    again = json.loads(capsys.readouterr().out)
+    assert again["master"] == "none" and again["resumed_runs"] == 48
+    assert again["master_chosen"] == "in this process (--master auto --resume: the job ran in this process)"
