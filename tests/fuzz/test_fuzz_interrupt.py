@@ -1,8 +1,8 @@
 """A fuzz job stopped by Ctrl-C, and a Spark master that is not there (issue 18, item 9).
 
 Invariants tested: Ctrl-C (SIGINT to the command's process group, as a terminal sends it) during a
-job prints exactly one line, saying how many runs were recorded and where the ledger is, and
-exits 130; the same command with ``--resume`` then finishes the job. In this process that takes
+job prints exactly one line after the job's progress lines, saying how many runs were recorded and
+where the ledger is, and exits 130; the same command with ``--resume`` then finishes the job. In this process that takes
 seconds; on Spark (marked slow: it starts Spark) no Java or py4j trace reaches the terminal
 either. A ``spark://`` master that takes no TCP connection is one line and exit 2 within seconds,
 before Spark starts or ``--out`` is made.
@@ -58,8 +58,11 @@ def interrupt(command: list[str], out: Path, deadline: float) -> subprocess.Comp
 
 
 def check_interrupted(done: subprocess.CompletedProcess[str], out: Path, runs: int) -> int:
+    """The interrupt's one line, after nothing but the job's progress lines (every 15 s in a log)."""
     assert done.returncode == 130 and done.stdout == ""
-    found = ONE_LINE.fullmatch(done.stderr)
+    *progress, last = done.stderr.splitlines(keepends=True)
+    assert all(line.startswith("fuzz: ") and "runs" in line for line in progress), done.stderr
+    found = ONE_LINE.fullmatch(last)
     assert found is not None, done.stderr
     assert int(found[2].replace(",", "")) == runs and found[3] == str(out / "job.json")
     return int(found[1].replace(",", ""))
