@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from models.interning import Interner
+from models.ranks import streams_in_use
 
 if TYPE_CHECKING:
     from models.world import World
@@ -61,8 +62,8 @@ class BatchExpander:
         self.net_sig: dict[int, int] = {}  # network -> id of the timestamps in flight
         self.node_signatures, self.net_signatures = Interner(), Interner()
         self.ranking: dict[tuple[int, ...], int] = {}  # signatures -> -1 (canonical) or ranks id
-        self.in_use = Interner()  # per issuer, the timestamps in use, sorted -> ranks id
-        self.ranks: list[tuple[dict[int, int], ...]] = []  # ranks id -> per issuer, timestamp -> rank
+        self.in_use = Interner()  # per stream, the timestamps in use, sorted -> ranks id
+        self.ranks: list[tuple[dict[int, int], ...]] = []  # ranks id -> per stream, timestamp -> rank
         self.renumbered_node: dict[tuple[int, int], int] = {}
         self.renumbered_net: dict[tuple[int, int], int] = {}
 
@@ -286,7 +287,8 @@ class BatchExpander:
         if net is None:
             rank = self.ranks[ranks]
             adapter = self.world.adapter
-            packets = tuple(sorted(p._replace(msg=adapter.renumber_packet(p.msg, rank[p.src]))
+            n = self.n
+            packets = tuple(sorted(p._replace(msg=adapter.renumber_packet(p.msg, rank[p.src * n + p.dst]))
                                    for p in self.world.net_table.values[net_id]))
             net = self.renumbered_net[net_id, ranks] = self.world.net_table(packets)
         return tuple(renumbered), net
@@ -294,18 +296,10 @@ class BatchExpander:
     def _ranking(self, key: tuple[int, ...]) -> int:
         in_flight = self.net_signatures.values[key[0]]
         infos = [self.node_signatures.values[s] for s in key[1:]]
-        used: list[set[int]] = []
-        canonical = True
-        for issuer in range(self.n):
-            values = set(in_flight[issuer])
-            values.update(info[1][issuer] for info in infos)
-            values.discard(0)
-            canonical = canonical and len(values) == infos[issuer][0]
-            used.append(values)
-        if canonical:
+        in_use = streams_in_use(self.n, infos, in_flight)
+        if in_use is None:
             self.ranking[key] = -1
             return -1
-        in_use = tuple(tuple(sorted(values)) for values in used)
         found = self.ranking[key] = self.in_use(in_use)
         if found == len(self.ranks):
             self.ranks.append(tuple({value: rank for rank, value in enumerate(values, 1)} for values in in_use))

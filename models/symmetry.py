@@ -8,12 +8,10 @@ Rules
    when it maps every bound onto itself: the application sends of each pair ``(p[s], p[d])``
    equal those of ``(s, d)``; the view script of ``p[m]`` is ``m``'s with every member renamed;
    so is the initial view; the protocol can rename members in a node
-   (``ProtocolAdapter.permute_node`` is not None); and the initial world is its own image. With
-   three members or more, a protocol that issues timestamps from one counter across its peers
-   (UNICAST3 as shipped, UNICAST2 with JGRP-1873's fix) has no symmetry: rule 5 ranks a member's
-   timestamps jointly over its peers, so the ranks of what it sent to B and to C record the order
-   of sends that renaming B and C reverses. (Ranking per pair is also bisimilar and would lift this;
-   not done yet.) Loss,
+   (``ProtocolAdapter.permute_node`` is not None); and the initial world is its own image. (A
+   member stamps what it sends to all its peers from one counter; rule 5 ranks timestamps per
+   stream, (issuer, holder), so the order in which it stamped for two peers is forgotten and
+   renaming them changes nothing. Ranked per issuer, as before, it would not be symmetric.) Loss,
    duplication, removal budgets, ``max_in_flight`` and the protocol's settings are the same for
    every member. The permutations that pass form a group (they are exactly the automorphisms of
    these finitely many structures).
@@ -23,7 +21,7 @@ Rules
    ``m`` was in its view script. Budgets and step-violation bits are global and stay.
 3. Why this is sound (the argument the checker relies on): the protocol promises its handlers
    commute with renaming, and the world treats members alike (every pair and packet in the same
-   way, rule 5's timestamp renumbering per issuer), so ``w -> w'`` by action ``a`` iff
+   way, rule 5's timestamp renumbering per stream), so ``w -> w'`` by action ``a`` iff
    ``p(w) -> p(w')`` by ``a`` renamed, with the same fault flag; a state is cut iff its image is
    (``max_in_flight`` is per channel); and every property quantifies over all members and pairs
    alike, so it holds on ``p(w)`` iff on ``w``. Each symmetry is therefore an automorphism of the
@@ -61,9 +59,6 @@ def model_symmetries(world: World) -> tuple[list[Perm], str]:
     n, bounds = world.n, world.bounds
     if world.adapter.permute_node(world.node_table.values[world.init_states()[0][0]], tuple(range(n))) is None:
         return [], f"protocol {world.adapter.name} does not rename members"
-    if n >= 3 and world.reduce_timestamps and world.adapter.issues_timestamps(world.cfg):
-        return [], ("timestamps come from one counter per member across its peers and rule 5 ranks them per "
-                    "member, so renaming two of its peers reorders them (ranking them per pair would not)")
 
     def renamed(view: frozenset[int], perm: Perm) -> frozenset[int]:
         return frozenset(perm[m] for m in view)

@@ -15,14 +15,20 @@ Rules
    (a state over it is a *cut* state: checked but not expanded, and reported).
 4. History (``spec/reliable_fifo.Channel`` per pair, plus one bit per violated step property) is
    part of the state, so every violation is visible in the state where it happens.
-5. Timestamps are renumbered. UNICAST3 compares the timestamps of ACK and SEND_FIRST_SEQNO only
-   with each other (newer or not) and issues each new one as "one more than the last issued", so
-   replacing every member's timestamps in use (the ``last_ts`` others hold for it, those in
-   flight from it) by their ranks 1..k changes no future behaviour: the renumbered world
-   is bisimilar to the original. The counter itself becomes k: the next timestamp only has to be
-   newer than every one still in use. Without this, a receiver that keeps asking (an unfair schedule
-   that never delivers one packet) drives its counter up forever and the state space is infinite.
-   Traces therefore show ranks: only the order of two timestamps means anything.
+5. Timestamps are renumbered, per *stream*. UNICAST3 compares the timestamps of ACK and
+   SEND_FIRST_SEQNO only with each other (newer or not), and only those one member issued to one
+   peer (the peer's send entry keeps the last it accepted from that member), and issues each new
+   one as "one more than the last issued". So replacing the timestamps in use on each stream
+   (issuer, holder) (the ``last_ts`` the holder keeps for the issuer, those in flight from the
+   issuer to the holder) by their ranks 1..k changes no future behaviour: the renumbered world is
+   bisimilar to the original. The issuer's counter becomes the largest k of its streams: the next
+   timestamp only has to be newer than every one still in use. Ranking per stream rather than per
+   issuer forgets the order of what a member stamped for two different peers, which no future step
+   reads; it merges more states and makes the world symmetric under renaming peers
+   (``models/symmetry.py``). With two members each issuer has one stream and both readings agree.
+   Without renumbering, a receiver that keeps asking (an unfair schedule that never delivers one
+   packet) drives its counter up forever and the state space is infinite. Traces therefore show
+   ranks: only the order of two timestamps of one stream means anything.
 6. Packets do not outlive a connection's entries. A member drops its receive window for a peer (the
    test hook, or conn_close_timeout of a CLOSING entry) only while no packet of that window is in
    flight: no DATA from the peer, and no ACK, SEND_FIRST_SEQNO or XMIT_REQ of the window to the
@@ -49,6 +55,7 @@ from typing import Any, NamedTuple
 from models.batch import BatchExpander
 from models.interning import Interner
 from models.protocols.base import ProtocolAdapter
+from models.ranks import streams_in_use
 from models.symmetry import MemberSymmetry
 from spec import reliable_fifo
 from spec.reliable_fifo import Channel
@@ -367,7 +374,7 @@ class World:
     def handle_stimulus(self, member: int, node_id: int, stimulus: Hashable
                         ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]:
         """Run the handler: (new node id, packets sent, observations, may a timestamp in use have
-        disappeared, so that rule 5's renumbering must look)."""
+        disappeared or a new one been issued, so that rule 5's renumbering must look)."""
         node = self.node_table.values[node_id]
         new_node, effects = self.adapter.handle(self.cfg, node, stimulus)
         packets, observed = [], []
@@ -381,32 +388,23 @@ class World:
         observed.extend(self.adapter.step_observations(node, new_node, stimulus, effects))
         new_id = self.node_table(new_node)
         drops = (isinstance(stimulus, Packet) and self.adapter.packet_timestamp(stimulus.msg) != 0) or (
-            self.timestamps_of_node(node_id)[1] != self.timestamps_of_node(new_id)[1])
+            self.timestamps_of_node(node_id) != self.timestamps_of_node(new_id))
         return new_id, tuple(packets), tuple(observed), drops
 
     def _renumber_timestamps(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:
-        """Rule 5: each member's timestamps in use become 1..k, in the same order."""
-        n = self.n
-        infos = [self.timestamps_of_node(i) for i in nodes]
-        in_flight = self.timestamps_in_flight(net_id)
-        used: list[set[int]] = []
-        canonical = True
-        for issuer in range(n):
-            values = set(in_flight[issuer])
-            values.update(info[1][issuer] for info in infos)
-            values.discard(0)
-            canonical = canonical and len(values) == infos[issuer][0]
-            used.append(values)
-        if canonical:
+        """Rule 5: the timestamps in use on each stream become 1..k, in the same order."""
+        in_use = streams_in_use(self.n, [self.timestamps_of_node(i) for i in nodes],
+                                self.timestamps_in_flight(net_id))
+        if in_use is None:
             return nodes, net_id
-        in_use = tuple(tuple(sorted(values)) for values in used)
         key = (nodes, net_id, in_use)
         found = self._renumbered.get(key)
         if found is None:
             ranks = tuple({value: rank for rank, value in enumerate(values, 1)} for values in in_use)
             renumbered = tuple(self.node_table(self.adapter.renumber_node(self.node_table.values[i], ranks))
                                for i in nodes)
-            packets = tuple(sorted(p._replace(msg=self.adapter.renumber_packet(p.msg, ranks[p.src]))
+            n = self.n
+            packets = tuple(sorted(p._replace(msg=self.adapter.renumber_packet(p.msg, ranks[p.src * n + p.dst]))
                                    for p in self.net_table.values[net_id]))
             found = renumbered, self.net_table(packets)
             if len(self._renumbered) < RENUMBER_MEMO_LIMIT:
@@ -420,12 +418,14 @@ class World:
         return found
 
     def timestamps_in_flight(self, net_id: int) -> tuple[frozenset[int], ...]:
+        """Per stream (index issuer * n + holder), the timestamps in flight on it (0: unstamped)."""
         found = self._net_ts.get(net_id)
         if found is None:
-            per_src: list[set[int]] = [set() for _ in range(self.n)]
+            n = self.n
+            per_stream: list[set[int]] = [set() for _ in range(n * n)]
             for packet in self.net_table.values[net_id]:
-                per_src[packet.src].add(self.adapter.packet_timestamp(packet.msg))
-            found = self._net_ts[net_id] = tuple(frozenset(s) for s in per_src)
+                per_stream[packet.src * n + packet.dst].add(self.adapter.packet_timestamp(packet.msg))
+            found = self._net_ts[net_id] = tuple(frozenset(s) for s in per_stream)
         return found
 
     def _net_after(self, net_id: int, consumed: Packet | None, added: tuple[Packet, ...]) -> int:
@@ -487,9 +487,8 @@ class World:
         packet = getattr(action, "packet", None)
         if packet is None or not self.adapter.packet_timestamp(packet.msg):
             return action
-        infos = [self.timestamps_of_node(i) for i in world[:self.n]]
-        values = set(self.timestamps_in_flight(world[self.n])[packet.src])
-        values.update(info[1][packet.src] for info in infos)
+        values = set(self.timestamps_in_flight(world[self.n])[packet.src * self.n + packet.dst])
+        values.add(self.timestamps_of_node(world[packet.dst])[1][packet.src])
         values.discard(0)
         rank = {value: r for r, value in enumerate(sorted(values), 1)}
         renamed = packet._replace(msg=self.adapter.renumber_packet(packet.msg, rank))

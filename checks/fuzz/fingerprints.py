@@ -31,7 +31,7 @@ from checks.explore.fingerprint import Canonical, digest64
 from models.world import Packet, World
 
 PRIMITIVES = frozenset({int, str, bool, type(None), float, bytes})  # Canonical's primitives: repr()
-NetInfo = tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int], ...]]
+NetInfo = tuple[bytes, tuple[set[int], ...], tuple[tuple[int, int, int], ...]]
 
 
 class FastCanonical(Canonical):
@@ -99,8 +99,9 @@ class Fingerprints:
     A state of an unreduced world (real timestamps, as the lockstep harness runs) gets the
     fingerprint of the reduced state it stands for (what ``World.adopt`` would make of it),
     without building that state: ``models/world.py`` rule 5 replaces each timestamp in use by its
-    rank among its issuer's timestamps in use and each member's counter by how many of its
-    timestamps are in use, so the reduced state is determined by the state with every timestamp
+    rank among the timestamps in use on its stream (issuer, holder) and each member's counter by
+    the largest number of its timestamps in use on one stream, so the reduced state is determined
+    by the state with every timestamp
     set to 0 (*stripped*: digested once per interned node and network) and the ranks (listed after
     the digests, in the network's order, which ranking does not change). States of a reduced world
     are already ranked: for them the ranks are the timestamps themselves. Only the adapter's
@@ -111,9 +112,9 @@ class Fingerprints:
         self.world = world
         self.adapter = world.adapter
         self.node_info: dict[int, tuple[bytes, tuple[int, ...]]] = {}  # node id -> (stripped, last_ts per peer)
-        self.net_info: dict[int, NetInfo] = {}  # network id -> (stripped, timestamps per issuer, stamped)
+        self.net_info: dict[int, NetInfo] = {}  # network id -> (stripped, timestamps per stream, stamped)
         self.others: dict[tuple[int, int], bytes] = {}  # (slot, id) of the environment and the history
-        self.ranked: dict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, int], ...]], bytes] = {}
+        self.ranked: dict[tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, int, int], ...]], bytes] = {}
         self.canonical = self.make_canonical(self.adapter.timestamp_fields())  # timestamps read as 0
 
     def make_canonical(self, zeroed: dict[type, frozenset[str]]) -> Canonical:
@@ -140,7 +141,7 @@ class Fingerprints:
 
     def network(self, net_id: int) -> NetInfo:
         """(digest of the network with every timestamp 0, in its order; timestamps in flight per
-        issuer; (issuer, timestamp) of each stamped packet, in order)."""
+        stream; (issuer, holder, timestamp) of each stamped packet, in order)."""
         info = self.net_info.get(net_id)
         if info is None:
             info = self.net_info[net_id] = self._stripped_net(self.world.net_table.values[net_id])
@@ -155,35 +156,41 @@ class Fingerprints:
         return found
 
     def ranks(self, held: Iterable[tuple[int, ...]], flight: tuple[set[int], ...],
-              stamped: tuple[tuple[int, int], ...]) -> bytes:
-        """The ranks part of a fingerprint: how many timestamps of each member are in use, then the
-        rank of each timestamp held by a node (per peer) and in flight (in the network's order).
-        ``flight`` less 0 is what ``stamped`` lists per issuer, so (held, stamped) is the key."""
+              stamped: tuple[tuple[int, int, int], ...]) -> bytes:
+        """The ranks part of a fingerprint: per member the largest number of its timestamps in use
+        on one stream, then the rank of each timestamp held by a node (per peer) and in flight (in
+        the network's order), each among those in use on its stream (issuer * n + holder).
+        ``flight`` less 0 is what ``stamped`` lists per stream, so (held, stamped) is the key."""
         key = (tuple(held), stamped)  # every timestamp in use, where it is
         found = self.ranked.get(key)
         if found is not None:
             return found
+        n = self.world.n
         ranks = []
-        for issuer in range(self.world.n):
-            used = flight[issuer].union([last[issuer] for last in key[0]])
-            used.discard(0)
-            ranks.append(dict(zip(sorted(used), range(1, len(used) + 1))))
-        ranked = [len(r) for r in ranks]
-        for last in key[0]:
-            ranked += [ranks[peer].get(ts, 0) for peer, ts in enumerate(last)]
-        ranked += [ranks[src][ts] for src, ts in stamped]
+        for issuer in range(n):
+            for holder in range(n):
+                used = set(flight[issuer * n + holder])
+                if holder != issuer:
+                    used.add(key[0][holder][issuer])
+                used.discard(0)
+                ranks.append(dict(zip(sorted(used), range(1, len(used) + 1))))
+        ranked = [max(len(ranks[issuer * n + holder]) for holder in range(n)) for issuer in range(n)]
+        for holder, last in enumerate(key[0]):
+            ranked += [ranks[peer * n + holder].get(ts, 0) for peer, ts in enumerate(last)]
+        ranked += [ranks[src * n + dst][ts] for src, dst, ts in stamped]
         found = self.ranked[key] = repr(ranked).encode()
         return found
 
     def _stripped_net(self, network: tuple[Packet, ...]) -> NetInfo:
-        per_issuer: tuple[set[int], ...] = tuple(set() for _ in range(self.world.n))
+        n = self.world.n
+        per_stream: tuple[set[int], ...] = tuple(set() for _ in range(n * n))
         stamped = []
         for packet in network:
             ts = self.adapter.packet_timestamp(packet.msg)
-            per_issuer[packet.src].add(ts)
+            per_stream[packet.src * n + packet.dst].add(ts)
             if ts:
-                stamped.append((packet.src, ts))
-        return self.digest(network), per_issuer, tuple(stamped)
+                stamped.append((packet.src, packet.dst, ts))
+        return self.digest(network), per_stream, tuple(stamped)
 
     def digest(self, value: Any) -> bytes:
         """8 bytes of the canonical text of ``value`` with its timestamps read as 0 (those of
@@ -204,7 +211,7 @@ class StepFingerprints(Fingerprints):
         self.parts: list[bytes] = []  # per slot of ``last``: its digest
         self.held: list[tuple[int, ...]] = []  # per member of ``last``: the last timestamps accepted
         self.flight: tuple[set[int], ...] = ()
-        self.stamped: tuple[tuple[int, int], ...] = ()
+        self.stamped: tuple[tuple[int, int, int], ...] = ()
         self.ranks_part = b""
 
     def make_canonical(self, zeroed: dict[type, frozenset[str]]) -> Canonical:

@@ -137,6 +137,8 @@ class ProtocolAdapter:
         return {}
 
     def renumber_node(self, node: Any, ranks: tuple[dict[int, int], ...]) -> Any:
+        """``node`` with its timestamps replaced by their ranks: ``ranks[issuer * n + holder]``
+        maps the timestamps in use on that stream to 1..k (rule 5)."""
         return node
 
     def renumber_packet(self, packet_msg: Any, rank: dict[int, int]) -> Any:
@@ -149,12 +151,6 @@ class ProtocolAdapter:
         (then the world offers no symmetry). A protocol that returns a node here promises that
         its handlers, timers and properties commute with renaming members."""
         return None
-
-    def issues_timestamps(self, cfg: Any) -> bool:
-        """Do members of this configuration issue timestamps (``timestamp_fields``) from one
-        counter across all their peers? Rule 5 of ``models/world.py`` ranks them per issuer, so
-        with three members or more renaming two peers reorders them: no symmetry then."""
-        return bool(self.timestamp_fields())
 
     def permute_message(self, msg: Any, perm: tuple[int, ...]) -> Any:
         """A message with every member it names renamed by ``perm`` (none by default)."""

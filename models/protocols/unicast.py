@@ -163,11 +163,13 @@ class UnicastAdapter(ProtocolAdapter):
         return {**fields, **{kind: frozenset({"ts"}) for kind in self.timestamped}}
 
     def renumber_node(self, node: Any, ranks: tuple[dict[int, int], ...]) -> Any:
-        """``node`` with every send entry's ``last_ts`` renumbered by the ranks of the peer that
-        issued it, and its own counter set to the number of its timestamps still in use."""
-        send = tuple(e if e is None or e.last_ts == 0 else replace(e, last_ts=ranks[peer][e.last_ts])
+        """``node`` with every send entry's ``last_ts`` renumbered by the ranks of its stream (the
+        peer that issued it to this node), and its own counter set to the largest number of its
+        timestamps still in use on one of its streams."""
+        n, me = len(node.send), node.me
+        send = tuple(e if e is None or e.last_ts == 0 else replace(e, last_ts=ranks[peer * n + me][e.last_ts])
                      for peer, e in enumerate(node.send))
-        return replace(node, timestamper=len(ranks[node.me]), send=send)
+        return replace(node, timestamper=max(len(ranks[me * n + peer]) for peer in range(n)), send=send)
 
     def renumber_packet(self, packet_msg: Any, rank: dict[int, int]) -> Any:
         return packet_msg._replace(ts=rank[packet_msg.ts]) if self.packet_timestamp(packet_msg) else packet_msg

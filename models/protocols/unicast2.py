@@ -50,9 +50,6 @@ class Unicast2Adapter(UnicastAdapter):
     timestamped = (u2.SendFirstSeqno, u2.Stable)
     window_replies = (u2.Ack, u2.SendFirstSeqno, u2.XmitReq, u2.Stable)
 
-    def issues_timestamps(self, cfg: Any) -> bool:
-        return bool(cfg.variant.fix_timestamps)
-
     def observe_sync_answer(self, answered: Any, cfg: Any) -> int:
         bound = cfg.sync_resend_bound
         return self.step_bit("sync_resend_bounded") if 0 < bound < answered.resent else 0

@@ -52,9 +52,6 @@ class Unicast3Adapter(UnicastAdapter):
     timestamped = (u3.Ack, u3.SendFirstSeqno)
     window_replies = (u3.Ack, u3.SendFirstSeqno, u3.XmitReq)
 
-    def issues_timestamps(self, cfg: Any) -> bool:
-        return not cfg.variant.no_timestamps
-
     def observe_timer(self, timer: Any, member: int, n: int, syncs: list[int]) -> None:
         if timer.kind == u3.SYNC_EXPIRED:
             syncs[timer.peer * n + member] = 0
