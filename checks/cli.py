@@ -345,13 +345,16 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _drawing(model: Model, path: list[tuple[Any, Any]], footer: Sequence[str] = ()) -> str:
-    """A message-sequence chart for a protocol of ``models/world.py``; for any other transition
+    """A message-sequence chart for a protocol of ``models/world.py`` or ``models/multicast_world.py``
+    (which offers the same ``view``, ``emitted``, ``adapter`` and ``pairs``); for any other transition
     system (a plug-in's), the numbered steps as it words them."""
     from models.chart import chart
+    from models.multicast_world import MulticastWorld
     from models.world import World
 
-    if isinstance(model.world, World):
-        return chart(model.world, path, footer=footer)
+    drawable: Any = model.world  # both worlds offer what the chart reads
+    if isinstance(model.world, (World, MulticastWorld)):
+        return chart(drawable, path, footer=footer)
     steps = [f"{number:>4}. {model.world.format_action(action)}" for number, (action, _) in enumerate(path, 1)]
     return "\n".join([*steps, *footer]) + "\n"
 

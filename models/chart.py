@@ -28,7 +28,7 @@ from models.world import (
     WorldView,
 )
 
-PER_PEER_FIELDS = {"send", "recv", "xmit_last"}
+PER_PEER_FIELDS = {"send", "recv", "xmit_last", "windows"}  # windows: NAKACK2
 STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
 
 

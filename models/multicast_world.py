@@ -1,145 +1,358 @@
-"""The multicast world: a design note for composing ``spec/nakack2.py`` (and later NAKACK4) with
-a network, membership and faults. Nothing here is wired yet: no adapter, registry entry, model
-file or CLI path uses this module (issue 14 leaves that to the next session). This module owns
-the design; the code that implements it goes here, in ``models/multicast_factory.py`` (the model
-file's sections) and in ``models/protocols/nakack2.py`` (the adapter).
+"""The multicast world: a multicast protocol (``spec/nakack2.py`` through its adapter) composed
+with a network, per-member view scripts, joins and faults, as a
+``checks.explore.system.TransitionSystem``. This module owns the world's state, its actions and
+their semantics; ``models/multicast_factory.py`` reads its model-file sections and
+``models/protocols/nakack2.py`` is the adapter (handlers, properties, rendering).
 
-Principle
----------
-A multicast protocol is one more protocol to the existing machinery, not a fork. The world is
-``models/world.World`` with other environment actions: the same packed state (n node ids, a
-network id, an environment id, a history id: ``PackedStates``), the same interning and
-memoisation on ``(node id, stimulus)``, the same ``Packet(src, dst, kind, msg)`` and network rule
-2 (a per-channel *set* of packets: a copy identical to one in flight adds nothing, which keeps
-retransmission loops finite), the same ``max_in_flight`` cut per directed channel, the same
-history of ``spec/reliable_fifo`` channels plus step-property bits, the same batched expander,
-fingerprints, symmetry reduction, checker, traces and charts. What is unicast-shaped today and
-must be generalised, each in a few lines:
+Rules
+-----
+1. What it shares with ``models/world.py``: the packet and action types (``Packet``,
+   ``DeliverPacket``, ``DuplicatePacket``, ``LosePacket``, ``FireTimer``, ``InstallView``), the
+   ``History`` of ``spec/reliable_fifo`` channels, the ``WorldView`` decoding, the ``Interner``
+   and network rule 2 (a per-channel *set* of packets: a copy identical to one in flight adds
+   nothing) and rule 3 (``max_in_flight`` per directed channel: a state over it is cut). Rule 5
+   (timestamps) and rule 6 (receiver removals) do not apply: NAKACK2 has neither.
+2. A multicast is the protocol's one ``Send`` per member of the sender's view, its own loopback
+   copy included: one packet per destination, each delivered, lost, duplicated, reordered or
+   dropped below the protocol on its own. JoinRsp, STABLE votes, STABILITY, XMIT_REQ, XMIT_RSP
+   and HIGHEST_SEQNO are packets like any other, so a late or stale STABILITY is in the model.
+3. Loopback copies (``src == dst``) are neither lost nor dropped below (they may be duplicated
+   and delayed): a decision of this world. The network never carries them; whether JGroups'
+   loopback path can lose one to a thread-pool rejection is not modelled, because NAKACK2 could
+   never recover it (nobody asks for a gap in the own window) and every model with a below drop
+   would then fail for a reason seed 004 does not discuss.
+4. ``DropBelow(packet)``: a copy consumed between the transport and NAKACK2 (seed 004's thread-pool
+   rejection), with its own budget (``[faults] below_drop``), distinct from network loss.
+5. Views are per-member scripts installed in order at any moment (asymmetric, delayed). A join
+   is ``AnswerJoin(coordinator, joiner)``: the coordinator's GMS takes the digest
+   (``on_join``: STABLE suspended, JoinRsp sent) and installs its next scripted view, which must
+   hold the joiner, in the same step (decision of this world: a multicast the coordinator makes
+   between taking the digest and installing the view would miss the joiner, a gap JGroups leaves
+   to retransmission and FLUSH; the models keep the join atomic at the coordinator). The joiner's
+   own script lists the views after the one its JoinRsp installs; none is installed before it.
+   Other members install the joining view by their scripts, when they please.
+6. Application multicasts: ``AppMcast(src)`` while ``[sends]`` for ``src`` lasts and ``src`` has
+   its own window (a joiner before its JoinRsp cannot send). Payload n is the sender's n-th
+   multicast; the history counts it sent on every channel ``(src, r)``. ``sends_after_joins``
+   (a model-file switch) holds every multicast back until every join is answered. Without it a
+   multicast the coordinator makes before a join, whose loopback copy is still in flight when
+   it takes the digest, is below the joiner's window yet never sent to it (the digest's hd for
+   the coordinator's own window counts only what the loopback delivered): a gap only
+   retransmission fills, so with ``xmit_interval = 0`` a permanent one
+   (``models/nakack2/join-digest-lags-loopback.toml``). The JGRP-2675 models study the join's
+   queue alone and set the switch.
+7. Fault-free continuations (liveness): deliveries and the timers the adapter calls progress
+   (the retransmit task, STABLE, BECOME_SERVER). Faults: loss, duplication, below drops, views,
+   joins and application sends.
 
-- ``World.successors`` enumerates ``AppSend(src, dst)`` per ordered pair; a multicast world
-  enumerates ``AppMcast(src)`` per member instead. Both become one hook of the world:
-  ``application_actions(world, env)``.
-- ``ProtocolAdapter.handle`` dispatches on a fixed set of stimulus tags (``send``, ``timer``,
-  ``view``, ``remove``); it becomes a table from tag to spec handler, to which the NAKACK2 adapter
-  adds ``("mcast", payload)``, ``("join", joiner, view)`` and ``("merge", digest)``.
-- ``Env`` holds the unicast budgets; the multicast world's ``Env`` adds the fields below.
-  ``World._environment_actions`` becomes the hook that yields a protocol family's environment
-  actions (views, and here joins, leaves, crashes, below drops).
-- Rule 5 (timestamp renumbering) does not apply: NAKACK2 has no timestamps. Rule 6 (windows
-  removed only while quiet) does not apply either: NAKACK2 has no receiver-removal hook; windows
-  go only with views and merge digests, which JGroups does not gate.
-
-State layout
-------------
-``(node_0, ..., node_{n-1}, net, env, history)``, all interned ids:
-
-- ``node_i``: ``spec.nakack2.Node`` (windows, counter, is_server, become_server_queue,
-  retransmission records, LastSeqnoResender, and STABLE's votes, merged digest and suspension).
-- ``net``: a sorted tuple of ``Packet``s. A multicast is one ``Send`` per member of the sender's
-  view (its own loopback copy included), so one packet per destination; each copy is delivered,
-  lost, duplicated and reordered on its own. JoinRsp, STABLE votes, STABILITY, XMIT_REQ and
-  XMIT_RSP are packets like any other, so a late or stale STABILITY is in the model.
-- ``env``: ``loss``, ``duplicate`` and ``below_drop`` budgets; per member its position in its view
-  script; per joiner whether the coordinator has answered its join; a bitmask of members that
-  have stopped (left or crashed).
-- ``history``: per (sender, receiver) a ``reliable_fifo.Channel`` (n x n, the sender's own
-  channel included: a member delivers its own multicasts) and the step-property bits.
-
-Actions
--------
-- ``AppMcast(src)``: the application's next multicast, payload = the sender's count + 1, while
-  the model's ``[sends]`` budget for ``src`` lasts and ``src`` is a running member with its own
-  window (a joiner before its JoinRsp cannot send, as in JGroups). History: ``fifo.send`` on every
-  channel ``(src, r)``.
-- ``DeliverPacket``, ``DuplicatePacket``, ``LosePacket``: as today. A loopback copy
-  (``src == dst``) is never lost by the network: it does not touch it.
-- ``DropBelow(packet)``: the copy is consumed without reaching NAKACK2 (the transport's
-  thread-pool rejection of seed 004, DISCARD below NAKACK2 in LastMessageDroppedTest). It has
-  its own budget (``[faults] below_drop``), so a model can allow it while forbidding network
-  loss: TCP loses nothing, yet the seed's requirement ("cannot be dropped before it reaches
-  NAKACK2") is necessary, which the retransmission-off model with one below drop shows. It may
-  hit loopback copies too (the thread pool does not care); the spec's own delivery then waits
-  for the member's next loopback copy, as in JGroups.
-- ``FireTimer(member, Timer)``: ``XMIT`` (only with retransmission on), ``STABLE``,
-  ``BECOME_SERVER`` (while pending), as ``spec.nakack2.enabled_timers`` says.
-- ``InstallView(member, members)``: per-member scripts, installed at any moment, in order
-  (asymmetric and delayed installs). ``spec.nakack2.on_view``.
-- ``AnswerJoin(coordinator, joiner)``: the coordinator's GMS takes the digest and suspends STABLE
-  (``spec.nakack2.on_join``), sending the JoinRsp packet. Enabled once per ``[[joins]]`` entry,
-  only while the coordinator's installed view does not contain the joiner yet (GMS takes the
-  digest before casting the view); the view carried is the joiner's first scripted view, which
-  the JoinRsp installs: the world installs no view at a joiner before its JoinRsp (GMS does not
-  either, and ``spec.nakack2`` would then create the joiner's windows at 0 and ignore the
-  digest).
-- ``Stop(member)``: a leave or a crash (``[[leaves]]``, ``[[crashes]]``): the member takes no
-  further action (no timers, no sends; packets to it are consumed on arrival without effect);
-  packets it already sent stay in flight. A graceful leave differs only in that the others'
-  view scripts drop it; NAKACK2 sees nothing else of a LEAVE.
-- ``MergeDigest(member, digest)`` where a model lists one (``spec.nakack2.on_merge_digest``).
-
-Fault-free continuations (liveness, as ``checks/explore/liveness.py`` judges them): deliveries,
-``XMIT``, ``STABLE`` and ``BECOME_SERVER`` firings. Not: loss, duplication, below drops, views,
-joins, stops, merges, application sends.
-
-Model file
-----------
-``protocol = "nakack2"``; ``[sends]`` per member (``"A" = 3``); ``[faults]`` ``loss``,
-``duplicate``, ``below_drop``, ``max_in_flight``; ``[[views]]`` as today; ``[[joins]]``
-(``joiner``, ``coordinator``); ``[[leaves]]`` / ``[[crashes]]`` (``member``); ``[config]``
-``xmit_interval`` (0 or 1 suffice: only the sign matters), ``use_mcast_xmit``,
-``resend_last_seqno_max_times``, ``become_server_queue_size`` (1 or 2 in models: the seed's
-50 is a scale, the gap needs queue size + 1 messages from one sender during the join). A member
-absent from ``[[views]]``'s first entries and present in ``[[joins]]`` starts as a joiner
-(``spec.nakack2.initial_node`` with a view that excludes it).
-
-Properties, and how they see the world
---------------------------------------
-Safety, on every state (``WorldView.nodes`` and ``.history``):
-
-- ``in_order``, ``no_duplicate``, ``delivered_was_sent``: ``reliable_fifo``'s, per (sender,
-  receiver) channel, with window incarnations from ``WindowCreated``/``WindowRemoved``.
-- ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``, ``queue_within_bound``:
-  node properties from the spec.
-- ``purge_covered`` (P6): pair property from the spec; and ``purge_safe`` as a step property:
-  at each ``StablePurged(sender, upto)`` observed at the sender itself, every running member that
-  has the sender in its view and a window for it has delivered ``upto`` (the observation reads
-  the other nodes, so ``observe_reads`` names them all).
-- ``window_bounded``: ``held_undelivered(node, sender) <= [check] window_bound`` for every pair,
-  the growth JGRP-2675 makes unbounded (with a finite send budget the growth is finite, so the
-  model sets the bound below what the scenario's sends make the window hold).
-
-Liveness (AG EF over fault-free continuations):
-
-- ``eventually_delivered``: every channel ``(s, r)`` with both running and in each other's
-  current views, and ``r`` a server with a window for ``s``, has delivered every payload of ``s``
-  above the window's creation offset. The history therefore excuses, at a ``WindowCreated(s, 0,
-  offset)`` from a digest, payloads ``1 .. offset`` on ``(s, r)`` (``reliable_fifo.excuse``: the
-  joiner is not owed what was delivered before it joined), and the payloads still undelivered
-  on ``(s, r)`` when ``r``'s window for ``s`` is removed by a view without ``s``, or when ``s`` or
-  ``r`` stops (a departed sender owes nothing; virtual synchrony proper, flushing before the
-  view, is FLUSH's job and not NAKACK2's).
-- ``window_drains``: every window empties (``held_undelivered == 0``) on some fault-free
-  continuation; the liveness twin of ``window_bounded`` for JGRP-2675 ("it only grows").
-- ``all_delivered_witness``: every send made and every channel delivered (against vacuous models).
-
-The models the issue asks for, in these terms: JGRP-2675 (``xmit_interval = 0``, variant
-``bounded_queue_no_xmit``, queue size 1, a join while the sender sends 3: expected
-``violation:eventually_delivered``; twin without the variant: pass); below drop (``xmit_interval
-= 0``, ``below_drop = 1``: violation; ``xmit_interval = 1``: pass); 3 members, retransmission on,
-a join during traffic and a leave, with loss: pass. JGRP-2678 and JGRP-1539 are resource
-defects (requests for messages still in flight, digest 3.12) that abstract time alone cannot
-separate from their fixes: with timers firing at any moment, a fixed NAKACK2 also asks for a copy
-that is still in flight. What the fixes guarantee is a grace period, and the world can state it
-with two bits per original copy (the one the application's multicast put on the wire): a copy is
-*young* for the retransmit task until its receiver has run that task once since the copy was
-sent (JGRP-1539), and young for STABLE until its receiver has handled one STABILITY since
-(JGRP-2678). The step property ``no_premature_xmit_req``: an XMIT_REQ made by the retransmit task
-(or by a STABILITY) never names a seqno whose original copy to the requester is still in flight
-and young for that task (or for STABLE). It fails on the variants ``xmit_all_gaps`` and
-``stable_xmit_current_hr`` and holds on their twins: with the fix, a gap is asked for on the run
-after the one that saw it (the missing original was sent before that run), and the STABLE
-request names the previous round's hr (sent before the previous STABILITY). Requests answering a
-HIGHEST_SEQNO are exempt: they are immediate by design (digest 3.11), and retransmitted copies
-are not originals (asking again for a lost message is the protocol working). The bits cost state
-only in those two models; the others leave them off.
+Left out (issue 14 lists them; not built yet): leaves and crashes (``Stop``), merge digests, the
+young-copy bits of ``no_premature_xmit_req`` (JGRP-1539/JGRP-2678 models), batch expansion,
+packed states and symmetry reduction (the coordinator is the lowest member of a view, so
+renaming members does not commute with the handlers: this world offers no symmetry).
 """
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from models.interning import Interner
+from models.world import (
+    DeliverPacket,
+    DuplicatePacket,
+    FireTimer,
+    History,
+    InstallView,
+    LosePacket,
+    Packet,
+    WorldView,
+)
+from spec import reliable_fifo as fifo
+from spec.reliable_fifo import Channel
+
+
+class AppMcast(NamedTuple):
+    src: int
+
+
+class DropBelow(NamedTuple):
+    packet: Packet
+
+
+class AnswerJoin(NamedTuple):
+    coordinator: int
+    joiner: int
+
+
+McastAction = AppMcast | DeliverPacket | DuplicatePacket | LosePacket | DropBelow | FireTimer | InstallView | AnswerJoin
+FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin)
+
+
+@dataclass(frozen=True, slots=True)
+class McastBounds:
+    """What the environment may do, from the model file."""
+
+    sends: tuple[int, ...]  # per member: multicasts its application makes
+    loss: int
+    duplicate: int
+    below_drop: int
+    views: tuple[tuple[frozenset[int], ...], ...]  # per member, installed in this order
+    joins: tuple[tuple[int, int], ...]  # (joiner, coordinator), each answered once
+    max_in_flight: int
+    sends_after_joins: bool = False  # multicasts only once every join is answered (rule 6)
+
+
+class McastEnv(NamedTuple):
+    """Remaining fault budgets, each member's position in its view script, joins answered."""
+
+    loss: int
+    duplicate: int
+    below_drop: int
+    view_index: tuple[int, ...]
+    joined: int  # bit i: join i of ``McastBounds.joins`` answered
+
+
+class MulticastWorld:
+    """A multicast protocol composed with the world, as a ``TransitionSystem``."""
+
+    def __init__(self, name: str, adapter: Any, cfg: Any, n: int, bounds: McastBounds,
+                 initial_views: Sequence[frozenset[int]]) -> None:
+        self.name, self.adapter, self.cfg, self.n, self.bounds = name, adapter, cfg, n, bounds
+        self.properties: list[Any] = []
+        self.member_names: tuple[str, ...] = ()
+        self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
+        self.symmetry_group_size = 1  # no symmetry (see "Left out"); ``Symmetric`` is not offered
+        self.node_table, self.net_table = Interner(), Interner()
+        self.env_table, self.hist_table = Interner(), Interner()
+        self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...]]] = {}
+        self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
+        self._hist_memo: dict[tuple[int, int, tuple[Any, ...]], int] = {}
+        self._bounded: dict[int, bool] = {}
+        nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
+        history = History(tuple(Channel() for _ in range(n * n)), 0, ())
+        env = McastEnv(bounds.loss, bounds.duplicate, bounds.below_drop, (0,) * n, 0)
+        self._init = nodes + (self.net_table(()), self.env_table(env), self.hist_table(history))
+
+    # -- TransitionSystem ---------------------------------------------------------------------
+    def init_states(self) -> Sequence[tuple[int, ...]]:
+        return [self._init]
+
+    def successors(self, world: tuple[int, ...]) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+        n = self.n
+        net: tuple[Packet, ...] = self.net_table.values[world[n]]
+        env: McastEnv = self.env_table.values[world[n + 1]]
+        history: History = self.hist_table.values[world[n + 2]]
+        for src in range(n):
+            sent = history.channels[src * n + src].sent
+            if sent < self.bounds.sends[src] and self.adapter.can_send(self.node(world, src)) and (
+                    not self.bounds.sends_after_joins or env.joined == (1 << len(self.bounds.joins)) - 1):
+                yield from self._after(world, src, AppMcast(src), ("mcast", sent + 1), None, env)
+        for packet in net:
+            yield from self._after(world, packet.dst, DeliverPacket(packet), packet, packet, env)
+            if env.duplicate:
+                yield from self._after(world, packet.dst, DuplicatePacket(packet), packet, None,
+                                       env._replace(duplicate=env.duplicate - 1))
+            if packet.src != packet.dst:
+                if env.loss:
+                    yield LosePacket(packet), self._consumed(world, packet, env._replace(loss=env.loss - 1))
+                if env.below_drop:
+                    yield DropBelow(packet), self._consumed(world, packet,
+                                                            env._replace(below_drop=env.below_drop - 1))
+        for member in range(n):
+            for timer in self.adapter.enabled_timers(self.cfg, self.node(world, member)):
+                yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
+        yield from self._membership_actions(world, env)
+
+    def _membership_actions(self, world: tuple[int, ...], env: McastEnv
+                            ) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+        """Rule 5: scripted views, and the joins whose coordinator's next view admits the joiner."""
+        for member in range(self.n):
+            view = self.next_view(env, member)
+            if view is None or not self.adapter.has_view(self.node(world, member)):
+                continue
+            if any(j in view and not self.joined(env, i) for i, (j, c) in enumerate(self.bounds.joins) if c == member):
+                continue  # that view is installed by the join's answer
+            yield from self._after(world, member, InstallView(member, tuple(sorted(view))), ("view", view), None,
+                                   _next_view(env, member))
+        for i, (joiner, coordinator) in enumerate(self.bounds.joins):
+            view = self.next_view(env, coordinator)
+            if self.joined(env, i) or view is None or joiner not in view:
+                continue
+            after = _next_view(env, coordinator)._replace(joined=env.joined | 1 << i)
+            yield from self._after(world, coordinator, AnswerJoin(coordinator, joiner), ("join", joiner, view),
+                                   None, after)
+
+    def next_view(self, env: McastEnv, member: int) -> frozenset[int] | None:
+        script = self.bounds.views[member]
+        index = env.view_index[member]
+        return script[index] if index < len(script) else None
+
+    def joined(self, env: McastEnv, join: int) -> bool:
+        return bool(env.joined >> join & 1)
+
+    def node(self, world: tuple[int, ...], member: int) -> Any:
+        return self.node_table.values[world[member]]
+
+    def within_bounds(self, world: tuple[int, ...]) -> bool:
+        net_id = world[self.n]
+        ok = self._bounded.get(net_id)
+        if ok is None:
+            counts: dict[tuple[int, int], int] = {}
+            for packet in self.net_table.values[net_id]:
+                counts[packet.src, packet.dst] = counts.get((packet.src, packet.dst), 0) + 1
+            ok = self._bounded[net_id] = max(counts.values(), default=0) <= self.bounds.max_in_flight
+        return ok
+
+    def accepts_end(self, world: tuple[int, ...]) -> bool:
+        """Always: a world without successors is quiescent (STABLE's gossip stays armed at every
+        member and changes nothing once a round is done); what is undelivered then is what the
+        liveness properties report."""
+        return True
+
+    def is_fault(self, action: Hashable) -> bool:
+        if isinstance(action, FireTimer):
+            return not self.adapter.timer_is_progress(action.timer)
+        return isinstance(action, FAULTS)
+
+    def action_to_json(self, action: Hashable) -> dict[str, Any]:
+        return {"action": type(action).__name__, **to_json(action._asdict())}  # type: ignore[attr-defined]
+
+    def format_action(self, action: Hashable) -> str:
+        return str(self.adapter.format_action(action, self.member_name))
+
+    def member_name(self, member: int) -> str:
+        return self.member_names[member] if self.member_names else str(member)
+
+    # -- decoding, for properties, charts and tests -------------------------------------------------
+    def view(self, world: tuple[int, ...]) -> WorldView:
+        n = self.n
+        return WorldView(tuple(self.node_table.values[i] for i in world[:n]), self.net_table.values[world[n]],
+                         self.env_table.values[world[n + 1]], self.hist_table.values[world[n + 2]])
+
+    def emitted(self, world: tuple[int, ...], action: Hashable) -> tuple[Packet, ...]:
+        """The packets the handler of ``action`` put on the wire (before rule 2's de-duplication)."""
+        acting = self.stimulus_of(world, action)
+        if acting is None:
+            return ()
+        member, stimulus = acting
+        return self._handled(member, world[member], stimulus)[1]
+
+    def stimulus_of(self, world: tuple[int, ...], action: Hashable) -> tuple[int, Hashable] | None:
+        """(member, handler input) of ``action`` in ``world``; None for a loss or a below drop."""
+        if isinstance(action, AppMcast):
+            history: History = self.hist_table.values[world[self.n + 2]]
+            return action.src, ("mcast", history.channels[action.src * self.n + action.src].sent + 1)
+        if isinstance(action, (DeliverPacket, DuplicatePacket)):
+            return action.packet.dst, action.packet
+        if isinstance(action, FireTimer):
+            return action.member, ("timer", action.timer)
+        if isinstance(action, InstallView):
+            return action.member, ("view", frozenset(action.members))
+        if isinstance(action, AnswerJoin):
+            env: McastEnv = self.env_table.values[world[self.n + 1]]
+            return action.coordinator, ("join", action.joiner, self.next_view(env, action.coordinator))
+        return None
+
+    def budget_usage(self, world: tuple[int, ...]) -> dict[str, tuple[int, int]]:
+        """``BudgetUsage``: sends, fault budgets and view scripts used by ``world``."""
+        n, bounds = self.n, self.bounds
+        env: McastEnv = self.env_table.values[world[n + 1]]
+        history: History = self.hist_table.values[world[n + 2]]
+        return {"sends": (sum(history.channels[m * n + m].sent for m in range(n)), sum(bounds.sends)),
+                "loss": (bounds.loss - env.loss, bounds.loss),
+                "duplicate": (bounds.duplicate - env.duplicate, bounds.duplicate),
+                "below_drop": (bounds.below_drop - env.below_drop, bounds.below_drop),
+                "views": (sum(env.view_index), sum(map(len, bounds.views)))}
+
+    def stats(self) -> dict[str, int]:
+        return {"node_states": len(self.node_table.values), "networks": len(self.net_table.values),
+                "histories": len(self.hist_table.values), "handler_calls_memoised": len(self._node_memo)}
+
+    # -- one step -------------------------------------------------------------------------------
+    def _after(self, world: tuple[int, ...], member: int, action: McastAction, stimulus: Hashable,
+               consumed: Packet | None, env: McastEnv) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+        """The world after ``member`` handles ``stimulus`` (``consumed`` leaves the network)."""
+        n = self.n
+        new_node, packets, observed = self._handled(member, world[member], stimulus)
+        net_id = world[n]
+        if consumed is not None or packets:
+            net_id = self._net_after(net_id, consumed, packets)
+        nodes = world[:member] + (new_node,) + world[member + 1:n]
+        hist_id = world[n + 2]
+        if observed:
+            key = (hist_id, member, observed)
+            found = self._hist_memo.get(key)
+            if found is None:
+                updated = self.adapter.observe_history(self.hist_table.values[hist_id], member, observed, n)
+                found = self._hist_memo[key] = self.hist_table(updated)
+            hist_id = found
+        after = nodes + (net_id, self.env_table(env), hist_id)
+        if after != world:
+            yield action, after
+
+    def _handled(self, member: int, node_id: int, stimulus: Hashable
+                 ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...]]:
+        """The handler's result, memoised: (new node id, packets sent, observations)."""
+        key = (node_id, stimulus)
+        found = self._node_memo.get(key)
+        if found is None:
+            new_node, effects = self.adapter.handle(self.cfg, self.node_table.values[node_id], stimulus)
+            packets, observed = [], []
+            for effect in effects:
+                if self.adapter.is_send(effect):
+                    packets.append(Packet(member, effect.dst, type(effect.msg).__name__, effect.msg))
+                else:
+                    observed.append((type(effect).__name__, effect))
+            if isinstance(stimulus, tuple) and stimulus[0] == "mcast":
+                observed.insert(0, ("stimulus", stimulus))
+            found = self._node_memo[key] = (self.node_table(new_node), tuple(packets), tuple(observed))
+        return found
+
+    def _consumed(self, world: tuple[int, ...], packet: Packet, env: McastEnv) -> tuple[int, ...]:
+        """The world after ``packet`` leaves the network unseen (lost, or dropped below)."""
+        n = self.n
+        return world[:n] + (self._net_after(world[n], packet, ()), self.env_table(env), world[n + 2])
+
+    def _net_after(self, net_id: int, consumed: Packet | None, added: tuple[Packet, ...]) -> int:
+        key = (net_id, consumed, added)
+        found = self._net_memo.get(key)
+        if found is None:
+            packets = set(self.net_table.values[net_id])
+            if consumed is not None:
+                packets.discard(consumed)
+            packets.update(added)
+            # digests mix None and pairs, which do not compare: order by the text (deterministic)
+            found = self._net_memo[key] = self.net_table(tuple(sorted(packets, key=repr)))
+        return found
+
+
+def observe_channels(history: History, member: int, observed: tuple[tuple[str, Any], ...], n: int) -> History:
+    """The ``reliable_fifo`` channels after ``member``'s observations: a multicast is sent on every
+    channel ``(member, r)``; a delivery, a window created or removed as in the unicast world."""
+    channels = list(history.channels)
+    for kind, value in observed:
+        if kind == "stimulus" and value[0] == "mcast":
+            for r in range(n):
+                channels[member * n + r] = fifo.send(channels[member * n + r])
+        elif kind == "Deliver":
+            channels[value.src * n + member] = fifo.deliver(channels[value.src * n + member], value.payload)
+        elif kind in ("WindowCreated", "WindowRemoved"):
+            channels[value.src * n + member] = fifo.new_incarnation(channels[value.src * n + member])
+    return History(tuple(channels), history.step_violations, history.syncs)
+
+
+def _next_view(env: McastEnv, member: int) -> McastEnv:
+    index = env.view_index
+    return env._replace(view_index=index[:member] + (index[member] + 1,) + index[member + 1:])
+
+
+def to_json(value: Any) -> Any:
+    """A JSON-able form of an action's fields (NamedTuples as tables, frozensets sorted)."""
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    if hasattr(value, "_asdict"):
+        return {"type": type(value).__name__, **to_json(value._asdict())}
+    if isinstance(value, (tuple, list, frozenset)):
+        return [to_json(v) for v in (sorted(value) if isinstance(value, frozenset) else value)]
+    return value

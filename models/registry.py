@@ -33,6 +33,7 @@ ENTRY_POINT_GROUP = "seqcheck.protocols"
 BUILT_IN = {
     "unicast2": "models.protocols.unicast2:FACTORY",
     "unicast3": "models.protocols.unicast3:FACTORY",
+    "nakack2": "models.protocols.nakack2:FACTORY",
 }
 
 

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 _MESSAGE_NAMES = {"Data": "DATA", "Ack": "ACK", "SendFirstSeqno": "SEND_FIRST_SEQNO", "XmitReq": "XMIT_REQ",
-                  "Close": "CLOSE", "Stable": "STABLE"}
+                  "Close": "CLOSE", "Stable": "STABLE", "XmitRsp": "XMIT_RSP", "HighestSeqno": "HIGHEST_SEQNO",
+                  "StableVote": "STABLE_GOSSIP", "Stability": "STABILITY", "JoinRsp": "JOIN_RSP"}
 
 
 def format_message(kind: str, msg: Any) -> str:

@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checks.check import portable_path
+from checks.conform.engines import NoEngine, binding
 from checks.fuzz import inprocess
 from checks.fuzz.coverage import KINDS, coverage_table, phase_legend
 from checks.fuzz.inprocess import chosen_master
@@ -190,7 +191,12 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     master is reused)."""
     options.check()
     file, protocol = split_reference(str(options.model))
-    load(file, protocol=protocol)
+    loaded = load(file, protocol=protocol)
+    if options.engines is None:
+        try:
+            binding(loaded.protocol)
+        except NoEngine as error:
+            raise FuzzUsageError(f"{options.model}: {error}") from None
     master, why = chosen_master(options.master, options.runs, options.steps,
                                 recorded_rows(options.out) if options.resume else None)
     if master.startswith("spark://"):

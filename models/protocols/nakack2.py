@@ -1,0 +1,224 @@
+"""NAKACK2's adapter (``spec/nakack2.py``) for the multicast world (``models/multicast_world.py``):
+its stimuli, history, properties, variants, settings, timers and how its actions read, and the
+``FACTORY`` ``models/registry.py`` lists.
+
+Properties (``seqcheck list`` prints their definitions):
+
+- per (sender, receiver) channel of ``spec/reliable_fifo``: ``no_duplicate``, ``in_order`` (per-sender
+  FIFO at every receiver, per window incarnation), ``delivered_was_sent``;
+- of one member's state: ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``,
+  ``queue_within_bound`` and ``window_bounded`` (the window growth JGRP-2675 makes unbounded, against
+  the model file's ``window_bound``);
+- of two members: ``purge_covered`` (purge safety: a STABLE never purges past what a member still
+  needs);
+- liveness: ``eventually_delivered`` (every member that shares a view with a sender and has a window
+  for it delivers everything the sender multicast) and ``window_drains``;
+- the witness ``all_delivered_witness``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from checks.explore.system import Always, Liveness, Property, Sometimes
+from models.multicast_factory import MulticastFactory
+from models.multicast_world import observe_channels
+from models.protocols.base import ProtocolAdapter, doc_of
+from models.render_actions import format_action as format_world_action
+from spec import nakack2 as nak
+from spec import reliable_fifo as fifo
+
+if TYPE_CHECKING:
+    from models.multicast_world import MulticastWorld
+    from models.world import History
+
+CHANNEL = (("no_duplicate", fifo.no_duplicate), ("in_order", fifo.in_order),
+           ("delivered_was_sent", fifo.delivered_was_sent))
+NODE = (("window_order", nak.window_order), ("slots_hold_their_seqnos", nak.slots_hold_their_seqnos),
+        ("seqno_discipline", nak.seqno_discipline))
+DOCS = {
+    "queue_within_bound": doc_of(nak.queue_within_bound),
+    "window_bounded": "No window for another member holds more than the model's window_bound messages above a gap "
+                      "(JGRP-2675: a permanent gap makes the joiner's window grow with every message).",
+    "purge_covered": doc_of(nak.purge_covered),
+    "eventually_delivered": "From every reachable state, without further faults, every member that "
+                            "shares a view with a sender (each in the other's) and has a window for it "
+                            "delivers every message the sender multicast (its own included).",
+    "window_drains": "From every reachable state, without further faults, every window empties "
+                     "(nothing held above a gap).",
+    "all_delivered_witness": "Some reachable state has every budgeted multicast made and delivered "
+                             "(guards against a model that cannot do anything).",
+}
+
+
+class Nakack2Adapter(ProtocolAdapter):
+    name = "nakack2"
+    spec = nak
+    node_properties = ()
+    pair_properties = ()
+    step_properties = ()
+    variant_aliases: ClassVar[dict[str, str]] = {
+        "JGRP-2675": "bounded_queue_no_xmit", "JGRP-2678": "stable_xmit_current_hr",
+        "JGRP-1539": "xmit_all_gaps", "BoundedList": "queue_drops_oldest",
+    }
+    timer_keys: ClassVar[dict[str, bool]] = {}
+    # [config]: (default, minimum); xmit_interval's sign alone matters (time is abstract), and the
+    # switches (boolean_settings) read true/false
+    config_keys: ClassVar[dict[str, tuple[int, int]]] = {
+        "xmit_interval": (1, 0), "use_mcast_xmit": (1, 0), "resend_last_seqno": (1, 0),
+        "resend_last_seqno_max_times": (1, 1), "become_server_queue_size": (50, 0),
+    }
+    boolean_settings = frozenset({"use_mcast_xmit", "resend_last_seqno"})
+    timer_text = ("retransmit task runs (XMIT_REQs for gaps, HIGHEST_SEQNO)",
+                  "STABLE's gossip task runs (digest to the coordinator)",
+                  "BECOME_SERVER: drains the become_server_queue")
+    progress_timers = frozenset({nak.XMIT, nak.STABLE, nak.BECOME_SERVER})
+
+    def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
+                    settings: dict[str, int]) -> Any:
+        values: dict[str, Any] = {k: bool(v) if k in self.boolean_settings else v for k, v in settings.items()}
+        return nak.Config(members, variant=nak.Variant(**{name: True for name in variant}), **values)
+
+    # -- the multicast world's hooks ------------------------------------------------------------
+    def handle(self, cfg: Any, node: Any, stimulus: Hashable) -> tuple[Any, tuple[Any, ...]]:
+        if isinstance(stimulus, tuple) and len(stimulus) == 4 and hasattr(stimulus, "msg"):
+            step = nak.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
+        elif stimulus[0] == "mcast":  # type: ignore[index]
+            step = nak.on_send(cfg, node, stimulus[1])  # type: ignore[index]
+        elif stimulus[0] == "timer":  # type: ignore[index]
+            step = nak.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
+        elif stimulus[0] == "view":  # type: ignore[index]
+            step = nak.on_view(cfg, node, stimulus[1])  # type: ignore[index]
+        else:  # ("join", joiner, view): the digest and JoinRsp, then the coordinator's new view
+            joiner: int = stimulus[1]  # type: ignore[index]
+            view: frozenset[int] = stimulus[2]  # type: ignore[index]
+            joined = nak.on_join(cfg, node, joiner, view)
+            step = nak.on_view(cfg, joined.node, view)
+            return step.node, joined.effects + step.effects
+        return step.node, step.effects
+
+    def can_send(self, node: Any) -> bool:
+        """A member with its own window (not a joiner before its JoinRsp) may multicast."""
+        return node.windows[node.me] is not None
+
+    def has_view(self, node: Any) -> bool:
+        """May the world install a scripted view at ``node`` (not before a joiner's JoinRsp)?"""
+        return bool(node.members)
+
+    def observe_history(self, history: History, member: int, observed: tuple[tuple[str, Any], ...],
+                        n: int) -> History:
+        """The multicast world's history after ``member``'s observations (its channels only)."""
+        return observe_channels(history, member, observed, n)
+
+    # -- properties -------------------------------------------------------------------------------
+    def all_property_docs(self) -> dict[str, str]:
+        docs = {name: doc_of(f) for name, f in CHANNEL}
+        docs.update({name: doc_of(f) for name, f in NODE})
+        docs.update(DOCS)
+        return {k: " ".join(v.split()) for k, v in docs.items()}
+
+    def build_properties(self, world: MulticastWorld, selected: tuple[str, ...], window_bound: int) -> list[Property]:
+        return Nakack2Properties(world, window_bound).select(selected, self.all_property_docs())
+
+    # -- rendering --------------------------------------------------------------------------------
+    def format_action(self, action: Any, name: Callable[[int], str]) -> str:
+        kind = type(action).__name__
+        if kind == "AppMcast":
+            return f"{name(action.src)}: application multicasts"
+        if kind == "DropBelow":
+            p = action.packet
+            return (f"{name(p.dst)} never sees {self.format_message(p.kind, p.msg)} from {name(p.src)} "
+                    "(dropped below NAKACK2)")
+        if kind == "AnswerJoin":
+            return f"{name(action.coordinator)} answers {name(action.joiner)}'s join (digest, new view)"
+        if kind == "FireTimer":
+            return f"{name(action.member)}: {self.timer_text[action.timer.kind]}"
+        return format_world_action(action, name, self.timer_text)
+
+    def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:
+        lines = [f"view [{', '.join(names[m] for m in node.view)}], seqno {node.seqno}"
+                 + ("" if node.is_server else ", not a server") + (f", queue {len(node.queue)}" if node.queue else "")]
+        for sender, w in enumerate(node.windows):
+            if w is not None:
+                gaps = ", ".join(f"#{s}" for s in w.missing())
+                lines.append(f"window for {names[sender]}: purged to #{w.low}, delivered to #{w.delivered}, "
+                             f"received to #{w.highest_received}" + (f", missing {gaps}" if gaps else ""))
+        return lines
+
+
+class Nakack2Properties:
+    """The properties over a multicast world's states, memoised on node and history ids."""
+
+    def __init__(self, world: MulticastWorld, window_bound: int) -> None:
+        self.world, self.n, self.window_bound = world, world.n, window_bound
+        self.nodes, self.hist = world.node_table.values, world.hist_table.values
+        self.cfg = world.cfg
+        self._memo: dict[Hashable, bool] = {}
+
+    def _cached(self, key: Hashable, compute: Callable[[], bool]) -> bool:
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = compute()
+        return found
+
+    def channels(self, name: str, predicate: Callable[[fifo.Channel], bool]) -> Callable[[tuple[int, ...]], bool]:
+        n, hist = self.n, self.hist
+        return lambda w: self._cached((name, w[n + 2]), lambda: all(map(predicate, hist[w[n + 2]].channels)))
+
+    def per_node(self, name: str, predicate: Callable[[Any], bool]) -> Callable[[tuple[int, ...]], bool]:
+        nodes, n, cached = self.nodes, self.n, self._cached
+
+        def holds(w: tuple[int, ...]) -> bool:
+            return all(cached((name, i), lambda: predicate(nodes[i])) for i in w[:n])  # noqa: B023 (called at once)
+
+        return holds
+
+    def window_bounded(self, node: Any) -> bool:
+        return all(nak.held_undelivered(node, s) <= self.window_bound for s in range(self.n) if s != node.me)
+
+    def purge_covered(self, w: tuple[int, ...]) -> bool:
+        nodes = self.nodes
+        return all(nak.purge_covered(nodes[w[s]], nodes[w[r]]) for s, r in self.world.pairs)
+
+    def delivered(self, w: tuple[int, ...]) -> bool:
+        """Every member sharing a view with a sender, with a window for it, delivered all it sent."""
+        nodes = [self.nodes[i] for i in w[:self.n]]
+        for sender in nodes:
+            for receiver in nodes:
+                window = receiver.windows[sender.me]
+                if window is None or sender.me not in receiver.members or receiver.me not in sender.members:
+                    continue
+                if window.delivered < sender.seqno:
+                    return False
+        return True
+
+    def drained(self, w: tuple[int, ...]) -> bool:
+        return all(nak.held_undelivered(self.nodes[i], s) == 0 for i in w[:self.n] for s in range(self.n))
+
+    def witness(self, w: tuple[int, ...]) -> bool:
+        n, sends = self.n, self.world.bounds.sends
+        channels = self.hist[w[n + 2]].channels
+        return all(channels[m * n + m].sent == sends[m] for m in range(n)) and self.delivered(w)
+
+    def select(self, selected: tuple[str, ...], docs: dict[str, str]) -> list[Property]:
+        cfg = self.cfg
+        checks: dict[str, Property] = {}
+        for name, predicate in CHANNEL:
+            checks[name] = Always(name, self.channels(name, predicate), docs[name])
+        for name, node_predicate in NODE:
+            checks[name] = Always(name, self.per_node(name, node_predicate), docs[name])
+        checks["queue_within_bound"] = Always("queue_within_bound", self.per_node(
+            "queue_within_bound", lambda node: nak.queue_within_bound(cfg, node)), docs["queue_within_bound"])
+        checks["window_bounded"] = Always("window_bounded", self.per_node("window_bounded", self.window_bounded),
+                                          docs["window_bounded"])
+        checks["purge_covered"] = Always("purge_covered", self.purge_covered, docs["purge_covered"])
+        checks["eventually_delivered"] = Liveness("eventually_delivered", self.delivered, docs["eventually_delivered"])
+        checks["window_drains"] = Liveness("window_drains", self.drained, docs["window_drains"])
+        checks["all_delivered_witness"] = Sometimes("all_delivered_witness", self.witness,
+                                                    docs["all_delivered_witness"])
+        return [checks[name] for name in docs if name in selected]
+
+
+NAKACK2 = Nakack2Adapter()
+FACTORY = MulticastFactory(NAKACK2)  # registered in models/registry.py

@@ -1,0 +1,109 @@
+"""The multicast world (models/multicast_world.py) and its model-file section
+(models/multicast_factory.py): copies per member, budgets, joins, the below-drop budget, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from models.modelfile import ModelError, load
+from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, MulticastWorld
+from models.world import LosePacket
+
+HEAD = 'protocol = "nakack2"\nmembers = ["A", "B", "C"]\n'
+CHECK = '\n[check]\nexpect = "pass"\n'
+
+
+def world_of(tmp_path: Path, text: str) -> MulticastWorld:
+    path = tmp_path / "m.toml"
+    path.write_text(HEAD + text + CHECK)
+    world = load(path).world
+    assert isinstance(world, MulticastWorld)
+    return world
+
+
+def step(world: MulticastWorld, state: tuple[int, ...], kind: type) -> tuple[object, tuple[int, ...]]:
+    return next((a, s) for a, s in world.successors(state) if isinstance(a, kind))
+
+
+def test_a_multicast_puts_one_copy_per_member_loopback_included(tmp_path: Path) -> None:
+    world = world_of(tmp_path, "[sends]\nA = 1\n")
+    _, after = step(world, world.init_states()[0], AppMcast)
+    network = world.view(after).network
+    assert sorted(p.dst for p in network) == [0, 1, 2]
+    assert all(p.src == 0 and p.kind == "Data" for p in network)
+    assert all(c.sent == 1 for c in world.view(after).history.channels[0:3])
+
+
+def test_loopback_copies_are_never_lost_or_dropped_below(tmp_path: Path) -> None:
+    world = world_of(tmp_path, "[sends]\nA = 1\n[faults]\nloss = 1\nbelow_drop = 1\n")
+    _, after = step(world, world.init_states()[0], AppMcast)
+    faulted = [a for a, _ in world.successors(after) if isinstance(a, (LosePacket, DropBelow))]
+    assert {(type(a).__name__, a.packet.dst) for a in faulted} == {
+        ("LosePacket", 1), ("LosePacket", 2), ("DropBelow", 1), ("DropBelow", 2)}
+
+
+def test_below_drop_has_its_own_budget(tmp_path: Path) -> None:
+    world = world_of(tmp_path, "[sends]\nA = 1\n[faults]\nbelow_drop = 1\n")
+    _, after = step(world, world.init_states()[0], AppMcast)
+    dropped = next(s for a, s in world.successors(after) if isinstance(a, DropBelow))
+    assert len(world.view(dropped).network) == 2
+    assert not [a for a, _ in world.successors(dropped) if isinstance(a, (DropBelow, LosePacket))]
+    env = world.view(dropped).env
+    assert isinstance(env, McastEnv) and env.below_drop == 0 and env.loss == 0
+
+
+def test_a_joiner_gets_the_coordinators_digest(tmp_path: Path) -> None:
+    world = world_of(tmp_path, '[sends]\nA = 1\n[[joins]]\njoiner = "C"\ncoordinator = "A"\n'
+                               '[[views]]\nmember = "A"\nview = ["A", "B", "C"]\n')
+    state = world.init_states()[0]
+    assert world.view(state).nodes[2].windows[0] is None  # the joiner has no window yet
+    _, state = step(world, state, AppMcast)
+    loopback = next(p for p in world.view(state).network if p.dst == 0)
+    state = next(s for a, s in world.successors(state) if getattr(a, "packet", None) == loopback
+                 and type(a).__name__ == "DeliverPacket")
+    _, state = step(world, state, AnswerJoin)
+    rsp = next(p for p in world.view(state).network if p.kind == "JoinRsp")
+    assert rsp.dst == 2 and rsp.msg.digest[0] == (1, 1)
+    assert world.view(state).nodes[0].members == frozenset({0, 1, 2})
+    state = next(s for a, s in world.successors(state) if getattr(a, "packet", None) == rsp)
+    window = world.view(state).nodes[2].windows[0]
+    assert window is not None and window.delivered == 1  # created at the digest's hd
+    assert not any(isinstance(a, AnswerJoin) for a, _ in world.successors(state))
+
+
+@pytest.mark.parametrize("text, key", [
+    ("[sends]\nD = 1\n", "sends.D"),
+    ("[faults]\nbelow_drop = -1\n", "faults.below_drop"),
+    ('[[joins]]\njoiner = "C"\ncoordinator = "A"\n', "joins[0]"),
+    ('[[joins]]\njoiner = "C"\n', "joins"),
+    ('[[joins]]\njoiner = "C"\ncoordinator = "C"\n[[views]]\nmember = "C"\nview = ["C"]\n', "joins[0].coordinator"),
+    ("[config]\nuse_mcast_xmit = 1\n", "config.use_mcast_xmit"),
+    ("[config]\nxmit_interval = true\n", "config.xmit_interval"),
+    ("sends_after_joins = 3\n", "sends_after_joins"),
+    ('variant = ["JGRP-0"]\n', "variant"),
+])
+def test_bad_model_files_are_one_line_errors(tmp_path: Path, text: str, key: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(HEAD + text + CHECK)
+    with pytest.raises(ModelError) as error:
+        load(path)
+    message = str(error.value)
+    assert "\n" not in message and f"{path}: {key}: expected" in message
+
+
+def test_a_nakack2_path_draws_as_a_chart_with_its_message_names(tmp_path: Path) -> None:
+    from models.chart import chart
+
+    world = world_of(tmp_path, '[sends]\nA = 1\n[faults]\nbelow_drop = 1\n[[joins]]\njoiner = "C"\ncoordinator = "A"\n'
+                               '[[views]]\nmember = "A"\nview = ["A", "B", "C"]\n')
+    state = world.init_states()[0]
+    path = []
+    for kind in (AnswerJoin, AppMcast, DropBelow):
+        action, state = step(world, state, kind)
+        path.append((action, state))
+    drawing = chart(world, path)  # type: ignore[arg-type]
+    assert "A answers C's join (digest, new view)" in drawing
+    assert "JOIN_RSP(view=[0, 1, 2]" in drawing and "A: application multicasts" in drawing
+    assert "(dropped below NAKACK2)" in drawing and "windows[A]" in drawing
