@@ -107,3 +107,18 @@ def test_a_nakack2_path_draws_as_a_chart_with_its_message_names(tmp_path: Path) 
     assert "A answers C's join (digest, new view)" in drawing
     assert "JOIN_RSP(view=[0, 1, 2]" in drawing and "A: application multicasts" in drawing
     assert "(dropped below NAKACK2)" in drawing and "windows[A]" in drawing
+
+
+@pytest.mark.parametrize("bound, expect", [(0, "violation:window_bounded"), (2, "pass")])
+def test_window_bounded_reports_a_window_holding_more_than_the_bound(tmp_path: Path, bound: int, expect: str) -> None:
+    """Two multicasts, the first dropped below the protocol, no retransmission: B holds #2 above
+    the gap for ever, one message: over a bound of 0, within 2."""
+    from checks.cli import main
+
+    path = tmp_path / "grow.toml"
+    path.write_text('protocol = "nakack2"\nmembers = ["A", "B"]\n'
+                    f"window_bound = {bound}\n[sends]\nA = 2\n[faults]\nbelow_drop = 1\nmax_in_flight = 2\n"
+                    "[config]\nxmit_interval = 0\n"
+                    f'[check]\nproperties = ["all"]\nexclude = ["eventually_delivered", "window_drains"]\n'
+                    f'expect = "{expect}"\n')
+    assert main(["check", "--no-progress", "--trace-dir", str(tmp_path / "traces"), str(path)]) == 0
