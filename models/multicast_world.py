@@ -67,6 +67,7 @@ from models.world import (
     LosePacket,
     Packet,
     WorldView,
+    to_json,
 )
 from spec import reliable_fifo as fifo
 from spec.reliable_fifo import Channel
@@ -345,14 +346,3 @@ def observe_channels(history: History, member: int, observed: tuple[tuple[str, A
 def _next_view(env: McastEnv, member: int) -> McastEnv:
     index = env.view_index
     return env._replace(view_index=index[:member] + (index[member] + 1,) + index[member + 1:])
-
-
-def to_json(value: Any) -> Any:
-    """A JSON-able form of an action's fields (NamedTuples as tables, frozensets sorted)."""
-    if isinstance(value, dict):
-        return {k: to_json(v) for k, v in value.items()}
-    if hasattr(value, "_asdict"):
-        return {"type": type(value).__name__, **to_json(value._asdict())}
-    if isinstance(value, (tuple, list, frozenset)):
-        return [to_json(v) for v in (sorted(value) if isinstance(value, frozenset) else value)]
-    return value

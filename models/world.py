@@ -269,7 +269,7 @@ class World:
         return isinstance(action, FAULTS)
 
     def action_to_json(self, action: Hashable) -> dict[str, Any]:
-        return {"action": type(action).__name__, **_to_json(action._asdict())}  # type: ignore[attr-defined]
+        return {"action": type(action).__name__, **to_json(action._asdict())}  # type: ignore[attr-defined]
 
     def format_action(self, action: Hashable) -> str:
         return self.adapter.format_action(action, self.member_name)
@@ -583,13 +583,14 @@ def _next_view(env: Env, member: int) -> Env:
     return env._replace(view_index=index[:member] + (index[member] + 1,) + index[member + 1:])
 
 
-def _to_json(value: Any) -> Any:
+def to_json(value: Any) -> Any:
+    """A JSON-able form of an action's fields (NamedTuples as tables, frozensets sorted)."""
     if isinstance(value, dict):
-        return {k: _to_json(v) for k, v in value.items()}
+        return {k: to_json(v) for k, v in value.items()}
     if hasattr(value, "_asdict"):
-        return {"type": type(value).__name__, **_to_json(value._asdict())}
+        return {"type": type(value).__name__, **to_json(value._asdict())}
     if isinstance(value, (tuple, list, frozenset)):
-        return [_to_json(v) for v in (sorted(value) if isinstance(value, frozenset) else value)]
+        return [to_json(v) for v in (sorted(value) if isinstance(value, frozenset) else value)]
     return value
 
 
