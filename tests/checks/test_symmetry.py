@@ -118,9 +118,10 @@ def test_a_symmetric_system_without_packed_states(tmp_path: Path) -> None:
     assert [(f.prop, len(f.path)) for f in plain.findings] == [(f.prop, len(f.path)) for f in fast.findings]
 
 
-@pytest.mark.parametrize("path", ["unicast2/scenario-7-disjoint-merge.toml"])
-def test_shipped_symmetric_models_agree(path: str) -> None:
-    assert load(SHIPPED / path).world.symmetry_group_size == 2
+@pytest.mark.parametrize(("path", "group"), [("unicast2/scenario-7-disjoint-merge.toml", 2),
+                                           ("unicast3/three-member-ring.toml", 3)])
+def test_shipped_symmetric_models_agree(path: str, group: int) -> None:
+    assert load(SHIPPED / path).world.symmetry_group_size == group
     _compare(SHIPPED / path)
 
 
@@ -133,7 +134,8 @@ def test_every_shipped_model_has_the_expected_group() -> None:
                  for p in sorted(SHIPPED.rglob("*.toml")) for m in load_all(p)
                  if m.world.symmetry_group_size > 1}
     assert symmetric == {"bench/unicast3-bench.toml#unicast3", "side-by-side/scenario-7.toml#unicast2",
-                         "side-by-side/scenario-7.toml#unicast3", "unicast2/scenario-7-disjoint-merge.toml#unicast2"}
+                         "side-by-side/scenario-7.toml#unicast3", "unicast2/scenario-7-disjoint-merge.toml#unicast2",
+                         "unicast3/three-member-ring.toml#unicast3"}
 
 
 GAPS = """description = "gaps both ways"
