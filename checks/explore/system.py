@@ -160,14 +160,30 @@ class TransitionSystem(Protocol):
         ...
 
 
-def replay(system: TransitionSystem, actions: Sequence[dict[str, Any]]) -> list[tuple[Hashable, Hashable]]:
-    """Re-run recorded actions from the first initial state; returns ``[(action, state_after)]``.
+def replay(system: TransitionSystem, actions: Sequence[dict[str, Any]], initial: int | None = None
+           ) -> list[tuple[Hashable, Hashable]]:
+    """Re-run recorded actions; returns ``[(action, state_after)]``.
 
-    Each recorded action is matched against the actions enabled in the current state by its JSON
+    The run starts from initial state number ``initial``, or, when None, from the first initial
+    state (in ``init_states`` order) from which every action replays: a counterexample records its
+    actions only, and the checker may have reached the violation from any initial state. Each
+    recorded action is matched against the actions enabled in the current state by its JSON
     description, so a trace replays from the actions alone. Raises ``ReplayError`` naming the step
-    whose action is not enabled (the model changed, or the model is nondeterministic).
+    whose action is not enabled (the model changed, or the model is nondeterministic), as met from
+    the first initial state tried.
     """
-    state = system.init_states()[0]
+    starts = system.init_states()
+    first_error: ReplayError | None = None
+    for start in (range(len(starts)) if initial is None else [initial]):
+        try:
+            return _replay_from(system, starts[start], actions)
+        except ReplayError as error:
+            first_error = first_error or error
+    raise first_error or ReplayError("the model has no initial state")
+
+
+def _replay_from(system: TransitionSystem, state: Any, actions: Sequence[dict[str, Any]]
+                 ) -> list[tuple[Hashable, Hashable]]:
     path: list[tuple[Hashable, Hashable]] = []
     for index, wanted in enumerate(actions):
         for action, after in system.successors(state):

@@ -697,8 +697,6 @@ def test_states_with_colliding_python_hashes_are_distinct() -> None:
     assert [f.prop for f in result.findings] == ["above_minus_3"]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: replay() always starts from init_states()[0] and a Finding does not "
-                   "record its initial state, so a counterexample starting at another initial state does not replay")
 def test_counterexample_from_the_second_initial_state_replays() -> None:
     edges = {"a": [("x", "a1")], "b": [("y", "b1")], "b1": [("z", "bad")]}
     system = Graph(edges, ["a", "b"], ends=["a1", "bad"], properties=[Always("good", lambda s: s != "bad")])
@@ -728,3 +726,13 @@ def test_stop_at_first_false_also_checks_liveness() -> None:
     result = explore(system, stop_at_first=False)
     assert sorted(f.kind for f in result.findings) == ["always", "liveness"]
 
+
+
+def test_replay_from_a_named_initial_state_and_the_error_of_the_first() -> None:
+    edges = {"a": [("x", "a1")], "b": [("y", "b1")], "b1": [("z", "bad")]}
+    system = Graph(edges, ["a", "b"], ends=["a1", "bad"], properties=[Always("good", lambda s: s != "bad")])
+    assert [after for _, after in replay(system, [{"label": "y"}], initial=1)] == ["b1"]
+    with pytest.raises(ReplayError, match="step 1: action"):
+        replay(system, [{"label": "y"}], initial=0)
+    with pytest.raises(ReplayError, match=r"step 1: action \{'label': 'y'\}"):
+        replay(system, [{"label": "y"}, {"label": "w"}])  # replays from neither: the first one's error
