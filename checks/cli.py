@@ -98,6 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--fuzz", action="store_true",
                        help="benchmark fuzzing: lockstep steps/s in one process and on Spark local[1], local[2]")
     bench.add_argument("--runs", type=int, default=2000, help="schedules per fuzz measurement (default 2000)")
+    bench.add_argument("--no-spark", action="store_true",
+                       help="with --fuzz: the in-process measurements only (no Spark local[1], local[2])")
     bench.add_argument("--fpset", type=int, nargs="+", metavar="SIZE",
                        help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
     bench.set_defaults(run=_bench)
@@ -446,7 +448,7 @@ def _bench(args: argparse.Namespace) -> int:
             raise UsageError(f"--runs: expected a whole number >= 1, got {args.runs}")
         model = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml" if args.model == BENCH_DIR / "unicast3-bench.toml" \
             else args.model
-        print(json.dumps(run_fuzz_bench(model, args.runs, repeat=args.repeat)))
+        print(json.dumps(run_fuzz_bench(model, args.runs, repeat=args.repeat, spark=not args.no_spark)))
         return 0
     if args.engine:
         from checks.bench.engine import run_engine_bench

@@ -11,7 +11,7 @@ the fuzz model), each in a fresh Python process (like ``checks/bench/checker.py`
 - ``local1`` and ``local2``: the same runs as a Spark job on ``local[1]`` and ``local[2]``, one seed
   range per core (``checks/fuzz/spark.py`` rule 5), rows written to Parquet. The session start is
   excluded; the Python workers' start, the model load, the rows' trip to the JVM and the Parquet
-  write are included.
+  write are included. ``--no-spark`` (``spark=False``) leaves these two out.
 
 Reported (one JSON line): steps/s of each (median over ``repeat``; the plain ones also per second
 of the process's CPU time, ``cpu_steps_per_s``, which a shared machine's load disturbs less), the
@@ -84,22 +84,26 @@ def _in_fresh_process(mode: str, model_path: Path, runs: int) -> dict[str, Any]:
     return {**result, "load_before": load}
 
 
-def run_fuzz_bench(model_path: Path, runs: int, *, repeat: int = 1) -> dict[str, Any]:
+def run_fuzz_bench(model_path: Path, runs: int, *, repeat: int = 1, spark: bool = True) -> dict[str, Any]:
+    """The measurements of the module's header; without ``spark``, the in-process ones only."""
+    modes = MODES if spark else MODES[:2]
     out: dict[str, Any] = {"bench": "fuzz", "model": str(model_path), "runs": runs, "steps_per_run": STEPS,
-                           "repeat": repeat, "cpus": os.cpu_count()}
-    results: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in MODES}
+                           "repeat": repeat, "cpus": os.cpu_count(), "spark": spark}
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in modes}
     for _ in range(repeat):
-        for name, mode in MODES:
+        for name, mode in modes:
             results[name].append(_in_fresh_process(mode, model_path, runs))
-    for name, _ in MODES:
+    for name, _ in modes:
         ranked = sorted(results[name], key=lambda r: r["steps_per_s"])
         out[name] = {**ranked[len(ranked) // 2], "steps_per_s": statistics.median(r["steps_per_s"] for r in ranked),
                      "all_steps_per_s": [r["steps_per_s"] for r in results[name]],
                      "load_before": [r["load_before"] for r in results[name]]}
-    rate = {name: out[name]["steps_per_s"] for name, _ in MODES}
+    rate = {name: out[name]["steps_per_s"] for name, _ in modes}
     out["ratio_plain_vs_plain_whole"] = round(rate["plain"] / rate["plain_whole"], 3)
     cpu = {name: statistics.median(r["cpu_steps_per_s"] for r in results[name]) for name in ("plain", "plain_whole")}
     out["ratio_plain_vs_plain_whole_cpu"] = round(cpu["plain"] / cpu["plain_whole"], 3)
+    if not spark:
+        return out
     out["ratio_local1_vs_plain"] = round(rate["local1"] / rate["plain"], 3)
     out["ratio_local2_vs_plain"] = round(rate["local2"] / rate["plain"], 3)
     out["ratio_local2_vs_local1"] = round(rate["local2"] / rate["local1"], 3)
