@@ -32,12 +32,8 @@ Rules
 
 from __future__ import annotations
 
-import atexit
-import hashlib
 import re
-import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -122,25 +118,11 @@ class SwarmPlan:
     sample: int
 
 
-_COPIES: dict[str, Path] = {}
-
-
-def model_copy(plan: SwarmPlan) -> Path:
-    """This process's copy of the plan's model file (written once per process and text)."""
-    key = hashlib.sha256(plan.model_text.encode()).hexdigest()
-    path = _COPIES.get(key)
-    if path is None or not path.exists():
-        folder = Path(tempfile.mkdtemp(prefix="seqcheck-swarm-"))
-        atexit.register(shutil.rmtree, folder, True)
-        path = folder / plan.model_name
-        path.write_text(plan.model_text)
-        _COPIES[key] = path
-    return path
-
-
 def run_one(plan: SwarmPlan, spec: TaskSpec) -> TaskResult:
     """One task, on a model built afresh from the plan's text."""
-    model = load(model_copy(plan), protocol=plan.protocol)
+    from checks.fuzz.spark import model_file_copy  # the fuzz executors' copy, shared
+
+    model = load(model_file_copy(plan.model_name, plan.model_text), protocol=plan.protocol)
     return run_task(model.world, spec, sample=plan.sample)
 
 

@@ -67,6 +67,7 @@ from models.world import (
     LosePacket,
     Packet,
     WorldView,
+    fullest_channel,
     to_json,
 )
 from spec import reliable_fifo as fifo
@@ -199,10 +200,7 @@ class MulticastWorld:
         net_id = world[self.n]
         ok = self._bounded.get(net_id)
         if ok is None:
-            counts: dict[tuple[int, int], int] = {}
-            for packet in self.net_table.values[net_id]:
-                counts[packet.src, packet.dst] = counts.get((packet.src, packet.dst), 0) + 1
-            ok = self._bounded[net_id] = max(counts.values(), default=0) <= self.bounds.max_in_flight
+            ok = self._bounded[net_id] = fullest_channel(self.net_table.values[net_id]) <= self.bounds.max_in_flight
         return ok
 
     def accepts_end(self, world: tuple[int, ...]) -> bool:

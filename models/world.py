@@ -251,10 +251,7 @@ class World:
         net_id = world[self.n]
         ok = self._bounded.get(net_id)
         if ok is None:
-            counts: dict[tuple[int, int], int] = {}
-            for packet in self.net_table.values[net_id]:
-                counts[packet.src, packet.dst] = counts.get((packet.src, packet.dst), 0) + 1
-            ok = self._bounded[net_id] = max(counts.values(), default=0) <= self.bounds.max_in_flight
+            ok = self._bounded[net_id] = fullest_channel(self.net_table.values[net_id]) <= self.bounds.max_in_flight
         return ok
 
     def accepts_end(self, world: tuple[int, ...]) -> bool:
@@ -298,15 +295,12 @@ class World:
         n, bounds = self.n, self.bounds
         env: Env = self.env_table.values[world[n + 1]]
         history: History = self.hist_table.values[world[n + 2]]
-        per_channel: dict[tuple[int, int], int] = {}
-        for packet in self.net_table.values[world[n]]:
-            per_channel[packet.src, packet.dst] = per_channel.get((packet.src, packet.dst), 0) + 1
         return {"sends": (sum(c.sent for c in history.channels), sum(bounds.sends)),
                 "loss": (bounds.loss - env.loss, bounds.loss),
                 "duplicate": (bounds.duplicate - env.duplicate, bounds.duplicate),
                 "receiver_removals": (bounds.receiver_removals - env.removals, bounds.receiver_removals),
                 "views": (sum(env.view_index), sum(map(len, bounds.views))),
-                "fullest_channel": (max(per_channel.values(), default=0), bounds.max_in_flight)}
+                "fullest_channel": (fullest_channel(self.net_table.values[world[n]]), bounds.max_in_flight)}
 
     def view(self, world: tuple[int, ...]) -> WorldView:
         n = self.n
@@ -575,6 +569,14 @@ class World:
     def stats(self) -> dict[str, int]:
         return {"node_states": len(self.node_table.values), "networks": len(self.net_table.values),
                 "histories": len(self.hist_table.values), "handler_calls_memoised": len(self._node_memo)}
+
+
+def fullest_channel(packets: Sequence[Packet]) -> int:
+    """The most packets in flight on one directed channel (rule 3's ``max_in_flight``)."""
+    counts: dict[tuple[int, int], int] = {}
+    for packet in packets:
+        counts[packet.src, packet.dst] = counts.get((packet.src, packet.dst), 0) + 1
+    return max(counts.values(), default=0)
 
 
 def _next_view(env: Env, member: int) -> Env:

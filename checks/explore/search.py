@@ -215,10 +215,10 @@ class _Search:
     def run(self) -> list[Hashable]:
         init = list(dict.fromkeys(self.system.init_states()))
         if self.canonical is not None:  # one initial state per orbit; the path starts from the state itself
-            representatives, orbits = self.canonical(init)
-            keys = list(map(tuple, representatives.tolist())) if isinstance(representatives, np.ndarray) \
-                else list(representatives)
-            first = dict(zip(keys, zip(init, orbits)))
+            representatives, orbits = _as_tuples(self.canonical)(init)
+            first: dict[Hashable, tuple[Hashable, int]] = {}
+            for key, state, orbit in zip(representatives, init, orbits):
+                first.setdefault(key, (state, orbit))  # the first initial state of each orbit
             init = [state for state, _ in first.values()]
             self.stats.unreduced = sum(orbit for _, orbit in first.values())
         else:

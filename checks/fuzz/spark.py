@@ -82,15 +82,16 @@ def schema() -> Any:
 _MODEL_FILES: dict[str, Path] = {}
 
 
-def _model_file(plan: FuzzPlan) -> Path:
-    """Rule 2: this process's copy of the plan's model file."""
-    key = hashlib.sha256(plan.model_text.encode()).hexdigest()
+def model_file_copy(name: str, text: str) -> Path:
+    """Rule 2: this process's copy of a model file shipped to executors as its name and text
+    (written once per process and text, removed at exit); the swarm's tasks use it too."""
+    key = hashlib.sha256(text.encode()).hexdigest()
     path = _MODEL_FILES.get(key)
     if path is None or not path.exists():
-        folder = Path(tempfile.mkdtemp(prefix="seqcheck-fuzz-"))
+        folder = Path(tempfile.mkdtemp(prefix="seqcheck-model-"))
         atexit.register(shutil.rmtree, folder, True)
-        path = folder / plan.model_name
-        path.write_text(plan.model_text)
+        path = folder / name
+        path.write_text(text)
         _MODEL_FILES[key] = path
     return path
 
@@ -106,7 +107,7 @@ class _Runners:
     def get(self, plan: FuzzPlan) -> Runner:
         if self.runner is None or self.runs >= FRESH_RUNNER_EVERY or self.plan != plan:
             self.runner = None  # the old runner's memo tables go before the new ones grow
-            self.plan, self.runner, self.runs = plan, Runner(plan, _model_file(plan)), 0
+            self.plan, self.runner, self.runs = plan, Runner(plan, model_file_copy(plan.model_name, plan.model_text)), 0
         self.runs += 1
         return self.runner
 
