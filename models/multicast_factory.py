@@ -7,6 +7,7 @@ Keys (besides ``description``, ``protocol`` and ``[check]``): ``members`` (2 to 
 ``max_in_flight`` (per directed channel, default 3); ``[[views]]`` (``member``, ``view``: per-member
 scripts, installed in order); ``[[joins]]`` (``joiner``, ``coordinator``: the joiner starts outside
 the group, the coordinator answers it with its next scripted view, which must hold the joiner);
+``[[stops]]`` (``member``, ``kind``: "leave" or "crash", each member at most once, rule 8);
 ``[config]`` the protocol's settings (whole numbers, or true/false for switches); ``window_bound``
 (the ``window_bounded`` property's limit, default 2); ``sends_after_joins`` (true: no multicast
 before every join is answered, ``models/multicast_world.py`` rule 6). Every mistake is one line naming the key.
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from models.multicast_world import McastBounds, MulticastWorld
+from models.multicast_world import CRASH, LEAVE, McastBounds, MulticastWorld
 from models.registry import BuildOptions, Built
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3}
 MODEL_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "joins", "config", "window_bound",
-                        "sends_after_joins"})
+                        "sends_after_joins", "stops"})
 
 
 class MulticastFactory:
@@ -64,7 +65,9 @@ class MulticastFactory:
         bound = reader.natural("window_bound", reader.raw.get("window_bound", 2))
         bounds = McastBounds(read_sends(reader, members), faults["loss"], faults["duplicate"],
                              faults["below_drop"], views, joins, faults["max_in_flight"],
-                             reader.flag("sends_after_joins", reader.raw.get("sends_after_joins", False)))
+                             reader.flag("sends_after_joins", reader.raw.get("sends_after_joins", False)),
+                             read_stops(reader, members),
+                             "no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)
@@ -159,3 +162,15 @@ def read_joins(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[int
     if len(joins) == len(members):
         raise reader.fail("joins", "at least one member of the initial group")
     return tuple(joins)
+
+
+def read_stops(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    stops: list[tuple[int, str]] = []
+    for i, item in enumerate(read_entries(reader, "stops", ("member", "kind"))):
+        member = member_index(reader, f"stops[{i}].member", item["member"], members)
+        if item["kind"] not in (LEAVE, CRASH):
+            raise reader.fail(f"stops[{i}].kind", f'"{LEAVE}" or "{CRASH}", got {item["kind"]!r}')
+        if any(m == member for m, _ in stops):
+            raise reader.fail(f"stops[{i}].member", f"a member that stops once, got {members[member]!r} again")
+        stops.append((member, item["kind"]))
+    return tuple(stops)

@@ -43,12 +43,30 @@ Rules
    queue alone and set the switch.
 7. Fault-free continuations (liveness): deliveries and the timers the adapter calls progress
    (the retransmit task, STABLE, BECOME_SERVER). Faults: loss, duplication, below drops, views,
-   joins and application sends.
+   joins, stops and application sends.
+8. Leaves and crashes (``[[stops]]``, each at most once): ``Stop(member, crash)``. A crash may
+   happen at any moment; a leave only once the lowest other member of the leaver's view (the
+   coordinator of the view without it) installed a view without it (GMS answers a LEAVE_REQ
+   with that view, then the leaver disconnects). A stopped member acts no more: no sends,
+   timers, views or join answers; a packet delivered to it is discarded (its socket is closed,
+   the ``DeliverPacket`` changes no node). Its packets in flight stay and are delivered. The
+   others learn of it only through their view scripts: a view without it drops its window
+   (``on_view``) and STABLE's rounds go on among the rest (votes naming the old view are
+   ignored). Until then a crashed member blocks STABLE (its vote never comes), as in JGroups.
+9. Young copies (``McastBounds.track_young``, set when a model checks ``no_premature_xmit_req``,
+   retransmission on): an application multicast's copy to another member is *young* until that
+   member ends a round (the adapter's ``ends_round``: a run of the retransmit task, of STABLE's
+   gossip, or a STABILITY or vote it handles) or it leaves the network. A step whose handler
+   asks for a copy still young on its way to the asker (an XMIT_REQ; one answering a
+   HIGHEST_SEQNO aside, which asks for the sender's counter by design, digest 3.11) sets the
+   history's ``PREMATURE`` bit: JGRP-1539's and JGRP-2678's needless retransmissions. A
+   re-multicast copy is never young (only originals are); a copy identical to one in flight
+   keeps that one's age (rule 2).
 
-Left out (issue 14 lists them; not built yet): leaves and crashes (``Stop``), merge digests, the
-young-copy bits of ``no_premature_xmit_req`` (JGRP-1539/JGRP-2678 models), batch expansion,
-packed states and symmetry reduction (the coordinator is the lowest member of a view, so
-renaming members does not commute with the handlers: this world offers no symmetry).
+Left out (issue 14 lists them; not built yet): merge digests (``spec/nakack2.on_merge_digest``
+exists; no world action installs one), batch expansion, packed states and symmetry reduction
+(the coordinator is the lowest member of a view, so renaming members does not commute with the
+handlers: this world offers no symmetry).
 """
 
 from __future__ import annotations
@@ -87,8 +105,19 @@ class AnswerJoin(NamedTuple):
     joiner: int
 
 
-McastAction = AppMcast | DeliverPacket | DuplicatePacket | LosePacket | DropBelow | FireTimer | InstallView | AnswerJoin
-FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin)
+class Stop(NamedTuple):
+    """``member`` leaves (``crash`` false: after its coordinator installed a view without it) or
+    crashes (at any moment): it acts no more; its packets in flight stay (rule 8)."""
+
+    member: int
+    crash: bool
+
+
+McastAction = (AppMcast | DeliverPacket | DuplicatePacket | LosePacket | DropBelow | FireTimer | InstallView
+               | AnswerJoin | Stop)
+FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin, Stop)
+LEAVE, CRASH = "leave", "crash"
+PREMATURE = 1  # History.step_violations: a step asked for a young copy (rule 9)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +132,8 @@ class McastBounds:
     joins: tuple[tuple[int, int], ...]  # (joiner, coordinator), each answered once
     max_in_flight: int
     sends_after_joins: bool = False  # multicasts only once every join is answered (rule 6)
+    stops: tuple[tuple[int, str], ...] = ()  # (member, LEAVE or CRASH), each at most once (rule 8)
+    track_young: bool = False  # keep McastEnv.young (rule 9): the model checks no_premature_xmit_req
 
 
 class McastEnv(NamedTuple):
@@ -113,6 +144,8 @@ class McastEnv(NamedTuple):
     below_drop: int
     view_index: tuple[int, ...]
     joined: int  # bit i: join i of ``McastBounds.joins`` answered
+    stopped: int = 0  # bit m: member m left or crashed (rule 8)
+    young: frozenset[Packet] = frozenset()  # original copies sent since their receiver's last round (rule 9)
 
 
 class MulticastWorld:
@@ -147,10 +180,14 @@ class MulticastWorld:
         history: History = self.hist_table.values[world[n + 2]]
         for src in range(n):
             sent = history.channels[src * n + src].sent
-            if sent < self.bounds.sends[src] and self.adapter.can_send(self.node(world, src)) and (
+            if sent < self.bounds.sends[src] and not stopped(env, src) and self.adapter.can_send(
+                    self.node(world, src)) and (
                     not self.bounds.sends_after_joins or env.joined == (1 << len(self.bounds.joins)) - 1):
                 yield from self._after(world, src, AppMcast(src), ("mcast", sent + 1), None, env)
         for packet in net:
+            if stopped(env, packet.dst):  # rule 8: a stopped member's socket is closed
+                yield DeliverPacket(packet), self._consumed(world, packet, env)
+                continue
             yield from self._after(world, packet.dst, DeliverPacket(packet), packet, packet, env)
             if env.duplicate:
                 yield from self._after(world, packet.dst, DuplicatePacket(packet), packet, None,
@@ -162,16 +199,34 @@ class MulticastWorld:
                     yield DropBelow(packet), self._consumed(world, packet,
                                                             env._replace(below_drop=env.below_drop - 1))
         for member in range(n):
+            if stopped(env, member):
+                continue
             for timer in self.adapter.enabled_timers(self.cfg, self.node(world, member)):
                 yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
         yield from self._membership_actions(world, env)
+        yield from self._stops(world, env)
+
+    def _stops(self, world: tuple[int, ...], env: McastEnv) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+        """Rule 8: a crash at any moment; a leave once the leaver's coordinator-to-be (the lowest
+        other member of its view) installed a view without it."""
+        n = self.n
+        for member, kind in self.bounds.stops:
+            if stopped(env, member):
+                continue
+            if kind == LEAVE:
+                view = self.adapter.view_members(self.node(world, member))
+                others = [m for m in view if m != member]
+                if not others or member in self.adapter.view_members(self.node(world, min(others))):
+                    continue
+            after = env._replace(stopped=env.stopped | 1 << member)
+            yield Stop(member, kind == CRASH), world[:n + 1] + (self.env_table(after), world[n + 2])
 
     def _membership_actions(self, world: tuple[int, ...], env: McastEnv
                             ) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
         """Rule 5: scripted views, and the joins whose coordinator's next view admits the joiner."""
         for member in range(self.n):
             view = self.next_view(env, member)
-            if view is None or not self.adapter.has_view(self.node(world, member)):
+            if view is None or stopped(env, member) or not self.adapter.has_view(self.node(world, member)):
                 continue
             if any(j in view and not self.joined(env, i) for i, (j, c) in enumerate(self.bounds.joins) if c == member):
                 continue  # that view is installed by the join's answer
@@ -179,7 +234,7 @@ class MulticastWorld:
                                    _next_view(env, member))
         for i, (joiner, coordinator) in enumerate(self.bounds.joins):
             view = self.next_view(env, coordinator)
-            if self.joined(env, i) or view is None or joiner not in view:
+            if self.joined(env, i) or view is None or joiner not in view or stopped(env, coordinator):
                 continue
             after = _next_view(env, coordinator)._replace(joined=env.joined | 1 << i)
             yield from self._after(world, coordinator, AnswerJoin(coordinator, joiner), ("join", joiner, view),
@@ -238,11 +293,14 @@ class MulticastWorld:
         return self._handled(member, world[member], stimulus)[1]
 
     def stimulus_of(self, world: tuple[int, ...], action: Hashable) -> tuple[int, Hashable] | None:
-        """(member, handler input) of ``action`` in ``world``; None for a loss or a below drop."""
+        """(member, handler input) of ``action`` in ``world``; None for a loss, a below drop, a
+        stop, or a packet discarded at a stopped member."""
         if isinstance(action, AppMcast):
             history: History = self.hist_table.values[world[self.n + 2]]
             return action.src, ("mcast", history.channels[action.src * self.n + action.src].sent + 1)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
+            if stopped(self.env_table.values[world[self.n + 1]], action.packet.dst):
+                return None  # rule 8: discarded at a stopped member
             return action.packet.dst, action.packet
         if isinstance(action, FireTimer):
             return action.member, ("timer", action.timer)
@@ -262,7 +320,8 @@ class MulticastWorld:
                 "loss": (bounds.loss - env.loss, bounds.loss),
                 "duplicate": (bounds.duplicate - env.duplicate, bounds.duplicate),
                 "below_drop": (bounds.below_drop - env.below_drop, bounds.below_drop),
-                "views": (sum(env.view_index), sum(map(len, bounds.views)))}
+                "views": (sum(env.view_index), sum(map(len, bounds.views))),
+                "stops": (bin(env.stopped).count("1"), len(bounds.stops))}
 
     def stats(self) -> dict[str, int]:
         return {"node_states": len(self.node_table.values), "networks": len(self.net_table.values),
@@ -279,6 +338,11 @@ class MulticastWorld:
             net_id = self._net_after(net_id, consumed, packets)
         nodes = world[:member] + (new_node,) + world[member + 1:n]
         hist_id = world[n + 2]
+        if self.bounds.track_young:
+            env, premature = self._young_after(world, member, action, consumed, packets, env)
+            if premature:
+                history = self.hist_table.values[hist_id]
+                hist_id = self.hist_table(history._replace(step_violations=history.step_violations | PREMATURE))
         if observed:
             key = (hist_id, member, observed)
             found = self._hist_memo.get(key)
@@ -308,9 +372,28 @@ class MulticastWorld:
             found = self._node_memo[key] = (self.node_table(new_node), tuple(packets), tuple(observed))
         return found
 
+    def _young_after(self, world: tuple[int, ...], member: int, action: McastAction, consumed: Packet | None,
+                     packets: tuple[Packet, ...], env: McastEnv) -> tuple[McastEnv, bool]:
+        """Rule 9: the young copies after ``member``'s step, and whether the step asked for one of
+        the copies still young on their way to it (an XMIT_REQ answering a HIGHEST_SEQNO aside)."""
+        young = env.young - {consumed} if consumed is not None else env.young
+        premature = False
+        if young and not (isinstance(action, DeliverPacket) and self.adapter.is_announcement(action.packet)):
+            asked = {(p.dst, seqno) for p in packets if p.src == member for seqno in self.adapter.requested(p)}
+            premature = any(y.dst == member and (y.src, y.msg.seqno) in asked for y in young)
+        if young and self.adapter.ends_round(action):
+            young = frozenset(y for y in young if y.dst != member)
+        if isinstance(action, AppMcast):
+            net = self.net_table.values[world[self.n]]
+            young = young | {p for p in packets if p.src != p.dst and p not in net}
+        return env._replace(young=young), premature
+
     def _consumed(self, world: tuple[int, ...], packet: Packet, env: McastEnv) -> tuple[int, ...]:
-        """The world after ``packet`` leaves the network unseen (lost, or dropped below)."""
+        """The world after ``packet`` leaves the network unseen (lost, dropped below, or at a
+        stopped member)."""
         n = self.n
+        if packet in env.young:
+            env = env._replace(young=env.young - {packet})
         return world[:n] + (self._net_after(world[n], packet, ()), self.env_table(env), world[n + 2])
 
     def _net_after(self, net_id: int, consumed: Packet | None, added: tuple[Packet, ...]) -> int:
@@ -339,6 +422,10 @@ def observe_channels(history: History, member: int, observed: tuple[tuple[str, A
         elif kind in ("WindowCreated", "WindowRemoved"):
             channels[value.src * n + member] = fifo.new_incarnation(channels[value.src * n + member])
     return History(tuple(channels), history.step_violations, history.syncs)
+
+
+def stopped(env: McastEnv, member: int) -> bool:
+    return bool(env.stopped >> member & 1)
 
 
 def _next_view(env: McastEnv, member: int) -> McastEnv:

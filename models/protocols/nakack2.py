@@ -11,6 +11,8 @@ Properties (``seqcheck list`` prints their definitions):
   the model file's ``window_bound``);
 - of two members: ``purge_covered`` (purge safety: a STABLE never purges past what a member still
   needs);
+- of a step: ``no_premature_xmit_req`` (no XMIT_REQ for a copy still young on its way, multicast world
+  rule 9: JGRP-1539, JGRP-2678);
 - liveness: ``eventually_delivered`` (every member that shares a view with a sender and has a window
   for it delivers everything the sender multicast) and ``window_drains``;
 - the witness ``all_delivered_witness``.
@@ -23,9 +25,10 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from checks.explore.system import Always, Liveness, Property, Sometimes
 from models.multicast_factory import MulticastFactory
-from models.multicast_world import observe_channels
+from models.multicast_world import PREMATURE, observe_channels, stopped
 from models.protocols.base import ProtocolAdapter, doc_of
 from models.render_actions import format_action as format_world_action
+from models.world import DeliverPacket, DuplicatePacket, FireTimer
 from spec import nakack2 as nak
 from spec import reliable_fifo as fifo
 
@@ -42,9 +45,15 @@ DOCS = {
     "window_bounded": "No window for another member holds more than the model's window_bound messages above a gap "
                       "(JGRP-2675: a permanent gap makes the joiner's window grow with every message).",
     "purge_covered": doc_of(nak.purge_covered),
+    "no_premature_xmit_req": "No retransmit task run and no STABILITY asks a sender for a message whose original "
+                             "copy to the asker is still in flight and was sent since the asker's last round "
+                             "(multicast world rule 9; JGRP-1539, JGRP-2678: needless retransmissions). Checked "
+                             "with retransmission on; an XMIT_REQ answering a HIGHEST_SEQNO is exempt.",
     "eventually_delivered": "From every reachable state, without further faults, every member that "
-                            "shares a view with a sender (each in the other's) and has a window for it "
-                            "delivers every message the sender multicast (its own included).",
+                            "shares a view with a sender (each in the other's), has a window for it and has "
+                            "not stopped, delivers every message the sender multicast (its own included); "
+                            "a sender that left or crashed is exempt (NAKACK2 asks only the original sender "
+                            "for a retransmission; flushing a departed member's messages is FLUSH's job).",
     "window_drains": "From every reachable state, without further faults, every window empties "
                      "(nothing held above a gap).",
     "all_delivered_witness": "Some reachable state has every budgeted multicast made and delivered "
@@ -105,6 +114,26 @@ class Nakack2Adapter(ProtocolAdapter):
     def has_view(self, node: Any) -> bool:
         """May the world install a scripted view at ``node`` (not before a joiner's JoinRsp)?"""
         return bool(node.members)
+
+    def view_members(self, node: Any) -> frozenset[int]:
+        """The members of ``node``'s view (empty before a joiner's JoinRsp)."""
+        return frozenset(node.members)
+
+    def is_announcement(self, packet: Any) -> bool:
+        """A HIGHEST_SEQNO, whose answer asks for the sender's counter at once (decision 6)."""
+        return packet.kind == "HighestSeqno"
+
+    def requested(self, packet: Any) -> tuple[int, ...]:
+        """The seqnos ``packet`` asks its destination to retransmit (none but for an XMIT_REQ)."""
+        return packet.msg.seqnos if packet.kind == "XmitReq" else ()
+
+    def ends_round(self, action: Any) -> bool:
+        """Does ``action`` end a round of its member (multicast world rule 9): a run of the
+        retransmit task or of STABLE's gossip, or a STABILITY or a vote delivered to it?"""
+        if isinstance(action, FireTimer):
+            return action.timer.kind in (nak.XMIT, nak.STABLE)
+        return isinstance(action, (DeliverPacket, DuplicatePacket)) and action.packet.kind in ("Stability",
+                                                                                              "StableVote")
 
     def observe_history(self, history: History, member: int, observed: tuple[tuple[str, Any], ...],
                         n: int) -> History:
@@ -182,8 +211,10 @@ class Nakack2Properties:
         return all(nak.purge_covered(nodes[w[s]], nodes[w[r]]) for s, r in self.world.pairs)
 
     def delivered(self, w: tuple[int, ...]) -> bool:
-        """Every member sharing a view with a sender, with a window for it, delivered all it sent."""
-        nodes = [self.nodes[i] for i in w[:self.n]]
+        """Every running member sharing a view with a running sender, with a window for it,
+        delivered all it sent."""
+        env = self.world.env_table.values[w[self.n + 1]]
+        nodes = [self.nodes[i] for m, i in enumerate(w[:self.n]) if not stopped(env, m)]
         for sender in nodes:
             for receiver in nodes:
                 window = receiver.windows[sender.me]
@@ -213,6 +244,10 @@ class Nakack2Properties:
         checks["window_bounded"] = Always("window_bounded", self.per_node("window_bounded", self.window_bounded),
                                           docs["window_bounded"])
         checks["purge_covered"] = Always("purge_covered", self.purge_covered, docs["purge_covered"])
+        hist, at = self.hist, self.n + 2
+        checks["no_premature_xmit_req"] = Always("no_premature_xmit_req",
+                                                 lambda w: not hist[w[at]].step_violations & PREMATURE,
+                                                 docs["no_premature_xmit_req"])
         checks["eventually_delivered"] = Liveness("eventually_delivered", self.delivered, docs["eventually_delivered"])
         checks["window_drains"] = Liveness("window_drains", self.drained, docs["window_drains"])
         checks["all_delivered_witness"] = Sometimes("all_delivered_witness", self.witness,

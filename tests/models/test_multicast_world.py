@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from models.modelfile import ModelError, load
-from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, MulticastWorld
-from models.world import LosePacket
+from models.multicast_world import PREMATURE, AnswerJoin, AppMcast, DropBelow, McastEnv, MulticastWorld, Stop
+from models.world import DeliverPacket, FireTimer, InstallView, LosePacket
 
 HEAD = 'protocol = "nakack2"\nmembers = ["A", "B", "C"]\n'
 CHECK = '\n[check]\nexpect = "pass"\n'
@@ -83,6 +83,9 @@ def test_a_joiner_gets_the_coordinators_digest(tmp_path: Path) -> None:
     ("[config]\nxmit_interval = true\n", "config.xmit_interval"),
     ("sends_after_joins = 3\n", "sends_after_joins"),
     ('variant = ["JGRP-0"]\n', "variant"),
+    ('[[stops]]\nmember = "B"\nkind = "quit"\n', "stops[0].kind"),
+    ('[[stops]]\nmember = "B"\nkind = "crash"\n[[stops]]\nmember = "B"\nkind = "leave"\n', "stops[1].member"),
+    ('[[stops]]\nmember = "B"\n', "stops"),
 ])
 def test_bad_model_files_are_one_line_errors(tmp_path: Path, text: str, key: str) -> None:
     path = tmp_path / "bad.toml"
@@ -122,3 +125,45 @@ def test_window_bounded_reports_a_window_holding_more_than_the_bound(tmp_path: P
                     f'[check]\nproperties = ["all"]\nexclude = ["eventually_delivered", "window_drains"]\n'
                     f'expect = "{expect}"\n')
     assert main(["check", "--no-progress", "--trace-dir", str(tmp_path / "traces"), str(path)]) == 0
+
+
+def test_a_crashed_member_acts_no_more_and_its_packets_stay(tmp_path: Path) -> None:
+    world = world_of(tmp_path, '[sends]\nA = 1\nB = 1\n[[stops]]\nmember = "B"\nkind = "crash"\n')
+    _, state = step(world, world.init_states()[0], AppMcast)  # A's copies to A, B, C
+    state = next(s for a, s in world.successors(state) if a == AppMcast(1))  # B's copies too
+    _, state = step(world, state, Stop)
+    actions = [a for a, _ in world.successors(state)]
+    assert AppMcast(1) not in actions
+    assert not any(isinstance(a, FireTimer) and a.member == 1 for a in actions)
+    assert {p.src for p in world.view(state).network} == {0, 1}  # B's packets stay in flight
+    to_b = next(p for p in world.view(state).network if p.dst == 1)
+    after = next(s for a, s in world.successors(state) if a == DeliverPacket(to_b))
+    assert world.view(after).nodes[1] == world.view(state).nodes[1] and to_b not in world.view(after).network
+    assert world.stimulus_of(state, DeliverPacket(to_b)) is None
+
+
+def test_a_leave_waits_for_the_view_without_the_leaver(tmp_path: Path) -> None:
+    world = world_of(tmp_path, '[[stops]]\nmember = "A"\nkind = "leave"\n'
+                               '[[views]]\nmember = "B"\nview = ["B", "C"]\n')
+    state = world.init_states()[0]
+    assert not any(isinstance(a, Stop) for a, _ in world.successors(state))
+    state = next(s for a, s in world.successors(state) if isinstance(a, InstallView) and a.member == 1)
+    assert world.view(state).nodes[1].windows[0] is None  # the leaver's window is gone at B
+    action, state = step(world, state, Stop)
+    assert action == Stop(0, False)
+    assert world.view(state).env.stopped == 1
+
+
+def test_a_request_for_a_young_copy_sets_the_premature_bit(tmp_path: Path) -> None:
+    """JGRP-1539's variant asks for #1 on the first run that sees the gap, while #1 is on its way."""
+    world = world_of(tmp_path, 'variant = ["JGRP-1539"]\n[sends]\nA = 2\n[config]\nresend_last_seqno = false\n')
+    assert world.bounds.track_young
+    state = world.init_states()[0]
+    for _ in range(2):
+        _, state = step(world, state, AppMcast)
+    assert len(world.view(state).env.young) == 4  # the copies to B and C; loopbacks are never young
+    second = next(p for p in world.view(state).network if p.dst == 1 and p.msg.seqno == 2)
+    state = next(s for a, s in world.successors(state) if a == DeliverPacket(second))
+    run = next(s for a, s in world.successors(state) if a == FireTimer(1, world.adapter.spec.Timer(0)))
+    assert world.view(run).history.step_violations & PREMATURE
+    assert not any(p.dst == 1 for p in world.view(run).env.young)  # B's run aged its copies
