@@ -23,6 +23,12 @@ def world_of(tmp_path: Path, text: str) -> MulticastWorld:
     return world
 
 
+def env_of(world: MulticastWorld, state: tuple[int, ...]) -> McastEnv:
+    env = world.view(state).env
+    assert isinstance(env, McastEnv)
+    return env
+
+
 def step(world: MulticastWorld, state: tuple[int, ...], kind: type) -> tuple[object, tuple[int, ...]]:
     return next((a, s) for a, s in world.successors(state) if isinstance(a, kind))
 
@@ -151,7 +157,7 @@ def test_a_leave_waits_for_the_view_without_the_leaver(tmp_path: Path) -> None:
     assert world.view(state).nodes[1].windows[0] is None  # the leaver's window is gone at B
     action, state = step(world, state, Stop)
     assert action == Stop(0, False)
-    assert world.view(state).env.stopped == 1
+    assert env_of(world, state).stopped == 1
 
 
 def test_a_request_for_a_young_copy_sets_the_premature_bit(tmp_path: Path) -> None:
@@ -161,9 +167,9 @@ def test_a_request_for_a_young_copy_sets_the_premature_bit(tmp_path: Path) -> No
     state = world.init_states()[0]
     for _ in range(2):
         _, state = step(world, state, AppMcast)
-    assert len(world.view(state).env.young) == 4  # the copies to B and C; loopbacks are never young
+    assert len(env_of(world, state).young) == 4  # the copies to B and C; loopbacks are never young
     second = next(p for p in world.view(state).network if p.dst == 1 and p.msg.seqno == 2)
     state = next(s for a, s in world.successors(state) if a == DeliverPacket(second))
     run = next(s for a, s in world.successors(state) if a == FireTimer(1, world.adapter.spec.Timer(0)))
     assert world.view(run).history.step_violations & PREMATURE
-    assert not any(p.dst == 1 for p in world.view(run).env.young)  # B's run aged its copies
+    assert not any(p.dst == 1 for p in env_of(world, run).young)  # B's run aged its copies
