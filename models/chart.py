@@ -106,8 +106,8 @@ def _did(world: World, before: WorldView, after: WorldView, action: Any, names: 
         if kind == "Deliver":
             notes.append(f"» delivers payload {effect.payload} from {names[effect.src]}")
         elif kind == "WindowCreated":
-            notes.append(f"» opens a receive window for {names[effect.src]} (conn_id={_conn(effect.conn_id)}), "
-                         f"next expected #{effect.offset + 1}")
+            conn = f" (conn_id={_conn(effect.conn_id)})" if getattr(world.adapter, "has_connections", True) else ""
+            notes.append(f"» opens a receive window for {names[effect.src]}{conn}, next expected #{effect.offset + 1}")
         elif kind == "WindowRemoved":
             notes.append(f"» removes its receive window for {names[effect.src]}")
         elif kind == "Purged":

@@ -56,10 +56,11 @@ Rules
 9. Young copies (``McastBounds.track_young``, set when a model checks ``no_premature_xmit_req``,
    retransmission on): an application multicast's copy to another member is *young* until that
    member ends a round (the adapter's ``ends_round``: a run of the retransmit task, of STABLE's
-   gossip, or a STABILITY or vote it handles) or it leaves the network. A step whose handler
-   asks for a copy still young on its way to the asker (an XMIT_REQ; one answering a
-   HIGHEST_SEQNO aside, which asks for the sender's counter by design, digest 3.11) sets the
-   history's ``PREMATURE`` bit: JGRP-1539's and JGRP-2678's needless retransmissions. A
+   gossip, or a STABILITY or vote it handles) or it leaves the network. A round's end whose
+   handler asks for a copy still young on its way to the asker (an XMIT_REQ) sets the history's
+   ``PREMATURE`` bit: JGRP-1539's and JGRP-2678's needless retransmissions. Other requests (the
+   answer to a HIGHEST_SEQNO, also from a joiner's queue, asks for the sender's counter at once
+   by design, digest 3.11) are not checked. A
    re-multicast copy is never young (only originals are); a copy identical to one in flight
    keeps that one's age (rule 2).
 
@@ -374,14 +375,13 @@ class MulticastWorld:
 
     def _young_after(self, world: tuple[int, ...], member: int, action: McastAction, consumed: Packet | None,
                      packets: tuple[Packet, ...], env: McastEnv) -> tuple[McastEnv, bool]:
-        """Rule 9: the young copies after ``member``'s step, and whether the step asked for one of
-        the copies still young on their way to it (an XMIT_REQ answering a HIGHEST_SEQNO aside)."""
+        """Rule 9: the young copies after ``member``'s step, and whether the step, a round's end,
+        asked for one of the copies still young on their way to it."""
         young = env.young - {consumed} if consumed is not None else env.young
         premature = False
-        if young and not (isinstance(action, DeliverPacket) and self.adapter.is_announcement(action.packet)):
+        if young and self.adapter.ends_round(action):
             asked = {(p.dst, seqno) for p in packets if p.src == member for seqno in self.adapter.requested(p)}
             premature = any(y.dst == member and (y.src, y.msg.seqno) in asked for y in young)
-        if young and self.adapter.ends_round(action):
             young = frozenset(y for y in young if y.dst != member)
         if isinstance(action, AppMcast):
             net = self.net_table.values[world[self.n]]

@@ -48,7 +48,8 @@ DOCS = {
     "no_premature_xmit_req": "No retransmit task run and no STABILITY asks a sender for a message whose original "
                              "copy to the asker is still in flight and was sent since the asker's last round "
                              "(multicast world rule 9; JGRP-1539, JGRP-2678: needless retransmissions). Checked "
-                             "with retransmission on; an XMIT_REQ answering a HIGHEST_SEQNO is exempt.",
+                             "with retransmission on; an XMIT_REQ answering a HIGHEST_SEQNO (asking for the "
+                             "sender's counter at once, by design) is not checked.",
     "eventually_delivered": "From every reachable state, without further faults, every member that "
                             "shares a view with a sender (each in the other's), has a window for it and has "
                             "not stopped, delivers every message the sender multicast (its own included); "
@@ -64,6 +65,7 @@ DOCS = {
 class Nakack2Adapter(ProtocolAdapter):
     name = "nakack2"
     spec = nak
+    has_connections = False  # no conn_id: charts leave it out of their notes
     node_properties = ()
     pair_properties = ()
     step_properties = ()
@@ -118,10 +120,6 @@ class Nakack2Adapter(ProtocolAdapter):
     def view_members(self, node: Any) -> frozenset[int]:
         """The members of ``node``'s view (empty before a joiner's JoinRsp)."""
         return frozenset(node.members)
-
-    def is_announcement(self, packet: Any) -> bool:
-        """A HIGHEST_SEQNO, whose answer asks for the sender's counter at once (decision 6)."""
-        return packet.kind == "HighestSeqno"
 
     def requested(self, packet: Any) -> tuple[int, ...]:
         """The seqnos ``packet`` asks its destination to retransmit (none but for an XMIT_REQ)."""

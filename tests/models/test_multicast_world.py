@@ -118,6 +118,21 @@ def test_a_nakack2_path_draws_as_a_chart_with_its_message_names(tmp_path: Path) 
     assert "(dropped below NAKACK2)" in drawing and "windows[A]" in drawing
 
 
+def test_a_nakack2_chart_names_no_conn_id(tmp_path: Path) -> None:
+    """NAKACK2 has no connections: the joiner's windows open without a unicast conn_id."""
+    from models.chart import chart
+
+    world = world_of(tmp_path, '[[joins]]\njoiner = "C"\ncoordinator = "A"\n'
+                               '[[views]]\nmember = "A"\nview = ["A", "B", "C"]\n')
+    path = []
+    action, state = step(world, world.init_states()[0], AnswerJoin)
+    path.append((action, state))
+    rsp = next(p for p in world.view(state).network if p.kind == "JoinRsp")
+    path.append((DeliverPacket(rsp), next(s for a, s in world.successors(state) if a == DeliverPacket(rsp))))
+    drawing = chart(world, path)  # type: ignore[arg-type]
+    assert "» opens a receive window for A, next" in drawing and "conn_id" not in drawing
+
+
 @pytest.mark.parametrize("bound, expect", [(0, "violation:window_bounded"), (2, "pass")])
 def test_window_bounded_reports_a_window_holding_more_than_the_bound(tmp_path: Path, bound: int, expect: str) -> None:
     """Two multicasts, the first dropped below the protocol, no retransmission: B holds #2 above
