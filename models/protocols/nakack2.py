@@ -55,8 +55,8 @@ DOCS = {
                             "not stopped, delivers every message the sender multicast (its own included); "
                             "a sender that left or crashed is exempt (NAKACK2 asks only the original sender "
                             "for a retransmission; flushing a departed member's messages is FLUSH's job).",
-    "window_drains": "From every reachable state, without further faults, every window empties "
-                     "(nothing held above a gap).",
+    "window_drains": "From every reachable state, without further faults, every window of every member "
+                     "that has not stopped empties (nothing held above a gap).",
     "all_delivered_witness": "Some reachable state has every budgeted multicast made and delivered "
                              "(guards against a model that cannot do anything).",
 }
@@ -157,6 +157,8 @@ class Nakack2Adapter(ProtocolAdapter):
             p = action.packet
             return (f"{name(p.dst)} never sees {self.format_message(p.kind, p.msg)} from {name(p.src)} "
                     "(dropped below NAKACK2)")
+        if kind == "Stop":
+            return f"{name(action.member)} " + ("crashes" if action.crash else "leaves (disconnects)")
         if kind == "AnswerJoin":
             return f"{name(action.coordinator)} answers {name(action.joiner)}'s join (digest, new view)"
         if kind == "FireTimer":
@@ -223,7 +225,10 @@ class Nakack2Properties:
         return True
 
     def drained(self, w: tuple[int, ...]) -> bool:
-        return all(nak.held_undelivered(self.nodes[i], s) == 0 for i in w[:self.n] for s in range(self.n))
+        """Every running member's windows hold nothing above a gap (a stopped member's are frozen)."""
+        env = self.world.env_table.values[w[self.n + 1]]
+        return all(nak.held_undelivered(self.nodes[i], s) == 0 for m, i in enumerate(w[:self.n])
+                   if not stopped(env, m) for s in range(self.n))
 
     def witness(self, w: tuple[int, ...]) -> bool:
         n, sends = self.n, self.world.bounds.sends
