@@ -81,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_check)
     show = sub.add_parser("show", help="render a trace file (or a model file's witness) as a message-sequence chart")
     show.add_argument("trace", type=Path, help="a trace file, or a model file (*.toml) to draw its witness")
+    show.add_argument("--html", type=Path, metavar="OUT.html",
+                      help="also write the trace as a self-contained HTML viewer page (no network needed)")
     show.set_defaults(run=_show)
     replay = sub.add_parser("replay", help="run a trace against the production engine")
     replay.add_argument("trace", type=Path)
@@ -317,7 +319,7 @@ def _label(model: Model, *, short: bool = True) -> str:
 # -- show ---------------------------------------------------------------------------------------
 def _show(args: argparse.Namespace) -> int:
     if args.trace.suffix == ".toml":
-        return _show_witness(args.trace)
+        return _show_witness(args.trace, args.html)
     trace = Trace.load(args.trace)
     model_path, protocol = _trace_model(trace, args.trace)
     model = load(model_path, protocol=protocol)
@@ -331,19 +333,36 @@ def _show(args: argparse.Namespace) -> int:
     kind = {"always": "safety property ", "liveness": "liveness property "}.get(trace.kind, "")
     doc = next((p.doc for p in model.world.properties if p.name == trace.prop), "")
     on = f" [{protocol}]" if protocol else ""
-    print(f"{model_path}{on}: {model.description}")
+    header = [f"{model_path}{on}: {model.description}"]
     if trace.kind == "divergence":
         seed = f" (random walk, seed {trace.seed})" if trace.seed is not None else ""
-        print(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
-              f"{trace.summary[-1] if trace.summary else ''}")
+        header.append(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
+                      f"{trace.summary[-1] if trace.summary else ''}")
     else:
         how = "a shortest counterexample" if trace.seed is None else f"found by a random schedule, seed {trace.seed}"
-        print(f"violates {kind}{trace.prop} after {len(trace.actions)} steps ({how})")
+        header.append(f"violates {kind}{trace.prop} after {len(trace.actions)} steps ({how})")
     footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
     if trace.kind == "liveness":
         footer.append("from this state no continuation without further faults delivers every message")
+    print("\n".join(header))
     print(_drawing(model, path, footer), end="")
+    if args.html is not None:
+        _write_html(args.html, model, path, header, footer)
     return 0
+
+
+def _write_html(out: Path, model: Model, path: list[tuple[Any, Any]], header: list[str],
+                footer: Sequence[str]) -> None:
+    """``--html OUT``: the viewer page (checks/view/html.py) of a path of either world."""
+    from checks.view.html import write_page
+    from models.multicast_world import MulticastWorld
+    from models.world import World
+
+    if not isinstance(model.world, (World, MulticastWorld)):
+        raise UsageError(f"--html: {model.path}: protocol {model.protocol} has no message-sequence chart to draw")
+    writable_folder("--html", out.parent if str(out.parent) else Path("."))
+    write_page(out, model.world, path, header[0], header, footer)
+    print(f"viewer written to {out} (open it in a browser; it needs no network)", file=sys.stderr)
 
 
 def _drawing(model: Model, path: list[tuple[Any, Any]], footer: Sequence[str] = ()) -> str:
@@ -370,7 +389,7 @@ def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
     raise UsageError(f"{trace_file}: model {name} not found")
 
 
-def _show_witness(model_file: Path) -> int:
+def _show_witness(model_file: Path, html: Path | None = None) -> int:
     """``seqcheck show MODEL.toml``: the chart of each protocol's witness in the model file."""
     models_with_witness = [m for m in load_all(model_file) if m.witness]
     if not models_with_witness:
@@ -381,9 +400,13 @@ def _show_witness(model_file: Path) -> int:
         except WitnessError as error:
             raise UsageError(f"{model_file}: {error}") from None
         on = f" [{model.protocol}]" if model.side_by_side else ""
-        print(f"{model_file}{on}: {model.description}")
-        print(f"witness: the scenario's {len(path)} steps, every checked safety property holding along them")
+        header = [f"{model_file}{on}: {model.description}",
+                  f"witness: the scenario's {len(path)} steps, every checked safety property holding along them"]
+        print("\n".join(header))
         print(_drawing(model, path), end="")
+        if html is not None:
+            out = html if len(models_with_witness) == 1 else html.with_name(f"{html.stem}-{model.protocol}.html")
+            _write_html(out, model, path, header, ())
     return 0
 
 

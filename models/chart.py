@@ -35,6 +35,25 @@ STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
 def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str] = ()) -> str:
     """The message-sequence chart of ``path`` (``[(action, state_after)]`` from the initial state)."""
     names = world.member_names or tuple(str(m) for m in range(world.n))
+    steps, end = chart_steps(world, path)
+    return render_chart(names, steps, footer=[*end, *footer])
+
+
+def member_states(world: World, state: Any) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every member's state fields in ``state``, worded as the chart words them (for the HTML viewer)."""
+    names = world.member_names or tuple(str(m) for m in range(world.n))
+    view = world.view(state)
+    members = []
+    for member, node in enumerate(view.nodes):
+        fields = ([(f.name, _value(getattr(node, f.name), names)) for f in dataclasses.fields(node)]
+                  if dataclasses.is_dataclass(node) else [("state", _value(node, names))])
+        members.append((names[member], fields))
+    return members
+
+
+def chart_steps(world: World, path: Sequence[tuple[Any, Any]]) -> tuple[list[ChartStep], list[str]]:
+    """The chart's steps for ``path`` and the end-of-trace lines (each member's and connection's end state)."""
+    names = world.member_names or tuple(str(m) for m in range(world.n))
     state_before: tuple[int, ...] = world.init_states()[0]
     before = world.view(state_before)
     in_flight: dict[Packet, tuple[str, int]] = {}  # packet -> (name, step it was sent at)
@@ -80,7 +99,7 @@ def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str
            for line in world.adapter.describe_node(before.nodes[m], names)]
     for s, d in world.pairs:
         end.extend(world.adapter.describe_pair(before.nodes[s], before.nodes[d], names))
-    return render_chart(names, steps, footer=[*end, *footer])
+    return steps, end
 
 
 def _late(packet: Packet, sent_at: int, arrivals: Sequence[tuple[Packet, str, int]]) -> str:

@@ -1,0 +1,1 @@
+"""Traces people can look at: the self-contained HTML trace viewer (``seqcheck show --html``)."""
