@@ -361,7 +361,7 @@ def _write_html(out: Path, model: Model, path: list[tuple[Any, Any]], header: li
     if not isinstance(model.world, (World, MulticastWorld)):
         raise UsageError(f"--html: {model.path}: protocol {model.protocol} has no message-sequence chart to draw")
     writable_folder("--html", out.parent if str(out.parent) else Path("."))
-    write_page(out, model.world, path, header[0], header, footer)
+    write_page(out, model.world, path, header[0].split(": ", 1)[0], header, footer)
     print(f"viewer written to {out} (open it in a browser; it needs no network)", file=sys.stderr)
 
 

@@ -30,7 +30,7 @@ def test_a_hostile_description_stays_data(tmp_path: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert "window.injected" not in text.split('id="trace-data">', 1)[0]
     assert text.count("<script") == 2 and "<img" not in text and "onerror=\"window" not in text
-    assert HOSTILE in _data(page)["title"]
+    assert HOSTILE in _data(page)["header"][0]
 
 
 @pytest.mark.parametrize(("model", "lost"), [(UNICAST2, True), (NAKACK2, False)], ids=["unicast2", "nakack2"])

@@ -4,7 +4,7 @@
 (function () {
   const data = JSON.parse(document.getElementById("trace-data").textContent);
   const SVG = "http://www.w3.org/2000/svg";
-  const LANE = 220, ROW = 34, TOP = 30, LEFT = 260;
+  const LANE = 220, ROW = 34, TOP = 30, LEFT = 420;
   let selected = 0;
 
   function el(tag, attrs, text) {
@@ -29,8 +29,11 @@
       const g = el("g", {"class": "step-row", "data-step": step.index});
       g.appendChild(el("rect", {"class": "step-band", x: 0, y: rowY(k + 1) - ROW / 2, width: LEFT + n * LANE,
                                 height: ROW}));
-      g.appendChild(el("text", {"class": "step-title", x: 4, y: rowY(k + 1) + 4},
-                       String(step.index) + ". " + step.title));
+      const label = String(step.index) + ". " + step.title;
+      const text = el("text", {"class": "step-title", x: 4, y: rowY(k + 1) + 4},
+                      label.length > 62 ? label.slice(0, 61) + "\u2026" : label);
+      text.appendChild(el("title", {}, label));
+      g.appendChild(text);
       g.addEventListener("click", () => select(step.index));
       svg.appendChild(g);
     });
