@@ -83,6 +83,8 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("trace", type=Path, help="a trace file, or a model file (*.toml) to draw its witness")
     show.add_argument("--html", type=Path, metavar="OUT.html",
                       help="also write the trace as a self-contained HTML viewer page (no network needed)")
+    show.add_argument("--itf", type=Path, metavar="OUT.itf.json",
+                      help="also write the trace in the Informal Trace Format (Apalache/Quint ITF JSON)")
     show.set_defaults(run=_show)
     replay = sub.add_parser("replay", help="run a trace against the production engine")
     replay.add_argument("trace", type=Path)
@@ -348,6 +350,12 @@ def _show(args: argparse.Namespace) -> int:
     print(_drawing(model, path, footer), end="")
     if args.html is not None:
         _write_html(args.html, model, path, header, footer)
+    if args.itf is not None:
+        from checks.view.itf import write_itf
+
+        writable_folder("--itf", args.itf.parent if str(args.itf.parent) else Path("."))
+        write_itf(args.itf, model.world, path, str(args.trace), model.description)
+        print(f"ITF trace written to {args.itf}", file=sys.stderr)
     return 0
 
 
