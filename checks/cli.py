@@ -74,6 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--trace-dir", type=Path, default=Path("traces"),
                        help="where counterexample traces are written (default: ./traces)")
     check.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
+    check.add_argument("--report", type=Path, metavar="DIR", help="also write DIR/index.html: the run as one page, "
+                       "each counterexample linked to its viewer page (DIR/traces/*.html)")
     check.add_argument("--no-symmetry", action="store_true",
                        help="explore every state, not one per orbit of interchangeable members (as [check] "
                             "symmetry = false does for one model)")
@@ -140,6 +142,10 @@ def _check(args: argparse.Namespace) -> int:
     paths = model_paths(args.paths)
     loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
     writable_folder("--trace-dir", args.trace_dir)
+    if args.report is not None:
+        if swarm is not None:
+            raise UsageError("--report: not with --swarm (a report is written for the exhaustive check only)")
+        writable_folder("--report", args.report)
     if swarm is not None:
         from checks.swarm_job import check_swarm
 
@@ -148,12 +154,14 @@ def _check(args: argparse.Namespace) -> int:
     table = _Table(sys.stdout, [_label(m) for m in loaded], args.trace_dir) if not args.json else None
     terminal = sys.stderr.isatty()
     all_match = True
+    outcomes: list[Outcome] = []
     for model in loaded:
         progress = None if args.no_progress else _progress_line(_label(model, short=False), terminal)
         outcome = check_model(model, trace_dir=args.trace_dir, progress=progress, symmetry=not args.no_symmetry)
         if progress is not None and terminal:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         all_match = all_match and outcome.matches
+        outcomes.append(outcome)
         if table is not None:
             table.row(outcome)
         else:
@@ -163,6 +171,11 @@ def _check(args: argparse.Namespace) -> int:
             return 130
     if table is not None:
         table.footer(all_match)
+    if args.report is not None:
+        from checks.view.report import write_check_report
+
+        index = write_check_report(args.report, outcomes, [_label(o.model) for o in outcomes])
+        print(f"Report written to {index}", file=sys.stderr)
     return 0 if all_match else 1
 
 
@@ -332,20 +345,9 @@ def _show(args: argparse.Namespace) -> int:
     if file_digest(model_path) != trace.model_digest:
         print(f"seqcheck: note: {model_path} changed since {args.trace} was made; the trace still replays",
               file=sys.stderr)
-    kind = {"always": "safety property ", "liveness": "liveness property "}.get(trace.kind, "")
-    doc = next((p.doc for p in model.world.properties if p.name == trace.prop), "")
-    on = f" [{protocol}]" if protocol else ""
-    header = [f"{model_path}{on}: {model.description}"]
-    if trace.kind == "divergence":
-        seed = f" (random walk, seed {trace.seed})" if trace.seed is not None else ""
-        header.append(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
-                      f"{trace.summary[-1] if trace.summary else ''}")
-    else:
-        how = "a shortest counterexample" if trace.seed is None else f"found by a random schedule, seed {trace.seed}"
-        header.append(f"violates {kind}{trace.prop} after {len(trace.actions)} steps ({how})")
-    footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
-    if trace.kind == "liveness":
-        footer.append("from this state no continuation without further faults delivers every message")
+    from checks.view.html import trace_text
+
+    header, footer = trace_text(model_path, protocol, model, trace)
     print("\n".join(header))
     print(_drawing(model, path, footer), end="")
     if args.html is not None:

@@ -93,3 +93,22 @@ def write_page(out: Path, world: Any, path: Sequence[tuple[Any, Any]], title: st
     """Write the viewer page of ``path`` to ``out``."""
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(trace_page(world, path, title, header, footer), encoding="utf-8")
+
+
+def trace_text(model_path: Path, protocol: str | None, model: Any, trace: Any) -> tuple[list[str], list[str]]:
+    """What ``seqcheck show`` prints above a trace's chart (model, verdict) and below it (the violated property)."""
+    kind = {"always": "safety property ", "liveness": "liveness property "}.get(trace.kind, "")
+    doc = next((p.doc for p in model.world.properties if p.name == trace.prop), "")
+    on = f" [{protocol}]" if protocol else ""
+    header = [f"{model_path}{on}: {model.description}"]
+    if trace.kind == "divergence":
+        seed = f" (random walk, seed {trace.seed})" if trace.seed is not None else ""
+        header.append(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
+                      f"{trace.summary[-1] if trace.summary else ''}")
+    else:
+        how = "a shortest counterexample" if trace.seed is None else f"found by a random schedule, seed {trace.seed}"
+        header.append(f"violates {kind}{trace.prop} after {len(trace.actions)} steps ({how})")
+    footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
+    if trace.kind == "liveness":
+        footer.append("from this state no continuation without further faults delivers every message")
+    return header, footer
