@@ -354,7 +354,11 @@ def _show(args: argparse.Namespace) -> int:
         _write_html(args.html, model, path, header, footer)
     if args.itf is not None:
         from checks.view.itf import write_itf
+        from models.multicast_world import MulticastWorld
+        from models.world import World
 
+        if not isinstance(model.world, (World, MulticastWorld)):
+            raise UsageError(f"--itf: {model.path}: protocol {model.protocol} is not a world of members to export")
         writable_folder("--itf", args.itf.parent if str(args.itf.parent) else Path("."))
         write_itf(args.itf, model.world, path, str(args.trace), model.description)
         print(f"ITF trace written to {args.itf}", file=sys.stderr)
