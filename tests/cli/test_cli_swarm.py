@@ -63,7 +63,7 @@ def untimed(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_shipped_defect_models_are_all_here() -> None:
-    assert len(defect_models()) == 33  # 22 single-protocol defect files (4 NAKACK2), 11 side-by-side UNICAST2 halves
+    assert len(defect_models()) == 35  # 24 single-protocol defect files (6 NAKACK2), 11 side-by-side UNICAST2 halves
 
 
 @pytest.mark.parametrize(("path", "protocol"), defect_models())
