@@ -354,12 +354,8 @@ def _show(args: argparse.Namespace) -> int:
         _write_html(args.html, model, path, header, footer)
     if args.itf is not None:
         from checks.view.itf import write_itf
-        from models.multicast_world import MulticastWorld
-        from models.world import World
 
-        if not isinstance(model.world, (World, MulticastWorld)):
-            raise UsageError(f"--itf: {model.path}: protocol {model.protocol} is not a world of members to export")
-        writable_folder("--itf", args.itf.parent if str(args.itf.parent) else Path("."))
+        _member_world_for("--itf", args.itf, model, "is not a world of members to export")
         write_itf(args.itf, model.world, path, str(args.trace), model.description)
         print(f"ITF trace written to {args.itf}", file=sys.stderr)
     return 0
@@ -369,14 +365,21 @@ def _write_html(out: Path, model: Model, path: list[tuple[Any, Any]], header: li
                 footer: Sequence[str]) -> None:
     """``--html OUT``: the viewer page (checks/view/html.py) of a path of either world."""
     from checks.view.html import write_page
+
+    _member_world_for("--html", out, model, "has no message-sequence chart to draw")
+    write_page(out, model.world, path, header[0].split(": ", 1)[0], header, footer)
+    print(f"viewer written to {out} (open it in a browser; it needs no network)", file=sys.stderr)
+
+
+def _member_world_for(flag: str, out: Path, model: Model, refusal: str) -> None:
+    """``flag OUT`` needs a world of members (``models/world.py`` or ``models/multicast_world.py``)
+    and a writable folder for OUT; a usage error otherwise."""
     from models.multicast_world import MulticastWorld
     from models.world import World
 
     if not isinstance(model.world, (World, MulticastWorld)):
-        raise UsageError(f"--html: {model.path}: protocol {model.protocol} has no message-sequence chart to draw")
-    writable_folder("--html", out.parent if str(out.parent) else Path("."))
-    write_page(out, model.world, path, header[0].split(": ", 1)[0], header, footer)
-    print(f"viewer written to {out} (open it in a browser; it needs no network)", file=sys.stderr)
+        raise UsageError(f"{flag}: {model.path}: protocol {model.protocol} {refusal}")
+    writable_folder(flag, out.parent)  # Path("x").parent is Path(".")
 
 
 def _drawing(model: Model, path: list[tuple[Any, Any]], footer: Sequence[str] = ()) -> str:

@@ -32,16 +32,21 @@ PER_PEER_FIELDS = {"send", "recv", "xmit_last", "windows"}  # windows: NAKACK2
 STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
 
 
+def member_labels(world: World) -> tuple[str, ...]:
+    """The members' names as charts print them (the model file's names, else their indices)."""
+    return world.member_names or tuple(str(m) for m in range(world.n))
+
+
 def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str] = ()) -> str:
     """The message-sequence chart of ``path`` (``[(action, state_after)]`` from the initial state)."""
-    names = world.member_names or tuple(str(m) for m in range(world.n))
+    names = member_labels(world)
     steps, end = chart_steps(world, path)
     return render_chart(names, steps, footer=[*end, *footer])
 
 
 def member_states(world: World, state: Any) -> list[tuple[str, list[tuple[str, str]]]]:
     """Every member's state fields in ``state``, worded as the chart words them (for the HTML viewer)."""
-    names = world.member_names or tuple(str(m) for m in range(world.n))
+    names = member_labels(world)
     view = world.view(state)
     members = []
     for member, node in enumerate(view.nodes):
@@ -53,7 +58,7 @@ def member_states(world: World, state: Any) -> list[tuple[str, list[tuple[str, s
 
 def chart_steps(world: World, path: Sequence[tuple[Any, Any]]) -> tuple[list[ChartStep], list[str]]:
     """The chart's steps for ``path`` and the end-of-trace lines (each member's and connection's end state)."""
-    names = world.member_names or tuple(str(m) for m in range(world.n))
+    names = member_labels(world)
     state_before: tuple[int, ...] = world.init_states()[0]
     before = world.view(state_before)
     in_flight: dict[Packet, tuple[str, int]] = {}  # packet -> (name, step it was sent at)
@@ -125,7 +130,7 @@ def _did(world: World, before: WorldView, after: WorldView, action: Any, names: 
         if kind == "Deliver":
             notes.append(f"» delivers payload {effect.payload} from {names[effect.src]}")
         elif kind == "WindowCreated":
-            conn = f" (conn_id={_conn(effect.conn_id)})" if getattr(world.adapter, "has_connections", True) else ""
+            conn = f" (conn_id={_conn(effect.conn_id)})" if world.adapter.has_connections else ""
             notes.append(f"» opens a receive window for {names[effect.src]}{conn}, next expected #{effect.offset + 1}")
         elif kind == "WindowRemoved":
             notes.append(f"» removes its receive window for {names[effect.src]}")
@@ -212,5 +217,5 @@ def _value(value: Any, names: Sequence[str]) -> str:
 
 
 def summary_lines(world: World, view: WorldView, describe: Callable[[Any, Sequence[str]], list[str]]) -> list[str]:
-    names = world.member_names or tuple(str(m) for m in range(world.n))
+    names = member_labels(world)
     return [f"{names[m]}: {line}" for m in range(world.n) for line in describe(view.nodes[m], names)]

@@ -75,9 +75,9 @@ def render_page(data: dict[str, Any]) -> str:
 def trace_page(world: Any, path: Sequence[tuple[Any, Any]], title: str, header: Sequence[str],
                footer: Sequence[str]) -> str:
     """The viewer page of ``path`` in a world of ``models/world.py`` or ``models/multicast_world.py``."""
-    from models.chart import chart_steps, member_states
+    from models.chart import chart_steps, member_labels, member_states
 
-    names = world.member_names or tuple(str(m) for m in range(world.n))
+    names = member_labels(world)
     steps, end = chart_steps(world, path)
     states = [world.init_states()[0], *(state for _, state in path)]
     fmt = world.adapter.format_message

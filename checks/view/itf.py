@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from models.chart import member_labels
+
 SAFE_INT = 2**53 - 1
 VARS = ("action", "nodes", "network", "history")
 
@@ -70,7 +72,7 @@ def from_itf(value: Any) -> Any:
 
 def itf_state(world: Any, state: Any, action: str, index: int) -> dict[str, Any]:
     """One ITF state: the world's decoded ``state`` after the step worded ``action``."""
-    names = world.member_names or tuple(str(m) for m in range(world.n))
+    names = member_labels(world)
     view = world.view(state)
     return {"#meta": {"index": index}, "action": action,
             "nodes": {name: to_itf(node) for name, node in zip(names, view.nodes)},

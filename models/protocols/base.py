@@ -64,6 +64,7 @@ class ProtocolAdapter:
     config_keys: ClassVar[dict[str, tuple[int, int]]]  # model file [config]: Config field -> (default, minimum)
     timer_text: tuple[str, ...]  # per timer kind, for traces; "{peer}" is the timer's peer
     progress_timers: frozenset[int]  # timer kinds a liveness continuation may use
+    has_connections: ClassVar[bool] = True  # windows carry a conn_id (charts print it)
     history_timers: frozenset[int] = frozenset()  # timer kinds whose firing ``observe_timer`` records
 
     def step_bit(self, name: str) -> int:
