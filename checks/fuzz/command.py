@@ -88,6 +88,7 @@ class FuzzOptions:
     swarm: bool = False  # every run draws its own weights (checks/fuzz/run.py rule 2)
     pct: bool = False  # deliveries by packet priority (checks/fuzz/run.py rule 2)
     resume: bool = False  # go on with the job in ``out`` (checks/fuzz/ledger.py rule 4)
+    report: Path | None = None  # also write an HTML report here (checks/view/fuzz_report.py)
 
     def check(self) -> None:
         for name, value, low in (("--runs", self.runs, 1), ("--steps", self.steps, 1), ("--seed", self.seed, 0),
@@ -103,6 +104,8 @@ class FuzzOptions:
                                  f"got {self.master!r}")
         if self.out.exists() and not self.out.is_dir():
             raise FuzzUsageError(f"--out: {self.out} exists and is not a folder")
+        if self.report is not None and self.report.exists() and not self.report.is_dir():
+            raise FuzzUsageError(f"--report: {self.report} exists and is not a folder")
         if self.resume and not (self.out / LEDGER).exists():
             raise FuzzUsageError(f"--resume: {self.out} holds no fuzz job ({LEDGER} not found)")
 
@@ -179,6 +182,7 @@ class FuzzReport:
                 "distinct_states_approx": self.totals.distinct_states,
                 "distinct_states_exact": self.totals.exact_distinct, "exhaustive_states": states,
                 "phase_hits": self.totals.phase_hits, "resumed_runs": self.resumed_runs,
+                "coverage_curve": [list(point) for point in self.totals.coverage_curve],
                 "traces": [{"seed": s.seed, "verdict": s.verdict, "length": len(s.trace.actions),
                             "original_length": s.original_length, "path": str(s.path)}
                            for s in self.shrunk if isinstance(s, Shrunk)],
@@ -254,6 +258,10 @@ def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress:
                         shrunk, count_states(model) if options.exhaustive else None, done.job.resumed_runs,
                         master, why)
     (options.out / "summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
+    if options.report is not None:
+        from checks.view.fuzz_report import write_fuzz_report
+
+        write_fuzz_report(options.report, report)
     return report
 
 
@@ -263,7 +271,7 @@ def _in_process(options: FuzzOptions, plan: FuzzPlan, model_path: Path, progress
     results = options.out / "runs"
     job = inprocess.run_job(plan, model_path, options.seed, options.runs, partitions, results, progress,
                             resume=options.resume)
-    return _Job(1, 0.0, job, inprocess.aggregate(results, options.shrink))
+    return _Job(1, 0.0, job, inprocess.aggregate(results, options.shrink, options.seed))
 
 
 def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextIO | None) -> _Job:
@@ -281,7 +289,7 @@ def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextI
         partitions = options.partitions or max(2 * cores, math.ceil(options.runs / RUNS_PER_PARTITION))
         results = options.out / "runs"
         job = run_job(spark, plan, options.seed, options.runs, partitions, results, progress, resume=options.resume)
-        totals = aggregate(spark, results, options.shrink)
+        totals = aggregate(spark, results, options.shrink, options.seed if options.report is not None else None)
     finally:
         if owned:
             stop_quietly(spark)
@@ -400,7 +408,7 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
         raise FuzzUsageError(f"--weights: {error}") from None
     options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
                           args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, None,
-                          args.exhaustive, args.swarm, args.pct, args.resume)
+                          args.exhaustive, args.swarm, args.pct, args.resume, args.report)
     try:
         report = run_fuzz(options, progress=None if args.no_progress else err)
     except KeyboardInterrupt:
@@ -410,6 +418,8 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
         print(json.dumps(report.to_json()), file=out)
     else:
         print("\n".join(report_lines(report)), file=out)
+        if options.report is not None:
+            print(f"report    {options.report / 'index.html'} (open it in a browser)", file=out)
     return 1 if report.mismatch else 0
 
 
@@ -465,6 +475,9 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="go on with the stopped job in --out (same model and options): run only the "
                              "segments of seeds it had not finished")
+    parser.add_argument("--report", type=Path, default=None, metavar="DIR",
+                        help="also write DIR/index.html: coverage against schedules, the fault x phase heat map "
+                             "and every failure's shrunk trace in the viewer (DIR/traces/*.html)")
     parser.add_argument("--no-liveness", action="store_true", help="do not judge liveness at the end of runs")
     parser.add_argument("--no-progress", action="store_true", help="no progress line while the job runs")
     parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")

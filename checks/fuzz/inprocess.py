@@ -35,6 +35,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from checks.fuzz.coverage import CELLS, FAULTS, KINDS
+from checks.fuzz.curve import curve_from_first_runs, first_runs
 from checks.fuzz.ledger import JobKey, Ledger, new_ledger, resumed_ledger
 from checks.fuzz.run import FuzzPlan, Runner
 from checks.fuzz.spark import FRESH_RUNNER_EVERY, Aggregates, JobResult, seed_ranges
@@ -115,12 +116,13 @@ def rows(results: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(text)
 
 
-def aggregate(results: Path, per_verdict: int) -> Aggregates:
-    """Rule 3: ``checks.fuzz.spark.aggregate`` over the files, the distinct states exactly."""
+def aggregate(results: Path, per_verdict: int, first_seed: int | None = None) -> Aggregates:
+    """Rule 3: ``checks.fuzz.spark.aggregate`` over the files, the distinct states exactly; with
+    ``first_seed`` (the job's) also the coverage curve (``checks/fuzz/curve.py``)."""
     width = len(CELLS) + len(FAULTS)
     totals = Aggregates(0, 0, {}, {}, {}, dict.fromkeys(KINDS, 0), 0, [0] * width)
     failing: list[tuple[str, int, int]] = []
-    seen: list[Any] = []
+    seen: list[tuple[np.ndarray, np.ndarray]] = []  # (fingerprints, the run index of each)
     for row in rows(results):
         verdict, seed = row["verdict"], row["seed"]
         totals.runs += 1
@@ -132,19 +134,29 @@ def aggregate(results: Path, per_verdict: int) -> Aggregates:
             totals.actions[k] += row[f"n_{k}"]
         for i, hits in enumerate(row["phase_hits"]):
             totals.phase_hits[i] += hits
-        seen.append(np.array(row["fingerprints"], dtype=np.int64))
+        fps = np.array(row["fingerprints"], dtype=np.int64)
+        seen.append((fps, np.full(fps.size, seed - (first_seed or 0), dtype=np.int64)))
         if verdict != "pass":
             failing.append((verdict, row["fail_step"], seed))
-        if len(seen) >= 10_000:  # keep the distinct fingerprints only
-            seen = [np.unique(np.concatenate(seen))]
-    totals.distinct_states = int(np.unique(np.concatenate(seen)).size) if seen else 0
+        if len(seen) >= 10_000:  # keep the distinct fingerprints only, each with its first run
+            seen = [_first_runs(seen)]
+    fps, first = _first_runs(seen)
+    totals.distinct_states = int(fps.size)
     totals.exact_distinct = True
+    if first_seed is not None and totals.runs:
+        totals.coverage_curve = curve_from_first_runs(first, totals.runs)
     chosen: dict[str, int] = {}
     for verdict, step, seed in sorted(failing):
         if chosen.get(verdict, 0) < per_verdict:
             chosen[verdict] = chosen.get(verdict, 0) + 1
             totals.to_shrink.append((seed, verdict, step))
     return totals
+
+
+def _first_runs(seen: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    if not seen:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return first_runs(np.concatenate([f for f, _ in seen]), np.concatenate([i for _, i in seen]))
 
 
 class _Progress:

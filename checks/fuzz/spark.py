@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checks.fuzz.coverage import CELLS, FAULTS, KINDS
+from checks.fuzz.curve import curve_from_buckets, points_for
 from checks.fuzz.ledger import JobKey, new_ledger, resumed_ledger
 from checks.fuzz.run import FuzzPlan, Runner
 
@@ -355,11 +356,13 @@ class Aggregates:
     phase_hits: list[int]
     to_shrink: list[tuple[int, str, int | None]] = field(default_factory=list)  # (seed, verdict, fail_step)
     exact_distinct: bool = False  # distinct_states counted exactly (in process), not estimated
+    coverage_curve: list[tuple[int, int]] = field(default_factory=list)  # (runs, distinct states): curve.py
 
 
-def aggregate(spark: Any, results: Path, per_verdict: int) -> Aggregates:
+def aggregate(spark: Any, results: Path, per_verdict: int, first_seed: int | None = None) -> Aggregates:
     """Rule 3 in three Spark queries; ``to_shrink`` holds up to ``per_verdict`` failing runs per
-    verdict, shortest first (then lowest seed)."""
+    verdict, shortest first (then lowest seed). With ``first_seed`` (the job's), a fourth query draws
+    the coverage curve (``checks/fuzz/curve.py``)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -390,4 +393,19 @@ def aggregate(spark: Any, results: Path, per_verdict: int) -> Aggregates:
                   .withColumn("rank", F.row_number().over(order)).filter(F.col("rank") <= per_verdict)
                   .orderBy("verdict", "rank").collect())
         totals.to_shrink = [(int(r["seed"]), str(r["verdict"]), r["fail_step"]) for r in chosen]
+    if first_seed is not None and totals.runs:
+        totals.coverage_curve = _curve(df, first_seed, totals.runs)
     return totals
+
+
+def _curve(df: Any, first_seed: int, runs: int) -> list[tuple[int, int]]:
+    """``curve.py``'s buckets in one query: each fingerprint's first run, grouped by bucket."""
+    from pyspark.sql import functions as F
+
+    points = points_for(runs)
+    firsts = (df.select("seed", F.explode("fingerprints").alias("fp")).groupBy("fp")
+              .agg(F.min("seed").alias("first")))
+    bucket = F.expr(f"(first - {int(first_seed)}) * {int(points)} div {int(runs)}")  # integer division, exact
+    counts = {int(r["b"]): int(r["n"]) for r in firsts.groupBy(bucket.alias("b")).agg(
+        F.count(F.lit(1)).alias("n")).collect()}
+    return curve_from_buckets([counts.get(b, 0) for b in range(points)], runs)

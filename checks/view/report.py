@@ -21,7 +21,7 @@ td, th { border-bottom: 1px solid #ddd; padding: 0.2em 0.6em; text-align: left; 
 tr.mismatch td { background: #fde2e2; } caption { text-align: left; margin-bottom: 0.5em; }"""
 
 
-def _page_name(label: str, taken: set[str]) -> str:
+def page_name(label: str, taken: set[str]) -> str:
     base = re.sub(r"[^A-Za-z0-9_.-]+", "_", label).strip("_") or "model"
     name, n = f"{base}.html", 1
     while name in taken:
@@ -38,7 +38,7 @@ def _viewer(folder: Path, outcome: Any, label: str, taken: set[str]) -> str:
     model = outcome.model
     path = validate(model.world, outcome.trace)
     header, footer = trace_text(model.path, model.protocol if model.side_by_side else None, model, outcome.trace)
-    name = _page_name(label, taken)
+    name = page_name(label, taken)
     write_page(folder / "traces" / name, model.world, path, label, header, footer)
     return f"traces/{name}"
 

@@ -175,23 +175,27 @@ def test_side_by_side_file_is_fuzzed_one_protocol_at_a_time(spark: Any, tmp_path
 def test_in_process_and_spark_give_the_same_job(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``--master none`` against Spark on one job with failures: the same rows seed for seed, the
     same ledger but for how rows are stored, the same aggregates (the distinct states: counted
-    exactly here, within Spark's estimate), the same shrunk traces and the same exit status."""
+    exactly here, within Spark's estimate; the --report coverage curve exactly), the same shrunk
+    traces and the same exit status."""
     from checks.fuzz.inprocess import COLUMNS, rows
 
-    args = [str(JGRP1873), "--runs", "100", "--budget-scale", "2", "--shrink", "1", "--no-progress"]
-    codes = {name: main(["fuzz", *args, "--master", master, "--out", str(tmp_path / name)])
+    args = [str(JGRP1873), "--runs", "100", "--seed", "3", "--budget-scale", "2", "--shrink", "1", "--no-progress"]
+    codes = {name: main(["fuzz", *args, "--master", master, "--out", str(tmp_path / name),
+                         "--report", str(tmp_path / f"{name}-report")])
              for name, master in (("spark", MASTER), ("none", "none"))}
     capsys.readouterr()
     assert codes == {"spark": 0, "none": 0}
     on_spark, here = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("spark", "none"))
     for key in ("runs", "steps", "verdicts", "first_failing_seed", "ends", "actions", "phase_hits", "matches",
-                "mismatch", "not_reproduced"):
+                "mismatch", "not_reproduced", "coverage_curve"):
         assert on_spark[key] == here[key], key
     assert here["verdicts"].get("violation:no_spurious_purge", 0) > 0
     written = sorted(tuple(row[c] for c in COLUMNS) for row in rows(tmp_path / "none" / "runs"))
     assert rows_of(spark, tmp_path / "spark" / "runs") == written
     distinct = len({fp for row in written for fp in row[-2]})
     assert here["distinct_states_approx"] == distinct and here["distinct_states_exact"]
+    assert here["coverage_curve"][-1] == [100, distinct]  # Spark's curve is exact too (checks/fuzz/curve.py)
+    assert all((tmp_path / f"{name}-report" / "index.html").is_file() for name in ("spark", "none"))
     assert abs(on_spark["distinct_states_approx"] - distinct) <= 0.05 * distinct
     keys = [json.loads((tmp_path / name / "job.json").read_text())["key"] for name in ("spark", "none")]
     assert keys[0] == {**keys[1], "rows": "parquet"} and keys[1]["rows"] == "jsonl"

@@ -90,3 +90,25 @@ def test_a_hostile_trace_runs_no_script(browser: Any, tmp_path: Path) -> None:
     assert browser.find_elements(By.TAG_NAME, "img") == []
     browser.save_screenshot(str(tmp_path / "hostile.png"))
     assert _console_errors(browser) == []
+
+
+def test_fuzz_report_draws_its_plots_and_links_the_viewer(browser: Any, tmp_path: Path) -> None:
+    from checks.cli import MODELS_DIR, main
+
+    report = tmp_path / "report"
+    assert main(["fuzz", str(MODELS_DIR / "unicast3" / "jgrp1548-no-hs-resend.toml"), "--runs", "40", "--steps", "60",
+                 "--master", "none", "--shrink", "1", "--out", str(tmp_path / "out"), "--report", str(report),
+                 "--no-progress"]) == 0
+    browser.get((report / "index.html").as_uri())
+    curve = browser.find_element(By.CSS_SELECTOR, "svg.coverage polyline.curve")
+    assert curve.size["width"] > 100 and curve.size["height"] > 10  # drawn, not collapsed to a point
+    cells = browser.find_elements(By.CSS_SELECTOR, "svg.heatmap g.cell")
+    assert cells and all(c.find_element(By.TAG_NAME, "rect").size["width"] > 0 for c in cells)
+    links = browser.find_elements(By.LINK_TEXT, "viewer")
+    assert links
+    browser.save_screenshot(str(tmp_path / "fuzz-report.png"))
+    assert _console_errors(browser) == []
+    links[0].click()
+    assert browser.find_elements(By.CSS_SELECTOR, "line.packet")
+    assert "violated: eventually_" in browser.find_element(By.ID, "footer").text
+    assert _console_errors(browser) == []
