@@ -11,7 +11,9 @@ Rules
    fingerprint (as TLC does).
 3. BFS explores by depth, so the first violating state found has a shortest path. Ctrl-C
    (``KeyboardInterrupt``) ends the search with what was explored so far (``Stats.interrupted``):
-   the safety findings up to then stand, liveness is not judged.
+   the safety findings up to then stand, liveness is not judged. While a search runs in the main
+   thread, SIGINT also sets a flag that the search reads after every chunk: an interrupt that
+   Python swallowed (raised inside a generator's finalizer, "Exception ignored in ...") still stops it.
 4. A fingerprint collision would merge two states; the report gives the probability bound
    (n(n - 1) / 2^65) next to the verdict.
 5. A state outside the model's bounds is checked but not expanded, and counted as *cut*; a verdict
@@ -39,10 +41,13 @@ Rules
 
 from __future__ import annotations
 
+import contextlib
 import resource
+import signal
+import threading
 import time
 from array import array
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +131,7 @@ class _Search:
         self.sometimes = [p for p in properties if isinstance(p, Sometimes)]
         self.liveness = [p for p in properties if isinstance(p, Liveness)]
         self.stop_at_first, self.max_states = stop_at_first, max_states
+        self.ctrl_c = False  # SIGINT seen during the search (rule 3)
         self.check_deadlock, self.progress = check_deadlock, progress
         self.seen = FingerprintSet()
         self.fingerprints = fingerprinter(system)
@@ -210,7 +216,25 @@ class _Search:
             self.goal[name].append(index)
 
     def _stop(self) -> bool:
-        return (self.stop_at_first and bool(self.findings)) or self.stats.distinct >= self.max_states
+        return (self.stop_at_first and bool(self.findings)) or self.stats.distinct >= self.max_states \
+            or self.ctrl_c
+
+    @contextlib.contextmanager
+    def _flagging_ctrl_c(self) -> Iterator[None]:
+        """Rule 3: SIGINT raises ``KeyboardInterrupt`` as Python's own handler does, and sets ``ctrl_c``."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            self.ctrl_c = True
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGINT, on_sigint)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
     def run(self) -> list[Hashable]:
         init = list(dict.fromkeys(self.system.init_states()))
@@ -233,8 +257,11 @@ class _Search:
         started = time.perf_counter()
         self.stats.levels.append(len(init))
         try:
-            leftover = self._levels(frontier, 0, started)
+            with self._flagging_ctrl_c():
+                leftover = self._levels(frontier, 0, started)
         except KeyboardInterrupt:
+            self.stats.interrupted, leftover = True, True
+        if self.ctrl_c:  # an interrupt swallowed on the way still counts
             self.stats.interrupted, leftover = True, True
         self.stats.seconds = time.perf_counter() - started
         self.stats.complete = not leftover

@@ -736,3 +736,29 @@ def test_replay_from_a_named_initial_state_and_the_error_of_the_first() -> None:
         replay(system, [{"label": "y"}], initial=0)
     with pytest.raises(ReplayError, match=r"step 1: action \{'label': 'y'\}"):
         replay(system, [{"label": "y"}, {"label": "w"}])  # replays from neither: the first one's error
+
+
+class SwallowingGrid(Grid):
+    """A grid whose expansion of state (3, 3) receives SIGINT where Python swallows the
+    ``KeyboardInterrupt`` (here a bare ``except``; in the wild a generator's finalizer)."""
+
+    def successors(self, state: Hashable) -> Iterator[tuple[Hashable, Hashable]]:
+        if state == (3, 3):
+            import os
+            import signal
+
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                for _ in range(1000):  # the signal is handled between bytecodes
+                    pass
+            except KeyboardInterrupt:
+                pass
+        yield from super().successors(state)
+
+
+def test_a_swallowed_ctrl_c_still_stops_the_search() -> None:
+    result = explore(SwallowingGrid(300, 300), [])
+    assert result.stats.interrupted and not result.stats.complete
+    assert result.stats.distinct < 301 * 301
+    result = explore(Grid(30, 30), [])  # the handler is gone afterwards: the next search runs to the end
+    assert result.stats.complete and not result.stats.interrupted
