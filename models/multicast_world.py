@@ -155,6 +155,7 @@ class MulticastWorld:
     def __init__(self, name: str, adapter: Any, cfg: Any, n: int, bounds: McastBounds,
                  initial_views: Sequence[frozenset[int]]) -> None:
         self.name, self.adapter, self.cfg, self.n, self.bounds = name, adapter, cfg, n, bounds
+        self.initial_views = tuple(initial_views)
         self.properties: list[Any] = []
         self.member_names: tuple[str, ...] = ()
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
@@ -311,6 +312,35 @@ class MulticastWorld:
             env: McastEnv = self.env_table.values[world[self.n + 1]]
             return action.coordinator, ("join", action.joiner, self.next_view(env, action.coordinator))
         return None
+
+    # -- the lockstep harness (checks/conform/differential.py) ---------------------------------
+    def step_effects(self, world: tuple[int, ...], action: Hashable
+                     ) -> tuple[int | None, tuple[Packet, ...], tuple[tuple[int, int], ...]]:
+        """(member that acted, packets it sent in order, (src, payload) it delivered in order);
+        None when no member acts (a loss, a below drop, a stop, a packet at a stopped member)."""
+        acting = self.stimulus_of(world, action)
+        if acting is None:
+            return None, (), ()
+        member, stimulus = acting
+        _, packets, observed = self._handled(member, world[member], stimulus)
+        delivered = tuple((e.src, e.payload) for kind, e in observed if kind == "Deliver")
+        return member, packets, delivered
+
+    def app_payload(self, world: tuple[int, ...], action: Hashable) -> int:
+        """The payload number an application multicast sends (rule 6: the sender's n-th), else 0."""
+        if not isinstance(action, AppMcast):
+            return 0
+        history: History = self.hist_table.values[world[self.n + 2]]
+        return history.channels[action.src * self.n + action.src].sent + 1
+
+    def canonical_action(self, world: tuple[int, ...], action: Hashable) -> Hashable:
+        """``action`` as the checker names it: this world renumbers nothing (no timestamps)."""
+        return action
+
+    def property_key(self, world: tuple[int, ...]) -> tuple[int, ...]:
+        """``PropertyKey``: the nodes, the environment and the history. An adapter's properties never
+        read the network (``models/protocols/nakack2.py``); one that did would have to drop this."""
+        return world[:self.n] + world[self.n + 1:]
 
     def budget_usage(self, world: tuple[int, ...]) -> dict[str, tuple[int, int]]:
         """``BudgetUsage``: sends, fault budgets and view scripts used by ``world``."""

@@ -475,6 +475,12 @@ class World:
         delivered = tuple((e.src, e.payload) for kind, e in observed if kind == "Deliver")
         return member, packets, delivered
 
+    def app_payload(self, world: tuple[int, ...], action: WorldAction) -> int:
+        """The payload number an ``AppSend`` sends (its channel's next), else 0."""
+        if type(action) is not AppSend:
+            return 0
+        return int(self.hist_table.values[world[self.n + 2]].channels[action.src * self.n + action.dst].sent + 1)
+
     def canonical_action(self, world: tuple[int, ...], action: WorldAction) -> WorldAction:
         """``action`` with the timestamps it carries replaced by their rank among the timestamps
         in use in ``world`` (rule 5): how a world that renumbers would name the same action."""

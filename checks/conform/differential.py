@@ -39,7 +39,7 @@ from checks.conform.engines import engines_for as default_engines
 from checks.explore.system import Always
 from checks.explore.trace import Trace, file_digest
 from models.modelfile import Model, load
-from models.world import AppSend, Packet, World
+from models.world import Packet, World
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class Lockstep:
         world, before = self.world, self.state
         index = len(self.path) + 1
         member, packets, delivered = world.step_effects(before, action)
-        number = world.view(before).channel(action.src, action.dst).sent + 1 if type(action) is AppSend else 0
+        number = world.app_payload(before, action)
         self.path.append((action, after))
         self.state = after
         acted = self.engines.drive(action, number)
