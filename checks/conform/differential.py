@@ -24,6 +24,10 @@ Rules
 6. ``Shared`` holds what many runs of one model may share (the unreduced world with its memo
    tables, spec views per node, datagram bytes per packet): caches only, so a run's result does
    not depend on which runs came before it.
+7. The spec side's datagrams come from an encoder independent of the engines'
+   (``checks/conform/reference_codec.py``, where the binding has one), and every message the spec
+   sends is also encoded and decoded with large field values against that reference: a defect
+   made symmetrically in the engines' encoder and decoder diverges too (issue 19, item 6).
 """
 
 from __future__ import annotations
@@ -67,13 +71,21 @@ class Shared:
         self.always = [p for p in self.world.properties if isinstance(p, Always)]
         self.spec_views: dict[int, Any] = {}  # node id -> the engines' view of that spec node
         self.wire: dict[Packet, bytes] = {}  # packet -> its datagram
-        self.wire_bytes = engines_for(self.world).wire_bytes  # the engines' codec
+        self.codec_checked: dict[Packet, str | None] = {}  # packet -> codec_disagreement
+        engines = engines_for(self.world)  # the spec side's bytes: independent of the engines' codec if it can be
+        self.wire_bytes = engines.reference_bytes or engines.wire_bytes
 
     def spec_view(self, engines: WorldEngines, state: Any, member: int) -> Any:
         """The engines' view of ``member``'s spec node in ``state`` (a world of ``self.world``)."""
         found = self.spec_views.get(state[member])
         if found is None:
             found = self.spec_views[state[member]] = engines.spec_view(self.world.view(state).nodes[member])
+        return found
+
+    def codec_disagreement(self, engines: WorldEngines, packet: Packet) -> str | None:
+        if packet in self.codec_checked:
+            return self.codec_checked[packet]
+        found = self.codec_checked[packet] = engines.codec_disagreement(packet)
         return found
 
     def datagram(self, packet: Packet) -> bytes:
@@ -151,6 +163,11 @@ class Lockstep:
                          ) -> Divergence | None:
         assert self.shared is not None
         datagram = self.shared.datagram
+        for packet in packets:  # rule 7: the codec against the documented layout, with large values
+            disagreement = self.shared.codec_disagreement(self.engines, packet)
+            if disagreement is not None:
+                return self._divergence(f"codec of {type(packet.msg).__name__}", "the documented layout",
+                                        disagreement)
         want = [(p.dst, datagram(p)) for p in packets]
         got = self.engines.datagrams(member)
         if got != want:

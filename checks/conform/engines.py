@@ -50,6 +50,9 @@ class WorldEngines:
     ``spec_view`` (the engines' view of a spec member)."""
 
     engine_class: Any
+    # The spec side's datagram of a world packet from an encoder independent of the engine's
+    # (``checks/conform/reference_codec.py``); None: the engine's own (``wire_bytes``).
+    reference_bytes: Callable[[Packet], bytes] | None = None
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
         config = self.engine_config(spec_cfg)
@@ -68,6 +71,12 @@ class WorldEngines:
     @staticmethod
     def spec_view(node: Any) -> Any:
         raise NotImplementedError
+
+    def codec_disagreement(self, packet: Packet) -> str | None:
+        """Where the engines' codec departs from the reference encoding on ``packet``'s message
+        with large field values (``checks/conform/reference_codec.py``); None if it agrees or the
+        protocol has no reference."""
+        return None
 
     def drive(self, action: Any, payload_number: int) -> int | None:
         """Apply ``action`` to the engines; returns the member that acted (None for a loss).

@@ -15,7 +15,9 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
+from checks.conform import reference_codec
 from checks.conform.engines import FAR, EngineBinding, WorldEngines, same_flags
+from checks.conform.reference_codec import disagreement, packet_encoder
 from checks.conform.script import DELIVERY, LIVENESS, ScriptProtocol
 from impl.common import spec_payload
 from impl.unicast3 import Config, EngineView, RecvView, SendView, Unicast3Engine, Variant, codec
@@ -47,6 +49,11 @@ class Unicast3Engines(WorldEngines):
 
     engine_class = Unicast3Engine
     wire_bytes = staticmethod(wire_bytes)  # the datagram a world packet stands for
+    reference_bytes = staticmethod(packet_encoder(reference_codec.unicast3))  # issue 19 item 6
+
+    @staticmethod
+    def codec_disagreement(packet: Packet) -> str | None:
+        return disagreement(packet.msg, reference_codec.unicast3, wire_message, encode, codec.decode)
 
     @staticmethod
     def engine_config(spec_cfg: u3.Config) -> Config:
