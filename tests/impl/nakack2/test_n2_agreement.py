@@ -1,0 +1,173 @@
+"""Lockstep agreement with spec/nakack2.py: seeded random walks drive spec members and engines.
+
+Invariant tested: after every step (application multicast, delivery / loss / duplication of any
+packet in flight, any enabled spec timer, a join answered by the coordinator, a view installed,
+with retransmission on or off and with every variant), the engine emitted exactly the datagrams
+the spec member sent (same order, same messages after mapping payload n to ``spec_payload(n)``),
+delivered the same payloads, has the same enabled timers, and its ``snapshot`` equals the view of
+the spec member (``view_of_spec_node`` below, the mapping of ``impl/nakack2/snapshot.py``'s
+table). Timers are fired with ``fire_timer`` at a constant ``now``; real durations are far away.
+A smoke version of the differential harness (checks/conform), small enough for the fast tier.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from impl.nakack2 import Config, EngineView, Nakack2Engine, Variant, WindowView, spec_payload
+from impl.nakack2.codec import (
+    HighestSeqnoMsg,
+    JoinRspMsg,
+    McastMsg,
+    NakXmitReqMsg,
+    StabilityMsg,
+    StableMsg,
+    WireMsg,
+    XmitReqMsg,
+    XmitRspMsg,
+    decode,
+)
+from spec import nakack2 as n2
+from spec.effects import Deliver, Send
+
+FAR = 10**9
+
+
+def wire_digest(digest: n2.Digest) -> tuple[tuple[int, int, int], ...]:
+    return tuple((p, e[0], e[1]) for p, e in enumerate(digest) if e is not None)
+
+
+def wire(msg: n2.Msg) -> WireMsg:
+    """The codec message a spec message stands for."""
+    if isinstance(msg, n2.Data):
+        return McastMsg(msg.seqno, spec_payload(msg.payload))
+    if isinstance(msg, n2.XmitReq):
+        return NakXmitReqMsg(msg.sender, XmitReqMsg(msg.seqnos))
+    if isinstance(msg, n2.XmitRsp):
+        return XmitRspMsg(msg.sender, msg.seqno, spec_payload(msg.payload))
+    if isinstance(msg, n2.HighestSeqno):
+        return HighestSeqnoMsg(msg.seqno)
+    if isinstance(msg, n2.StableVote):
+        return StableMsg(msg.view, wire_digest(msg.digest))
+    if isinstance(msg, n2.Stability):
+        return StabilityMsg(msg.view, wire_digest(msg.digest))
+    assert isinstance(msg, n2.JoinRsp)
+    return JoinRspMsg(msg.view, wire_digest(msg.digest))
+
+
+def view_of_spec_node(node: n2.Node) -> EngineView[int]:
+    windows = []
+    for p, w in enumerate(node.windows):
+        if w is None:
+            continue
+        kept = tuple(spec_payload(d.payload) for d in w.kept)
+        held = tuple((w.delivered + 1 + i, spec_payload(d.payload)) for i, d in enumerate(w.buffered) if d is not None)
+        windows.append((p, WindowView(w.low, w.delivered, kept, held)))
+    return EngineView(
+        node.me, node.members, node.seqno, tuple(windows), node.is_server, node.become_server_pending,
+        tuple((src, wire(msg)) for src, msg in node.queue),
+        tuple((p, v) for p, v in enumerate(node.xmit_last) if v != 0),
+        tuple((p, v) for p, v in enumerate(node.stable_xmit) if v != n2.NO_ENTRY),
+        node.last_seqno_resent, node.num_resends, node.skip_next_resend, node.votes,
+        wire_digest(node.merged), node.stable_suspended)
+
+
+class Lockstep:
+    """n spec members (0 .. n-2 founders, n-1 a joiner) and n engines, one list of packets in flight."""
+
+    def __init__(self, n: int, variant: Variant, xmit_interval: int, use_mcast_xmit: bool, queue_size: int) -> None:
+        self.n = n
+        self.cfg = n2.Config(members=n, variant=n2.Variant(**dataclasses.asdict(variant)),
+                             xmit_interval=xmit_interval, use_mcast_xmit=use_mcast_xmit,
+                             become_server_queue_size=queue_size)
+        founders = frozenset(range(n - 1))
+        self.nodes = [n2.initial_node(i, self.cfg, founders) for i in range(n)]
+        ecfg = Config(variant=variant, xmit_interval=FAR if xmit_interval > 0 else 0, stable_interval=FAR,
+                      use_mcast_xmit=use_mcast_xmit, become_server_queue_size=queue_size, resend_factor=0)
+        self.engines = [Nakack2Engine[int](ecfg, me=i, members=founders, now=0) for i in range(n)]
+        self.flight: list[tuple[int, int, n2.Msg]] = []  # src, dst, spec msg
+        self.payload = 0
+        self.delivered = 0
+        self.joined = False
+
+    def apply(self, me: int, step: n2.Step) -> None:
+        """Install the spec step of member ``me`` and check the engine did the same."""
+        self.nodes[me] = step.node
+        engine = self.engines[me]
+        sent = [(e.dst, e.msg) for e in step.effects if isinstance(e, Send)]
+        got = [(dst, decode(data)) for dst, data in engine.datagrams_to_send()]
+        assert got == [(d, wire(msg)) for d, msg in sent]
+        self.flight.extend((me, d, msg) for d, msg in sent)
+        delivered = [(e.src, spec_payload(e.payload)) for e in step.effects if isinstance(e, Deliver)]
+        assert engine.deliveries() == delivered
+        self.delivered += len(delivered)
+        assert engine.snapshot() == view_of_spec_node(self.nodes[me])
+        assert engine.enabled_timers() == tuple(t.kind for t in n2.enabled_timers(self.cfg, self.nodes[me]))
+        engine.check_invariants()
+
+    def random_step(self, rng: random.Random) -> None:
+        choice = rng.random()
+        me = rng.randrange(self.n)
+        node = self.nodes[me]
+        if choice < 0.2 or not self.flight:
+            self.payload += 1
+            self.engines[me].multicast(spec_payload(self.payload), now=0)
+            self.apply(me, n2.on_send(self.cfg, node, self.payload))
+        elif choice < 0.6:
+            i = rng.randrange(len(self.flight))
+            src, dst, msg = self.flight[i] if rng.random() < 0.1 else self.flight.pop(i)  # 10%: duplicate
+            self.engines[dst].received(src, _encode(msg), now=0)
+            self.apply(dst, n2.on_receive(self.cfg, self.nodes[dst], src, msg))
+        elif choice < 0.7:
+            self.flight.pop(rng.randrange(len(self.flight)))
+        elif choice < 0.95:
+            timers = n2.enabled_timers(self.cfg, node)
+            if timers:
+                timer = rng.choice(timers)
+                self.engines[me].fire_timer(timer.kind, now=0)
+                self.apply(me, n2.on_timer(self.cfg, node, timer))
+        else:
+            self.membership_step(rng)
+
+    def membership_step(self, rng: random.Random) -> None:
+        """The coordinator (0) admits the joiner once; afterwards founders install the new view."""
+        everyone = frozenset(range(self.n))
+        joiner = self.n - 1
+        if not self.joined:
+            self.joined = True
+            self.engines[0].answer_join(joiner, everyone, now=0)
+            self.apply(0, n2.on_join(self.cfg, self.nodes[0], joiner, everyone))
+            return
+        me = rng.randrange(self.n - 1)
+        if self.nodes[me].members != everyone:
+            self.engines[me].install_view(everyone, now=0)
+            self.apply(me, n2.on_view(self.cfg, self.nodes[me], everyone))
+
+
+def _encode(msg: n2.Msg) -> bytes:
+    from impl.nakack2.codec import encode
+    return encode(wire(msg))
+
+
+VARIANTS = [Variant(), *(Variant(**{f.name: True}) for f in dataclasses.fields(Variant))]
+
+
+@pytest.mark.parametrize("xmit_interval", [1000, 0])
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(k for k, x in dataclasses.asdict(v).items() if x) or "fixed")
+def test_random_walks_agree_with_the_spec(variant: Variant, xmit_interval: int) -> None:
+    for seed in range(12):
+        rng = random.Random(seed)
+        lock = Lockstep(4, variant, xmit_interval, use_mcast_xmit=seed % 2 == 0, queue_size=2 + seed % 3)
+        for _ in range(250):
+            lock.random_step(rng)
+    assert lock.delivered > 0
+
+
+def test_variant_flags_match_the_spec() -> None:
+    assert [f.name for f in dataclasses.fields(Variant)] == [f.name for f in dataclasses.fields(n2.Variant)]
+    from impl.nakack2 import tasks
+    assert (tasks.XMIT, tasks.STABLE, tasks.BECOME_SERVER) == (n2.XMIT, n2.STABLE, n2.BECOME_SERVER)
+    assert tasks.TIMER_NAMES == n2.TIMER_NAMES
