@@ -17,7 +17,7 @@ import random
 
 import pytest
 
-from impl.nakack2 import Config, EngineView, Nakack2Engine, Variant, WindowView, spec_payload
+from impl.nakack2 import Config, EngineView, Nakack2Engine, Variant, WindowView, spec_payload, tasks
 from impl.nakack2.codec import (
     HighestSeqnoMsg,
     JoinRspMsg,
@@ -29,6 +29,7 @@ from impl.nakack2.codec import (
     XmitReqMsg,
     XmitRspMsg,
     decode,
+    encode,
 )
 from spec import nakack2 as n2
 from spec.effects import Deliver, Send
@@ -148,7 +149,6 @@ class Lockstep:
 
 
 def _encode(msg: n2.Msg) -> bytes:
-    from impl.nakack2.codec import encode
     return encode(wire(msg))
 
 
@@ -156,7 +156,8 @@ VARIANTS = [Variant(), *(Variant(**{f.name: True}) for f in dataclasses.fields(V
 
 
 @pytest.mark.parametrize("xmit_interval", [1000, 0])
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(k for k, x in dataclasses.asdict(v).items() if x) or "fixed")
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: ",".join(k for k, x in dataclasses.asdict(v).items() if x)
+                         or "fixed")
 def test_random_walks_agree_with_the_spec(variant: Variant, xmit_interval: int) -> None:
     for seed in range(12):
         rng = random.Random(seed)
@@ -168,6 +169,5 @@ def test_random_walks_agree_with_the_spec(variant: Variant, xmit_interval: int) 
 
 def test_variant_flags_match_the_spec() -> None:
     assert [f.name for f in dataclasses.fields(Variant)] == [f.name for f in dataclasses.fields(n2.Variant)]
-    from impl.nakack2 import tasks
     assert (tasks.XMIT, tasks.STABLE, tasks.BECOME_SERVER) == (n2.XMIT, n2.STABLE, n2.BECOME_SERVER)
     assert tasks.TIMER_NAMES == n2.TIMER_NAMES
