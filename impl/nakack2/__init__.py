@@ -24,9 +24,11 @@ is abstract or silent:
   bytes held undelivered, the queue's bytes, views and digests of at most ``max_members``, the
   answer to an XMIT_REQ bounded in messages and in bytes (``resend_factor``, ``max_resend_bytes``,
   every copy of a re-multicast counted), an XMIT_REQ for another sender's messages with
-  ``use_mcast_xmit`` dropped, a digest's entry for the member itself not moving its own window
-  (``membership``), and a JOIN_RSP naming addresses of another kind dropped. ``max_send_window``
-  bounds the own window (``SendWindowFull``).
+  ``use_mcast_xmit`` dropped, an XMIT_RSP accepted only from the sender it names and a STABILITY
+  only from its view's coordinator (no honest one is refused: the spec sends no other), a
+  digest's entry for the member itself not moving its own window (``membership``), and a JOIN_RSP
+  naming addresses of another kind dropped. ``max_send_window`` bounds the own window
+  (``SendWindowFull``). Each is a departure from the spec on hostile input only.
 """
 
 from impl.common import LocalProtocolError, ProtocolError, SendWindowFull

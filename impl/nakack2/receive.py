@@ -15,6 +15,9 @@ statement; the only additions are the hostile-input limits of ``Config``, each c
   With ``use_mcast_xmit``, a request for *another* sender's messages is dropped: the re-multicast
   MSG would carry our address as its sender (the spec never sends one: an XMIT_REQ always goes
   to the original sender).
+- An XMIT_RSP is accepted only from the original sender it names (the only member that sends
+  one, as above): a member cannot inject messages in another sender's name. A STABILITY is
+  accepted only from the coordinator of its view (``stable.on_stability``).
 """
 
 from __future__ import annotations
@@ -49,7 +52,10 @@ def on_message(m: Member[P], src: P, msg: WireMsg) -> None:
     elif type(msg) is McastMsg:
         on_data(m, src, msg)
     elif type(msg) is XmitRspMsg:
-        on_data(m, msg.sender, McastMsg(msg.seqno, msg.payload))
+        if msg.sender != src:
+            m.stats.xmit_rsp_foreign += 1
+            return
+        on_data(m, src, McastMsg(msg.seqno, msg.payload))
     elif type(msg) is NakXmitReqMsg:
         on_xmit_req(m, src, msg)
     elif type(msg) is HighestSeqnoMsg:

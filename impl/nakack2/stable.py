@@ -62,8 +62,10 @@ def on_vote(m: Member[P], src: P, msg: StableMsg) -> None:
 
 def on_stability(m: Member[P], src: P, msg: StabilityMsg) -> None:
     """Spec ``on_stability``: ignored while suspended, when it is the member's own, or when it
-    names another view; otherwise a new round and the digest passed down to NAKACK2."""
-    if not m.members or m.stable_suspended or src == m.me or msg.view != m.view:
+    names another view; otherwise a new round and the digest passed down to NAKACK2. Hardening
+    (hostile input only): ignored unless it comes from the coordinator of that view, the only
+    member that sends one (the same view has the same coordinator, so no honest one is lost)."""
+    if not m.members or m.stable_suspended or src == m.me or msg.view != m.view or src != m.coordinator:
         m.stats.stability_ignored += 1
         return
     m.reset_round()

@@ -46,12 +46,13 @@ class Stats(EngineStats):
     xmit_reqs_sent: int = 0  # XMIT_REQ datagrams sent (retransmit task, HIGHEST_SEQNO, STABLE)
     xmit_served: int = 0  # messages resent in answer to XMIT_REQs (one per message, not per copy)
     xmit_req_foreign: int = 0  # XMIT_REQ for another sender's messages with use_mcast_xmit: dropped
+    xmit_rsp_foreign: int = 0  # XMIT_RSP not from the original sender it names: dropped
     xmit_req_unknown: int = 0  # XMIT_REQ for a sender we have no window for: ignored
     highest_seqno_sent: int = 0  # HIGHEST_SEQNO multicasts (one per run, not per copy)
     stable_votes_sent: int = 0  # STABLE votes sent to (or merged at) the coordinator
     votes_ignored: int = 0  # votes not for this coordinator's view / round / not a member
     stability_sent: int = 0  # STABILITY multicasts (one per round)
-    stability_ignored: int = 0  # STABILITY for another view, while suspended, or our own
+    stability_ignored: int = 0  # STABILITY for another view, while suspended, our own, not the coordinator's
     stable_purged: int = 0  # own messages purged by STABLE
     join_rsp_ignored: int = 0  # a JOIN_RSP after the member had its own window
     oversized_control: int = 0  # a STABLE/STABILITY/JOIN_RSP too large for one datagram: not sent
