@@ -27,8 +27,9 @@ is abstract or silent:
   ``use_mcast_xmit`` dropped, an XMIT_RSP accepted only from the sender it names and a STABILITY
   only from its view's coordinator (no honest one is refused: the spec sends no other), a
   digest's entry for the member itself not moving its own window (``membership``), and a JOIN_RSP
-  naming addresses of another kind dropped. ``max_send_window`` bounds the own window
-  (``SendWindowFull``). Each is a departure from the spec on hostile input only.
+  naming addresses of another kind dropped. Each is a departure from the spec on hostile input
+  only. ``max_send_window`` and ``max_send_bytes`` bound the own window (``SendWindowFull``:
+  back-pressure when a member that never votes stalls STABLE; JGroups' own window is unbounded).
 """
 
 from impl.common import LocalProtocolError, ProtocolError, SendWindowFull

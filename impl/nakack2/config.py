@@ -88,6 +88,9 @@ class Config:
     max_send_window: int = 1 << 20
     """Most own messages kept unpurged (STABLE not done); ``multicast`` beyond it raises
     ``SendWindowFull`` (back-pressure; JGroups' own window is unbounded)."""
+    max_send_bytes: int = 256 << 20
+    """Most payload bytes of own messages kept unpurged; ``multicast`` beyond it raises
+    ``SendWindowFull`` (a member that never votes stalls STABLE and so every purge)."""
     max_xmit_served: int = 8192
     """Most messages served for one XMIT_REQ (the rest is ignored and counted)."""
     resend_factor: int = 64
@@ -110,7 +113,7 @@ class Config:
         _require(self, "resend_last_seqno_max_times", self.resend_last_seqno_max_times >= 1, ">= 1")
         _require(self, "stable_interval", self.stable_interval > 0, "> 0")
         for name in ("xmit_table_num_rows", "xmit_table_msgs_per_row", "max_members", "max_receive_span",
-                     "max_window_bytes", "max_receive_bytes", "max_queue_bytes", "max_send_window",
+                     "max_window_bytes", "max_receive_bytes", "max_queue_bytes", "max_send_window", "max_send_bytes",
                      "max_xmit_served"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
         _require(self, "resend_factor", self.resend_factor >= 0, ">= 0 (0 disables the bound)")

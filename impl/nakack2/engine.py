@@ -69,15 +69,16 @@ class Nakack2Engine(Generic[P]):
             m.stats.send_without_window += 1
             return None
         seqno = m.seqno + 1
-        if seqno - own.low > cfg.max_send_window:
+        if seqno - own.low > cfg.max_send_window or own.bytes + len(payload) > cfg.max_send_bytes:
             m.stats.send_window_full += 1
-            raise SendWindowFull(f"multicast: {cfg.max_send_window} own messages not purged by STABLE"
-                                 " (max_send_window)")
+            raise SendWindowFull(f"multicast: {seqno - 1 - own.low} own messages ({own.bytes} bytes) not purged"
+                                 f" by STABLE (max_send_window={cfg.max_send_window},"
+                                 f" max_send_bytes={cfg.max_send_bytes})")
         try:
             data = encode_mcast(seqno, payload, cfg.codec_limits)
         except ValueError as exc:  # EncodeError (too big for codec_limits), or seqno > 2**63 - 1
             raise LocalProtocolError(f"multicast: {exc}") from exc
-        own.table.add(seqno, McastMsg(seqno, payload))
+        own.add(McastMsg(seqno, payload))
         m.seqno = seqno
         m.skip_next_resend = True
         m.stats.multicasts += 1
@@ -226,6 +227,7 @@ class Nakack2Engine(Generic[P]):
             m.own.table.check_invariants()
             assert m.own.low <= m.own.hd <= m.own.hr == m.seqno, (m.own.table, m.own.hd, m.seqno)
             assert m.own.table.size == m.own.hr - max(m.own.low, m.own.table.hd), m.own.table
+            assert m.own.bytes == sum(len(_payload(m.own.table, s)) for s in range(m.own.low + 1, m.own.hr + 1))
         for peer, entry in m.recv.items():
             entry.window.check_invariants()
             w = entry.window

@@ -45,6 +45,8 @@ def on_vote(m: Member[P], src: P, msg: StableMsg) -> None:
         return
     merged = m.merged
     for p, hd, hr in msg.digest:
+        if p not in m.members:  # hostile input only: an honest vote names members only
+            continue
         old = merged.get(p)
         merged[p] = (hd, hr) if old is None else (min(old[0], hd), max(old[1], hr))
     m.votes.add(src)

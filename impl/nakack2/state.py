@@ -62,13 +62,18 @@ class Stats(EngineStats):
 class OwnWindow:
     """The member's own window: its send window until STABLE purges (see the module docstring)."""
 
-    __slots__ = ("hd", "table")
+    __slots__ = ("bytes", "hd", "table")
 
     def __init__(self, offset: int, config: Config) -> None:
         self.table: Table[McastMsg] = Table(offset, msgs_per_row=config.xmit_table_msgs_per_row,
                                             initial_rows=config.xmit_table_num_rows,
                                             max_span=config.max_send_window)
         self.hd = offset
+        self.bytes = 0  # payload bytes of the messages kept (max_send_bytes)
+
+    def add(self, msg: McastMsg) -> None:
+        self.table.add(msg.seqno, msg)
+        self.bytes += len(msg.payload)
 
     @property
     def low(self) -> int:
@@ -87,8 +92,10 @@ class OwnWindow:
         before = self.table.low
         if upto <= before:
             return 0
-        self.table.purge(upto, force=True)
-        return self.table.low - before
+        table = self.table
+        self.bytes -= sum(len(item.payload) for s in range(before + 1, upto + 1) if (item := table.get(s)) is not None)
+        table.purge(upto, force=True)
+        return table.low - before
 
 
 class RecvEntry:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from n2_group import Group
 
-from impl.nakack2 import Config, Nakack2Engine
+from impl.nakack2 import Config, Nakack2Engine, SendWindowFull
 from impl.nakack2.codec import (
     HighestSeqnoMsg,
     JoinRspMsg,
@@ -195,3 +196,30 @@ def test_a_non_member_injecting_anything_never_costs_a_delivery() -> None:
             for src in ABC:
                 assert g.got(dst, src) == sent[src], (seed, dst, src)
         g.check()
+
+
+def test_a_member_that_never_votes_stalls_purging_and_the_sender_gets_back_pressure() -> None:
+    g = Group(config=Config(max_send_window=1000, max_send_bytes=400),
+              drop=lambda src, dst, msg: src == "C" and isinstance(msg, StableMsg))
+    for i in range(1, 41):
+        g.mcast("A", i)
+        g.run_until(g.now + 1000)
+    g.run_until(100_000)
+    assert dict(g["A"].snapshot().windows)["A"].low == 0  # C never voted: no round completed
+    with pytest.raises(SendWindowFull, match=r"40 own messages \(320 bytes\)"):
+        g["A"].multicast(bytes(81), now=g.now)
+    assert g["A"].stats.send_window_full == 1 and g["A"].datagrams_to_send() == []
+    g.drop = None
+    g.run_until(g.now + 20_000)
+    # the round completes with A's and B's votes of the first round (20,000 ms: hd 20), then the
+    # next one purges everything
+    assert dict(g["A"].snapshot().windows)["A"].low == 20
+    g.run_until(g.now + 20_000)
+    assert dict(g["A"].snapshot().windows)["A"].low == 40
+    g.check()
+
+
+def test_votes_naming_non_members_are_not_merged() -> None:
+    g = Group()
+    g["A"].received("B", encode(StableMsg(ABC, tuple((f"Z{i:03}", 0, 1) for i in range(100)))), now=0)
+    assert g["A"].snapshot().votes == frozenset({"B"}) and g["A"].snapshot().merged == ()
