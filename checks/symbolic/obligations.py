@@ -1,0 +1,89 @@
+"""Proof obligations in mypyvy's discipline: one z3 query per (action, invariant), with its time.
+
+For an inductive invariant Inv = I_1 and ... and I_n (the targets and the strengthenings):
+
+- initiation, per I_k: init(p) => I_k(p);
+- consecution, per action a and state invariant I_k: Inv(p) and T_a(p, q) => I_k(q);
+- per action a and step invariant P_k: Inv(p) and T_a(p, q) => P_k(p, q).
+
+Each query is "the negation is unsatisfiable": ``unsat`` is *proved*, ``sat`` gives a
+counterexample-to-induction (z3's model), ``unknown`` (timeout, quantifiers) is reported as such.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from checks.symbolic.ops import Z3Ops
+from checks.symbolic.unicast3_invariants import Invariant
+from checks.symbolic.unicast3_model import ACTIONS, Action, State, initial, symbolic_params, symbolic_state
+from spec.unicast3 import Variant
+
+PROVED, COUNTEREXAMPLE, UNKNOWN = "proved", "counterexample", "unknown"
+
+
+@dataclass
+class Result:
+    name: str  # "<action> / <invariant>"
+    action: str
+    invariant: str
+    result: str  # PROVED | COUNTEREXAMPLE | UNKNOWN
+    seconds: float
+    model: z3.ModelRef | None = None
+    pre: State | None = None
+    post: State | None = None
+    params: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "result": self.result, "seconds": round(self.seconds, 3)}
+
+
+def conjunction(o: Z3Ops, p: State, invariants: Sequence[Invariant], v: Variant) -> Any:
+    return z3.And(*[inv.state(o, p, v) for inv in invariants if inv.state is not None])
+
+
+def _solve(assertions: Sequence[Any], timeout_ms: int) -> tuple[str, z3.ModelRef | None]:
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*assertions)
+    answer = solver.check()
+    if answer == z3.unsat:
+        return PROVED, None
+    if answer == z3.sat:
+        return COUNTEREXAMPLE, solver.model()
+    return UNKNOWN, None
+
+
+def obligations(invariants: Sequence[Invariant], v: Variant, *, actions: Sequence[Action] = ACTIONS,
+                only: Callable[[str, str], bool] | None = None, timeout_ms: int = 20_000,
+                extra: Callable[[Z3Ops, State], Any] | None = None) -> Iterator[Result]:
+    """Every obligation of ``invariants`` under variant ``v``, in order (initiation first).
+    ``only(action, invariant)`` selects some; ``extra(ops, pre)`` adds a side condition to the
+    pre-state of every consecution query (e.g. a bounded network for a concrete CTI)."""
+    o = Z3Ops()
+    p, q = symbolic_state(""), symbolic_state("'")
+    inv_p = conjunction(o, p, invariants, v)
+    side = [] if extra is None else [extra(o, p)]
+    for inv in invariants:
+        if inv.state is None or (only is not None and not only("init", inv.name)):
+            continue
+        started = time.perf_counter()
+        result, model = _solve([initial(o, p), z3.Not(inv.state(o, p, v))], timeout_ms)
+        yield Result(f"init / {inv.name}", "init", inv.name, result, time.perf_counter() - started, model, p)
+    for action in actions:
+        params = symbolic_params(action)
+        relation = action.relation(o, p, q, params, v)
+        for inv in invariants:
+            if only is not None and not only(action.name, inv.name):
+                continue
+            goal = inv.state(o, q, v) if inv.state is not None else inv.step(o, p, q, v)  # type: ignore[misc]
+            started = time.perf_counter()
+            result, model = _solve([inv_p, relation, *side, z3.Not(goal)], timeout_ms)
+            yield Result(f"{action.name} / {inv.name}", action.name, inv.name, result,
+                         time.perf_counter() - started, model, p, q, params)
+

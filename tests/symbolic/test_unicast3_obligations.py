@@ -1,0 +1,45 @@
+"""One z3 obligation per action x invariant for UNICAST3: proved as shipped, failing for JGRP-1873."""
+
+from __future__ import annotations
+
+from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
+from checks.symbolic.ops import Ops
+from checks.symbolic.unicast3_invariants import STRENGTHENINGS, TARGETS, Invariant
+from checks.symbolic.unicast3_model import ACTIONS, State
+from spec.unicast3 import Variant
+
+SHIPPED = Variant()
+NO_TIMESTAMPS = Variant(no_timestamps=True)
+
+
+def test_every_obligation_is_proved_as_shipped() -> None:
+    results = list(obligations(TARGETS + STRENGTHENINGS, SHIPPED))
+    invariants = TARGETS + STRENGTHENINGS
+    states = sum(1 for inv in invariants if inv.state)
+    assert len(results) == states + len(ACTIONS) * len(invariants)
+    assert [r.name for r in results if r.result != PROVED] == []
+
+
+def test_without_timestamps_the_sync_answer_breaks_induction() -> None:
+    failed = {r.name for r in obligations(TARGETS + STRENGTHENINGS, NO_TIMESTAMPS) if r.result != PROVED}
+    assert "deliver_sfs / live_ack_below_first" in failed
+    assert all(not name.startswith("init") for name in failed)
+
+
+def test_a_planted_wrong_invariant_is_not_inductive() -> None:
+    """'B has delivered everything A sent' holds initially and is false: some step must break it."""
+    def delivered_all(o: Ops, p: State, v: Variant) -> object:
+        return o.Implies(o.And(p.s_exists, p.r_exists, p.r_conn == p.s_conn), p.r_hd >= p.s_hs)
+
+    planted = Invariant("delivered_all", "wrong on purpose", state=delivered_all)
+    results = {r.name: r.result for r in obligations(TARGETS + STRENGTHENINGS + (planted,), SHIPPED,
+                                                      only=lambda a, i: i == "delivered_all")}
+    assert results["init / delivered_all"] == PROVED
+    assert results["send / delivered_all"] == COUNTEREXAMPLE
+
+
+def test_each_strengthening_is_needed_for_some_obligation() -> None:
+    """Dropping live_ack_below_first (the timestamp argument) leaves the rest not inductive."""
+    weaker = tuple(s for s in STRENGTHENINGS if s.name != "live_ack_below_first")
+    failed = [r.name for r in obligations(TARGETS + weaker, SHIPPED) if r.result != PROVED]
+    assert failed
