@@ -99,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--model", type=Path, default=BENCH_DIR / "unicast3-bench.toml")
     bench.add_argument("--repeat", type=int, default=1, help="runs to take the median of (default 1)")
     bench.add_argument("--engine", action="store_true",
-                       help="benchmark the UNICAST3 engine (messages/s between two engines) instead of the checker")
+                       help="benchmark the engines (UNICAST3: messages/s between two; NAKACK2: delivered at every "
+                            "member of three) instead of the checker")
     bench.add_argument("--messages", type=int, default=100_000, help="messages per engine run (default 100000)")
     bench.add_argument("--fuzz", action="store_true",
                        help="benchmark fuzzing: lockstep steps/s in one process and on Spark local[1], local[2]")

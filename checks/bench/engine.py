@@ -1,5 +1,6 @@
-"""``seqcheck bench --engine``: messages per second between two in-process UNICAST3 engines, and
-what the worst-case datagram of each message type costs to decode.
+"""``seqcheck bench --engine``: messages per second between two in-process UNICAST3 engines, the
+same for a 3-member NAKACK2 group (``checks/bench/multicast.py``) against them, and what the
+worst-case datagram of each message type costs to decode.
 
 A sends to B in bursts; every datagram goes through the codec (``encode`` inside the engine,
 ``received`` decodes) and a seeded lossy link; time advances one ``xmit_interval`` per burst, so
@@ -22,6 +23,7 @@ import statistics
 import time
 from typing import Any
 
+from checks.bench.multicast import nakack2_run
 from impl.unicast2 import codec as u2_codec
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
 from impl.unicast3 import codec as u3_codec
@@ -159,4 +161,17 @@ def run_engine_bench(messages: int = 100_000, repeat: int = 3, seed: int = 1) ->
             "messages_per_s": round(no_loss), "messages_per_s_5pct_loss": round(with_loss),
             "baseline_codec_roundtrips_per_s": round(codec_rate),
             "ratio_vs_codec": round(no_loss / codec_rate, 3),
-            "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3), "decode": decode_bench()}
+            "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3),
+            "nakack2": nakack2_bench(messages, repeat, seed, no_loss, with_loss), "decode": decode_bench()}
+
+
+def nakack2_bench(messages: int, repeat: int, seed: int, u3_no_loss: float, u3_loss: float) -> dict[str, Any]:
+    """NAKACK2, 3 members (``checks/bench/multicast.py``): medians of ``repeat`` runs with and
+    without 5% loss, and their ratios to UNICAST3's figures of the same command (same seeds)."""
+    lossless = statistics.median(nakack2_run(messages, 0.0, seed + i)["messages_per_s"] for i in range(repeat))
+    lossy = statistics.median(nakack2_run(messages, 0.05, seed + i)["messages_per_s"] for i in range(repeat))
+    return {"members": 3, "messages_per_s_at_every_member": round(lossless),
+            "messages_per_s_at_every_member_5pct_loss": round(lossy),
+            "ratio_vs_unicast3": round(lossless / u3_no_loss, 3),
+            "ratio_5pct_loss_vs_unicast3_5pct_loss": round(lossy / u3_loss, 3),
+            "ratio_5pct_loss_vs_no_loss": round(lossy / lossless, 3)}

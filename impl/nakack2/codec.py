@@ -29,6 +29,7 @@ and str cannot be encoded (the engine refuses them when it is built).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, TypeAlias
@@ -331,11 +332,45 @@ def _read_payload(r: Reader, what: str, limits: CodecLimits) -> bytes:
     return r.take(length, f"{what}.payload")
 
 
+# The fast path for MSG, the per-message type: the same checks as the Reader path, inlined. It
+# returns None on anything wrong (or merely unusual) and ``decode`` then re-parses with Reader,
+# which raises the precise DecodeError, so the fast path only ever accepts what Reader accepts.
+# It builds the message from fields it has validated, through the slots' own setters.
+_SET_MCAST: tuple[Callable[[McastMsg, Any], None], ...] = tuple(
+    getattr(McastMsg, name).__set__ for name in ("seqno", "payload"))
+
+
+def _fast_mcast(raw: bytes, limits: CodecLimits) -> McastMsg | None:
+    end = len(raw)
+    n = raw[2]
+    p = 3 + n  # the payload length's length byte
+    if n > 8 or p >= end:
+        return None
+    k = raw[p]
+    q = p + 1 + k  # the payload
+    if k > INT_BYTES or q > end or (n and not raw[p - 1]) or (k and not raw[q - 1]):
+        return None
+    seqno = int.from_bytes(raw[3:p], "little")
+    length = int.from_bytes(raw[p + 1 : q], "little")
+    if seqno > MAX_SEQNO or length > limits.max_payload or q + length != end:
+        return None
+    msg: McastMsg = object.__new__(McastMsg)
+    set_seqno, set_payload = _SET_MCAST
+    set_seqno(msg, seqno)
+    set_payload(msg, raw[q:])
+    return msg
+
+
 def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_LIMITS,
            max_members: int = DEFAULT_MAX_MEMBERS) -> WireMsg:
     """Parse one datagram; raises ``DecodeError`` (only) if it is not a canonical encoding.
     Passing something that is not bytes-like is a caller bug and raises ``TypeError``."""
-    r = Reader(datagram_bytes(data, limits))
+    raw = data if type(data) is bytes and len(data) <= limits.max_datagram else datagram_bytes(data, limits)
+    if len(raw) > 3 and raw[0] == MAGIC and raw[1] == TYPE_MSG:
+        fast = _fast_mcast(raw, limits)
+        if fast is not None:
+            return fast
+    r = Reader(raw)
     magic = r.byte("magic")
     if magic != MAGIC:
         raise DecodeError(f"magic: expected 0x{MAGIC:02x}, got 0x{magic:02x}")

@@ -87,8 +87,11 @@ class Nakack2Engine(Generic[P]):
 
     def received(self, src: P, data: bytes, *, now: int) -> None:
         """A datagram from ``src``. Malformed ones are counted (``stats.malformed``) and dropped."""
-        self._advance(now)
-        if not isinstance(data, _BYTES_LIKE):
+        if type(now) is int and now >= self._now:  # _advance, inlined (per-message path)
+            self._now = now
+        else:
+            self._advance(now)
+        if type(data) is not bytes and not isinstance(data, _BYTES_LIKE):
             raise LocalProtocolError(f"received: data must be bytes, got {type(data).__name__}")
         m, cfg = self._m, self._config
         m.stats.datagrams_received += 1

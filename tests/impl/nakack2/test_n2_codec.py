@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from impl.nakack2.codec import (
+    DEFAULT_LIMITS,
     MAGIC,
     CodecLimits,
     DecodeError,
@@ -21,6 +22,7 @@ from impl.nakack2.codec import (
     WireMsg,
     XmitReqMsg,
     XmitRspMsg,
+    _fast_mcast,
     address_key,
     decode,
     encode,
@@ -146,3 +148,18 @@ def test_payload_limits_hold_both_ways() -> None:
 def test_constructors_reject_what_cannot_be_encoded(bad: object) -> None:
     with pytest.raises(ValueError):
         bad()  # type: ignore[operator]
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=30))
+def test_the_msg_fast_path_accepts_only_what_the_reader_accepts(tail: bytes) -> None:
+    data = bytes((MAGIC, 0)) + tail
+    fast = _fast_mcast(data, DEFAULT_LIMITS) if len(data) > 3 else None  # decode's guard
+    try:
+        slow = decode(data, DEFAULT_LIMITS) if fast is None else None
+    except DecodeError:
+        return
+    msg = fast if fast is not None else slow
+    assert msg is not None and encode(msg) == data
+    if fast is not None:
+        assert McastMsg(fast.seqno, fast.payload) == fast
