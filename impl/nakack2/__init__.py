@@ -18,6 +18,10 @@ is abstract or silent:
 - Addresses are ints or strings (they go on the wire); the coordinator of a view is its first
   member in ``codec.address_key`` order (the spec's lowest member number; JGroups' is the view's
   first member, which GMS keeps in join order).
+- A retransmit run asks for the gaps among the first ``max_xmit_req_size`` (1024, JGroups')
+  seqnos above a window's highest deliverable one, and scans at most ``max_xmit_scan`` seqnos
+  over all windows (round robin, ``impl.common.request_missing``); the spec's windows are far
+  smaller than both (its decision 5).
 - Seqnos live in 0 .. 2**63 - 1 (the wire's c-long); they never wrap: a member would need 2**63
   multicasts.
 - Hostile input (``Config``'s limits, counted in ``stats`` and dropped): the window span and the

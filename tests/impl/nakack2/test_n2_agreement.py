@@ -134,7 +134,9 @@ class Lockstep:
             self.membership_step(rng)
 
     def membership_step(self, rng: random.Random) -> None:
-        """The coordinator (0) admits the joiner once; afterwards founders install the new view."""
+        """The coordinator (0) admits the joiner once; afterwards a founder installs the new view,
+        or (rarely) a view without one member (a leave, or the member left out of its own view),
+        or merges another member's digest (MERGE_DIGEST)."""
         everyone = frozenset(range(self.n))
         joiner = self.n - 1
         if not self.joined:
@@ -143,9 +145,19 @@ class Lockstep:
             self.apply(0, n2.on_join(self.cfg, self.nodes[0], joiner, everyone))
             return
         me = rng.randrange(self.n - 1)
-        if self.nodes[me].members != everyone:
-            self.engines[me].install_view(everyone, now=0)
-            self.apply(me, n2.on_view(self.cfg, self.nodes[me], everyone))
+        choice = rng.random()
+        if choice < 0.15:
+            view = everyone - {rng.randrange(self.n)}
+        elif choice < 0.3:
+            digest = n2.digest_of(self.nodes[rng.randrange(self.n)])
+            self.engines[me].merge_digest(wire_digest(digest), now=0)
+            self.apply(me, n2.on_merge_digest(self.cfg, self.nodes[me], digest))
+            return
+        else:
+            view = everyone
+        if self.nodes[me].members != view:
+            self.engines[me].install_view(view, now=0)
+            self.apply(me, n2.on_view(self.cfg, self.nodes[me], view))
 
 
 def _encode(msg: n2.Msg) -> bytes:
