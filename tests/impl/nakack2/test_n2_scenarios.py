@@ -223,3 +223,16 @@ def test_a_view_change_drops_the_window_of_a_member_that_left() -> None:
     assert "B" not in dict(g["C"].snapshot().windows)
     g.mcast("B", 4)  # B still multicasts to its own view; A and C drop it (no window)
     assert g["C"].stats.data_without_window == 1
+
+
+def test_without_retransmission_stable_purges_but_never_asks() -> None:
+    """Seed 004: with xmit_interval <= 0, stable() triggers no retransmission: a lost last message
+    stays lost through any number of rounds, and nothing above it is purged at its sender."""
+    g = Group(config=Config(xmit_interval=0), drop=first_copy(3, "C"))
+    g.mcast("A", 1, 2, 3)
+    g.run_until(100_000)
+    assert len(g.sent(StabilityMsg)) == 2 * 5  # five rounds, to B and C each
+    assert g.got("C") == [1, 2] and g.sent(NakXmitReqMsg) == [] and g.sent(HighestSeqnoMsg) == []
+    assert g["C"].snapshot().stable_xmit == ()  # not even remembered
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.low, own.kept) == (2, (spec_payload(3),))
