@@ -55,8 +55,8 @@ class Group:
                     moved = True
                     msg = decode(data, self.config.codec_limits)
                     self.log.append((self.now, src, dst, msg))
-                    if self.drop is not None and self.drop(src, dst, msg):
-                        continue
+                    if dst not in self.engines or (self.drop is not None and self.drop(src, dst, msg)):
+                        continue  # to an outsider (an address a hostile peer used), or lost
                     if self.hold is not None and self.hold(src, dst, msg):
                         self.held.append((src, dst, data))
                         continue

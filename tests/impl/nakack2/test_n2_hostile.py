@@ -9,7 +9,7 @@ import random
 import pytest
 from n2_group import Group
 
-from impl.nakack2 import Config, Nakack2Engine, SendWindowFull
+from impl.nakack2 import Config, Nakack2Engine, SendWindowFull, spec_payload
 from impl.nakack2.codec import (
     HighestSeqnoMsg,
     JoinRspMsg,
@@ -25,6 +25,7 @@ from impl.nakack2.codec import (
 from impl.wire import MAX_SEQNO
 
 ABC = ("A", "B", "C")
+EVIL = spec_payload(10**9)  # a payload no honest member sends
 
 
 def test_garbage_is_counted_and_changes_nothing() -> None:
@@ -157,8 +158,8 @@ def random_hostile_message(rng: random.Random) -> WireMsg:
     view = rng.choice([ABC, ("A", "B"), ("X",)])
     digest = tuple((p, seqno // 2, seqno) for p in sorted(rng.sample(ABC, rng.randrange(4))))
     choices: list[WireMsg] = [
-        McastMsg(seqno, b"evil"), NakXmitReqMsg(sender, XmitReqMsg((max(seqno, 1),))),
-        XmitRspMsg(sender, seqno, b"evil"), HighestSeqnoMsg(seqno), StableMsg(view, digest),
+        McastMsg(seqno, EVIL), NakXmitReqMsg(sender, XmitReqMsg((max(seqno, 1),))),
+        XmitRspMsg(sender, seqno, EVIL), HighestSeqnoMsg(seqno), StableMsg(view, digest),
         StabilityMsg(view, digest), JoinRspMsg(view, digest),
     ]
     return rng.choice(choices)
@@ -223,3 +224,31 @@ def test_votes_naming_non_members_are_not_merged() -> None:
     g = Group()
     g["A"].received("B", encode(StableMsg(ABC, tuple((f"Z{i:03}", 0, 1) for i in range(100)))), now=0)
     assert g["A"].snapshot().votes == frozenset({"B"}) and g["A"].snapshot().merged == ()
+
+
+def test_members_sending_anything_never_break_an_engine() -> None:
+    """Seeded: random valid, mutated and truncated datagrams from members and non-members, mixed
+    with honest multicasts, views and timers: no exception, every invariant after every step, and
+    no engine sends more than a bounded multiple of what it received."""
+    for seed in range(4):
+        rng = random.Random(100 + seed)
+        g = Group(config=Config(become_server_queue_size=3), names=("A", "B", "C", "D"), founders=ABC)
+        for step in range(400):
+            g.now += rng.choice([0, 10, 500])
+            target = g[rng.choice(("A", "B", "C", "D"))]
+            raw = bytearray(encode(random_hostile_message(rng)))
+            if rng.random() < 0.3:
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+            if rng.random() < 0.1:
+                del raw[rng.randrange(len(raw)):]
+            before = target.stats.datagrams_sent
+            target.received(rng.choice(ABC + ("D", "X")), bytes(raw), now=g.now)
+            assert target.stats.datagrams_sent - before <= 4 + 2 * len(target.members)
+            if step % 7 == 0:
+                g.mcast(rng.choice(ABC), step, transfer=False)
+            if step == 200:
+                g["A"].answer_join("D", ("A", "B", "C", "D"), now=g.now)
+            for e in g.engines.values():
+                e.handle_timer(now=g.now)
+            g.transfer()
+            g.check()
