@@ -148,7 +148,7 @@ class Lockstep:
         number = world.app_payload(before, action)
         self.path.append((action, after))
         self.state = after
-        acted = self.engines.drive(action, number)
+        acted = self.engines.drive(action, number, before)
         assert acted == member
         divergence = None
         if member is not None:

@@ -78,9 +78,15 @@ class WorldEngines:
         protocol has no reference."""
         return None
 
-    def drive(self, action: Any, payload_number: int) -> int | None:
+    @classmethod
+    def for_world(cls, world: Any) -> WorldEngines:
+        """The engines standing for the members of ``world``."""
+        return cls(world.cfg, world.n, world.initial_views)
+
+    def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
         """Apply ``action`` to the engines; returns the member that acted (None for a loss).
-        ``payload_number`` is the number of the application message an ``AppSend`` sends."""
+        ``payload_number`` is the number of the application message an ``AppSend`` sends;
+        ``before`` the world state the action is taken in (a binding may read its environment)."""
         now = self.now
         if isinstance(action, AppSend):
             self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now)
@@ -144,6 +150,7 @@ ENTRY_POINT_GROUP = "seqcheck.engines"
 BUILT_IN = {
     "unicast2": "checks.conform.unicast2:BINDING",
     "unicast3": "checks.conform.unicast3:BINDING",
+    "nakack2": "checks.conform.nakack2:BINDING",
 }
 BINDINGS: Registry[EngineBinding] = Registry(
     ENTRY_POINT_GROUP, BUILT_IN, lambda found, name: isinstance(found, EngineBinding) and found.protocol == name)
@@ -182,5 +189,5 @@ def describe_datagram(data: bytes) -> str:
 
 def engines_for(world: Any) -> WorldEngines:
     """The engines standing for the members of ``world``, chosen by its protocol's name."""
-    engines: WorldEngines = binding(world.adapter.name).world_engines(world.cfg, world.n, world.initial_views)
+    engines: WorldEngines = binding(world.adapter.name).world_engines.for_world(world)
     return engines

@@ -201,6 +201,10 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
             binding(loaded.protocol)
         except NoEngine as error:
             raise FuzzUsageError(f"{options.model}: {error}") from None
+    if not hasattr(loaded.world, "candidates"):  # the schedules draw actions one kind at a time (run.py rule 2)
+        raise FuzzUsageError(f"{options.model}: fuzz runs the point-to-point world only; protocol "
+                             f"{loaded.protocol} runs in the multicast world (use seqcheck check, replay, and the "
+                             "lockstep tests)")
     master, why = chosen_master(options.master, options.runs, options.steps,
                                 recorded_rows(options.out) if options.resume else None)
     if master.startswith("spark://"):

@@ -1,5 +1,6 @@
-"""The command line on NAKACK2 models (models/nakack2/): they check, draw, and, while NAKACK2 has no
-engine, ``replay`` and ``fuzz`` refuse them with one line instead of a traceback."""
+"""The command line on NAKACK2 models (models/nakack2/): they check, draw and replay on the engine (in
+lockstep); while fuzz has no multicast world, ``fuzz`` refuses them with one line instead of a
+traceback, and so does ``replay --emit-test`` (no script of a multicast trace)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,20 @@ def test_a_nakack2_trace_checks_and_draws_as_a_chart(tmp_path: Path, capsys: pyt
     assert "violated: eventually_delivered" in drawing
 
 
-@pytest.mark.parametrize("command", ["fuzz", "replay"])
-def test_without_an_engine_fuzz_and_replay_are_one_line(command: str, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_fuzz_refuses_the_multicast_world_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fuzz", str(MODEL), "--runs", "2", "--master", "none", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.endswith("fuzz runs the point-to-point world only; protocol nakack2 runs in the "
+                                            "multicast world (use seqcheck check, replay, and the lockstep tests)"), err
+
+
+def test_a_nakack2_trace_replays_on_the_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--no-progress", "--trace-dir", str(tmp_path), str(MODEL)]) == 0
     capsys.readouterr()
-    args = (["fuzz", str(MODEL), "--runs", "2", "--master", "none", "--out", str(tmp_path / "out")]
-            if command == "fuzz" else ["replay", str(tmp_path / "nakack2" / "below-drop-no-xmit.json")])
-    assert main(args) == 2
+    trace = tmp_path / "nakack2" / "below-drop-no-xmit.json"
+    assert main(["replay", str(trace)]) == 0
+    out = capsys.readouterr().out
+    assert "lockstep: the engine took all 2 steps exactly as the spec" in out
+    assert main(["replay", str(trace), "--emit-test", str(tmp_path / "t.py")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "\n" not in err and err.endswith("protocol nakack2 has no production engine to run on "
-                                            "(none registered in seqcheck.engines)"), err
+    assert "\n" not in err and err.startswith("seqcheck: "), err
