@@ -177,7 +177,7 @@ def _budget(m: Member[P], src: P) -> ResendBudget | None:
     if book is None:
         book = m.books[key] = ResendBook()
     size, now = m.answering
-    return ResendBudget(cfg, book, size, now=now)
+    return ResendBudget(m.budget_settings, book, size, now=now)
 
 
 def on_highest_seqno(m: Member[P], src: P, msg: HighestSeqnoMsg) -> None:

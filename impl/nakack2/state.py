@@ -28,7 +28,7 @@ from impl.common import EngineStats, HeldBytes, P
 from impl.nakack2.codec import McastMsg, NakXmitReqMsg, WireMsg, XmitReqMsg, address_key, encode
 from impl.nakack2.config import Config
 from impl.window import Table
-from impl.wire import EncodeError
+from impl.wire import CodecLimits, EncodeError
 
 NO_ENTRY = -1  # stable_xmit: no previous STABLE digest named this member (the spec's NO_ENTRY)
 
@@ -121,6 +121,26 @@ class ResendBook:
         self.resend_spent = 0
 
 
+@dataclass(frozen=True, slots=True)
+class BudgetSettings:
+    """What ``impl.common.ResendBudget`` reads from a config: ``Config``'s, except that the period
+    of ``max_resend_bytes`` is ``DEFAULT_RESEND_PERIOD`` when xmit_interval <= 0 (no retransmit
+    task: its own period would make the per-interval bound a per-datagram one)."""
+
+    xmit_interval: int
+    resend_factor: int
+    max_resend_bytes: int
+    codec_limits: CodecLimits
+
+    @classmethod
+    def of(cls, config: Config) -> BudgetSettings:
+        period = config.xmit_interval if config.retransmission else DEFAULT_RESEND_PERIOD
+        return cls(period, config.resend_factor, config.max_resend_bytes, config.codec_limits)
+
+
+DEFAULT_RESEND_PERIOD = 1000  # ms: JGroups' default xmit_interval
+
+
 class Member(Generic[P]):
     """The state of one member. Handlers in ``receive`` and ``tasks`` mutate it in place."""
 
@@ -148,6 +168,7 @@ class Member(Generic[P]):
         self.merged: dict[P, tuple[int, int]] = {}
         self.stable_suspended = False
         self.books: dict[P | None, ResendBook] = {}  # per requester (None: every non-member)
+        self.budget_settings = BudgetSettings.of(config)
         self.answering = (0, 0)  # the datagram being handled: its size and arrival time
         self.outbox: list[tuple[P, bytes]] = []
         self.deliveries: list[tuple[P, bytes]] = []

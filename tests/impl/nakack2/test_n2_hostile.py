@@ -126,8 +126,10 @@ def test_one_xmit_req_is_answered_with_a_bounded_multiple_of_its_size() -> None:
     assert g["A"].stats.resends_throttled > 0
 
 
-def test_a_flood_of_xmit_reqs_is_bounded_per_interval() -> None:
-    g = flood_group(Config())
+@pytest.mark.parametrize("xmit_interval", [1000, 0])
+def test_a_flood_of_xmit_reqs_is_bounded_per_interval(xmit_interval: int) -> None:
+    """Also without retransmission, where the period of max_resend_bytes is 1000 ms."""
+    g = flood_group(Config(xmit_interval=xmit_interval))
     sent = 0
     for i in range(200):
         request = encode(NakXmitReqMsg("A", XmitReqMsg(tuple(range(1 + i * 10, 11 + i * 10)))))
