@@ -98,7 +98,8 @@ class Config:
     engine resend at most max(resend_factor x its size, one maximal datagram) bytes, counting every
     copy of a re-multicast; 0 = no limit (JGroups, and the lockstep harness)."""
     max_resend_bytes: int = 1 << 20
-    """Most bytes resent in answer to one peer's datagrams within one ``xmit_interval``."""
+    """Most bytes resent in answer to one peer's datagrams within one ``xmit_interval`` (1000 ms when
+    xmit_interval <= 0)."""
     max_xmit_scan: int = 1 << 18
     """Most seqnos the retransmit task scans for gaps in one run over all windows (round robin)."""
 
