@@ -1,5 +1,5 @@
 """The model-file section of ``models/multicast_world.py``: the factory (``models/registry.py``) of
-every protocol that runs in the multicast world (NAKACK2).
+every protocol that runs in the multicast world (NAKACK2, NAKACK4).
 
 Keys (besides ``description``, ``protocol`` and ``[check]``): ``members`` (2 to 4 names);
 ``variant``; ``[sends]`` per member (``A = 3``: multicasts its application makes); ``[faults]``
@@ -67,7 +67,8 @@ class MulticastFactory:
                              faults["below_drop"], views, joins, faults["max_in_flight"],
                              reader.flag("sends_after_joins", reader.raw.get("sends_after_joins", False)),
                              read_stops(reader, members),
-                             "no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
+                             ("no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
+                             or "no_spurious_xmit_req" in selected)
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)

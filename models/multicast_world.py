@@ -2,7 +2,8 @@
 with a network, per-member view scripts, joins and faults, as a
 ``checks.explore.system.TransitionSystem``. This module owns the world's state, its actions and
 their semantics; ``models/multicast_factory.py`` reads its model-file sections and
-``models/protocols/nakack2.py`` is the adapter (handlers, properties, rendering).
+``models/protocols/nakack2.py`` and ``models/protocols/nakack4.py`` are the adapters (handlers,
+properties, rendering).
 
 Rules
 -----
@@ -62,7 +63,10 @@ Rules
    answer to a HIGHEST_SEQNO, also from a joiner's queue, asks for the sender's counter at once
    by design, digest 3.11) are not checked. A
    re-multicast copy is never young (only originals are); a copy identical to one in flight
-   keeps that one's age (rule 2).
+   keeps that one's age (rule 2). A round's end that asks for a seqno its sender's application
+   thread took but has not passed down yet (the adapter's ``unsent``: NAKACK4's concurrent senders,
+   JGRP-2780) sets the bit too; originals are what the adapter's ``sends_originals`` actions send
+   (an application multicast, or NAKACK4's thread passing its message down).
 
 Left out (issue 14 lists them; not built yet): merge digests (``spec/nakack2.on_merge_digest``
 exists; no world action installs one), batch expansion, packed states and symmetry reduction
@@ -183,7 +187,7 @@ class MulticastWorld:
         for src in range(n):
             sent = history.channels[src * n + src].sent
             if sent < self.bounds.sends[src] and not stopped(env, src) and self.adapter.can_send(
-                    self.node(world, src)) and (
+                    self.cfg, self.node(world, src)) and (
                     not self.bounds.sends_after_joins or env.joined == (1 << len(self.bounds.joins)) - 1):
                 yield from self._after(world, src, AppMcast(src), ("mcast", sent + 1), None, env)
         for packet in net:
@@ -409,11 +413,12 @@ class MulticastWorld:
         asked for one of the copies still young on their way to it."""
         young = env.young - {consumed} if consumed is not None else env.young
         premature = False
-        if young and self.adapter.ends_round(action):
+        if self.adapter.ends_round(action):
             asked = {(p.dst, seqno) for p in packets if p.src == member for seqno in self.adapter.requested(p)}
-            premature = any(y.dst == member and (y.src, y.msg.seqno) in asked for y in young)
+            premature = any(y.dst == member and (y.src, y.msg.seqno) in asked for y in young) or any(
+                self.adapter.unsent(self.node(world, sender), seqno) for sender, seqno in asked)
             young = frozenset(y for y in young if y.dst != member)
-        if isinstance(action, AppMcast):
+        if self.adapter.sends_originals(action):
             net = self.net_table.values[world[self.n]]
             young = young | {p for p in packets if p.src != p.dst and p not in net}
         return env._replace(young=young), premature

@@ -34,6 +34,7 @@ BUILT_IN = {
     "unicast2": "models.protocols.unicast2:FACTORY",
     "unicast3": "models.protocols.unicast3:FACTORY",
     "nakack2": "models.protocols.nakack2:FACTORY",
+    "nakack4": "models.protocols.nakack4:FACTORY",
 }
 
 

@@ -207,6 +207,15 @@ class ProtocolAdapter:
         batched world (``models/batch.py``) passes None for the others: a read not listed here fails."""
         return (member,)
 
+    # -- the multicast world's rule 9 (young copies): defaults for protocols without threads ---
+    def unsent(self, node: Any, seqno: int) -> bool:
+        """Does an application thread of ``node`` hold ``seqno`` without having sent it (never, here)?"""
+        return False
+
+    def sends_originals(self, action: Any) -> bool:
+        """Does ``action`` put original copies of application messages on the wire?"""
+        return type(action).__name__ == "AppMcast"
+
     # -- rendering --------------------------------------------------------------------------
     def format_action(self, action: Any, name: Callable[[int], str]) -> str:
         from models.render_actions import format_action

@@ -109,7 +109,7 @@ class Nakack2Adapter(ProtocolAdapter):
             return step.node, joined.effects + step.effects
         return step.node, step.effects
 
-    def can_send(self, node: Any) -> bool:
+    def can_send(self, cfg: Any, node: Any) -> bool:
         """A member with its own window (not a joiner before its JoinRsp) may multicast."""
         return node.windows[node.me] is not None
 

@@ -184,5 +184,5 @@ def test_an_unknown_protocol_is_a_one_line_error(tmp_path: Path) -> None:
     model.write_text(MODEL.format(variant="[]", expect="pass"))
     run = seqcheck(dict(os.environ), "check", str(model))
     assert run.returncode == 2
-    assert run.stderr.strip() == (f"seqcheck: {model}: protocol: expected one of nakack2, unicast2, unicast3, "
+    assert run.stderr.strip() == (f"seqcheck: {model}: protocol: expected one of nakack2, nakack4, unicast2, unicast3, "
                                   "got 'toyarq'")

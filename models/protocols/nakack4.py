@@ -1,0 +1,288 @@
+"""NAKACK4's adapter (``spec/nakack4.py``) for the multicast world (``models/multicast_world.py``,
+the same world as NAKACK2's): its stimuli, history, properties, variants, settings, timers and how
+its actions read, and the ``FACTORY`` ``models/registry.py`` lists.
+
+Properties (``seqcheck list`` prints their definitions):
+
+- per (sender, receiver) channel of ``spec/reliable_fifo``: ``no_duplicate``, ``in_order``,
+  ``delivered_was_sent``;
+- of one member's state: ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``,
+  ``window_within_capacity`` (high - low <= capacity), ``blocks_only_when_full`` (the block
+  edge), ``ack_table_members`` (JGRP-2904),
+  ``ack_min_is_min``, ``queue_within_bound``;
+- of two members: ``purge_covered`` (purge safety) and ``acks_truthful``;
+- of a step: ``no_spurious_xmit_req`` (no retransmit run asks for a message that was never lost:
+  its original still young on its way, or not sent yet; multicast world rule 9; JGRP-2780);
+- liveness: ``eventually_delivered`` and ``senders_released`` (P8: no application thread stays
+  blocked);
+- witnesses: ``all_delivered_witness`` and ``window_filled_witness`` (some own window holds exactly
+  ``capacity`` unacknowledged messages: the block edge).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from checks.explore.system import Always, Liveness, Property, Sometimes
+from models.multicast_factory import MulticastFactory
+from models.multicast_world import PREMATURE, observe_channels, stopped
+from models.protocols.base import ProtocolAdapter, doc_of
+from models.render_actions import format_action as format_world_action
+from models.world import FireTimer
+from spec import nakack4 as nak
+from spec import reliable_fifo as fifo
+
+if TYPE_CHECKING:
+    from models.multicast_world import MulticastWorld
+    from models.world import History
+
+CHANNEL = (("no_duplicate", fifo.no_duplicate), ("in_order", fifo.in_order),
+           ("delivered_was_sent", fifo.delivered_was_sent))
+NODE = (("window_order", nak.window_order), ("slots_hold_their_seqnos", nak.slots_hold_their_seqnos),
+        ("seqno_discipline", nak.seqno_discipline), ("ack_table_members", nak.ack_table_members),
+        ("ack_min_is_min", nak.ack_min_is_min))
+PAIR = (("purge_covered", nak.purge_covered), ("acks_truthful", nak.acks_truthful))
+DOCS = {
+    "window_within_capacity": doc_of(nak.window_within_capacity),
+    "blocks_only_when_full": doc_of(nak.blocks_only_when_full),
+    "queue_within_bound": doc_of(nak.queue_within_bound),
+    "no_spurious_xmit_req": "No retransmit task run asks a sender for a message that was never lost: one whose "
+                            "original copy to the asker is still in flight and was sent since the asker's last run "
+                            "(multicast world rule 9), or one an application thread of the sender took the seqno "
+                            "of and has not passed down yet (JGRP-2780: concurrent senders out of seqno order).",
+    "eventually_delivered": "From every reachable state, without further faults, every member that shares a view "
+                            "with a sender (each in the other's), has a window for it and has not stopped, delivers "
+                            "every message the sender's threads took a seqno for (its own included); a sender that "
+                            "left or crashed is exempt.",
+    "senders_released": "P8: from every reachable state, without further faults, no application thread of a running "
+                        "member stays inside send (blocked on a full window, or holding a seqno it has not added).",
+    "all_delivered_witness": "Some reachable state has every budgeted multicast made and delivered (guards against "
+                             "a model that cannot do anything).",
+    "window_filled_witness": "Some reachable state has a member's own window holding exactly capacity messages "
+                             "(high - low == capacity): the window's edge lets a sender fill it.",
+}
+
+
+class Nakack4Adapter(ProtocolAdapter):
+    name = "nakack4"
+    spec = nak
+    has_connections = False  # no conn_id: charts leave it out of their notes
+    node_properties = ()
+    pair_properties = ()
+    step_properties = ()
+    variant_aliases: ClassVar[dict[str, str]] = {
+        "seed-edge": "seed_edge", "send-atomically-lock-after-seqno": "lock_after_seqno",
+        "JGRP-2904": "ack_from_non_members",
+    }
+    timer_keys: ClassVar[dict[str, bool]] = {}
+    # [config]: (default, minimum); the switches (boolean_settings) read true/false
+    config_keys: ClassVar[dict[str, tuple[int, int]]] = {
+        "capacity": (16384, 1), "ack_threshold": (0, 0), "send_atomically": (0, 0), "sender_threads": (1, 1),
+        "use_mcast_xmit": (1, 0), "become_server_queue_size": (50, 0),
+    }
+    boolean_settings = frozenset({"send_atomically", "use_mcast_xmit"})
+    timer_text = ("retransmit task runs (ACKs, XMIT_REQs for gaps, HIGHEST_SEQNO)",
+                  "BECOME_SERVER: drains the become_server_queue",
+                  "the application thread holding #{peer} adds it and passes it down")
+    progress_timers = frozenset({nak.XMIT, nak.BECOME_SERVER, nak.SEND})
+
+    def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
+                    settings: dict[str, int]) -> Any:
+        values: dict[str, Any] = {k: bool(v) if k in self.boolean_settings else v for k, v in settings.items()}
+        return nak.Config(members, variant=nak.Variant(**{name: True for name in variant}), **values)
+
+    # -- the multicast world's hooks ------------------------------------------------------------
+    def handle(self, cfg: Any, node: Any, stimulus: Hashable) -> tuple[Any, tuple[Any, ...]]:
+        if isinstance(stimulus, tuple) and len(stimulus) == 4 and hasattr(stimulus, "msg"):
+            step = nak.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
+        elif stimulus[0] == "mcast":  # type: ignore[index]
+            step = nak.on_send(cfg, node, stimulus[1])  # type: ignore[index]
+        elif stimulus[0] == "timer":  # type: ignore[index]
+            step = nak.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
+        elif stimulus[0] == "view":  # type: ignore[index]
+            step = nak.on_view(cfg, node, stimulus[1])  # type: ignore[index]
+        else:  # ("join", joiner, view): the digest and JoinRsp, then the coordinator's new view
+            joiner: int = stimulus[1]  # type: ignore[index]
+            view: frozenset[int] = stimulus[2]  # type: ignore[index]
+            joined = nak.on_join(cfg, node, joiner, view)
+            step = nak.on_view(cfg, joined.node, view)
+            return step.node, joined.effects + step.effects
+        return step.node, step.effects
+
+    def can_send(self, cfg: Any, node: Any) -> bool:
+        """May an application thread enter send (own window, fewer than sender_threads inside)?"""
+        return nak.can_send(cfg, node)
+
+    def has_view(self, node: Any) -> bool:
+        """May the world install a scripted view at ``node`` (not before a joiner's JoinRsp)?"""
+        return bool(node.members)
+
+    def view_members(self, node: Any) -> frozenset[int]:
+        return frozenset(node.members)
+
+    def requested(self, packet: Any) -> tuple[int, ...]:
+        """The seqnos ``packet`` asks its destination to retransmit (none but for an XMIT_REQ)."""
+        return packet.msg.seqnos if packet.kind == "XmitReq" else ()
+
+    def unsent(self, node: Any, seqno: int) -> bool:
+        """Does an application thread of ``node`` hold ``seqno`` without having passed it down?"""
+        return any(s == seqno for s, _ in node.sending)
+
+    def ends_round(self, action: Any) -> bool:
+        """A run of the retransmit task ends a round of its member (multicast world rule 9)."""
+        return isinstance(action, FireTimer) and action.timer.kind == nak.XMIT
+
+    def sends_originals(self, action: Any) -> bool:
+        """Application multicasts and application threads passing their message down send originals."""
+        return type(action).__name__ == "AppMcast" or (isinstance(action, FireTimer) and action.timer.kind == nak.SEND)
+
+    def observe_history(self, history: History, member: int, observed: tuple[tuple[str, Any], ...],
+                        n: int) -> History:
+        """The multicast world's history after ``member``'s observations (its channels only)."""
+        return observe_channels(history, member, observed, n)
+
+    # -- properties -------------------------------------------------------------------------------
+    def all_property_docs(self) -> dict[str, str]:
+        docs = {name: doc_of(f) for name, f in CHANNEL}
+        docs.update({name: doc_of(f) for name, f in NODE})
+        docs["window_within_capacity"] = DOCS["window_within_capacity"]
+        docs["blocks_only_when_full"] = DOCS["blocks_only_when_full"]
+        docs["queue_within_bound"] = DOCS["queue_within_bound"]
+        docs.update({name: doc_of(f) for name, f in PAIR})
+        docs.update({k: v for k, v in DOCS.items() if k not in docs})
+        return {k: " ".join(v.split()) for k, v in docs.items()}
+
+    def build_properties(self, world: MulticastWorld, selected: tuple[str, ...], window_bound: int) -> list[Property]:
+        return Nakack4Properties(world).select(selected, self.all_property_docs())
+
+    # -- rendering --------------------------------------------------------------------------------
+    def format_action(self, action: Any, name: Callable[[int], str]) -> str:
+        kind = type(action).__name__
+        if kind == "AppMcast":
+            return f"{name(action.src)}: application multicasts"
+        if kind == "DropBelow":
+            p = action.packet
+            return (f"{name(p.dst)} never sees {self.format_message(p.kind, p.msg)} from {name(p.src)} "
+                    "(dropped below NAKACK4)")
+        if kind == "Stop":
+            return f"{name(action.member)} " + ("crashes" if action.crash else "leaves (disconnects)")
+        if kind == "AnswerJoin":
+            return f"{name(action.coordinator)} answers {name(action.joiner)}'s join (digest, new view)"
+        if kind == "FireTimer":
+            return f"{name(action.member)}: " + self.timer_text[action.timer.kind].format(peer=action.timer.peer)
+        return format_world_action(action, name, self.timer_text)
+
+    def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:
+        acks = ", ".join(f"{names[m]} {a}" for m, a in enumerate(node.ack_table) if a != nak.NO_ENTRY)
+        waiting = ", ".join(f"#{s}" for s, _ in node.sending)
+        view = ", ".join(names[m] for m in node.view)
+        lines = [f"view [{view}], seqno {node.seqno}, acks [{acks}] min {node.ack_min}"
+                 + (f", threads holding {waiting}" if waiting else "") + ("" if node.is_server else ", not a server")
+                 + (f", queue {len(node.queue)}" if node.queue else "")]
+        for sender, w in enumerate(node.windows):
+            if w is not None:
+                gaps = ", ".join(f"#{s}" for s in w.missing())
+                lines.append(f"window for {names[sender]}: purged to #{w.low}, delivered to #{w.delivered}, "
+                             f"high #{w.high}" + (f", missing {gaps}" if gaps else "")
+                             + (", ACK pending" if node.ack_pending[sender] else ""))
+        return lines
+
+
+class Nakack4Properties:
+    """The properties over a multicast world's states, memoised on node and history ids."""
+
+    def __init__(self, world: MulticastWorld) -> None:
+        self.world, self.n = world, world.n
+        self.nodes, self.hist = world.node_table.values, world.hist_table.values
+        self.cfg = world.cfg
+        self._memo: dict[Hashable, bool] = {}
+
+    def _cached(self, key: Hashable, compute: Callable[[], bool]) -> bool:
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = compute()
+        return found
+
+    def channels(self, name: str, predicate: Callable[[fifo.Channel], bool]) -> Callable[[tuple[int, ...]], bool]:
+        n, hist = self.n, self.hist
+        return lambda w: self._cached((name, w[n + 2]), lambda: all(map(predicate, hist[w[n + 2]].channels)))
+
+    def per_node(self, name: str, predicate: Callable[[Any], bool]) -> Callable[[tuple[int, ...]], bool]:
+        nodes, n, cached = self.nodes, self.n, self._cached
+
+        def holds(w: tuple[int, ...]) -> bool:
+            return all(cached((name, i), lambda: predicate(nodes[i])) for i in w[:n])  # noqa: B023 (called at once)
+
+        return holds
+
+    def per_pair(self, name: str, predicate: Callable[[Any, Any], bool]) -> Callable[[tuple[int, ...]], bool]:
+        nodes, pairs, cached = self.nodes, self.world.pairs, self._cached
+
+        def holds(w: tuple[int, ...]) -> bool:
+            return all(cached((name, w[s], w[r]), lambda: predicate(nodes[w[s]], nodes[w[r]]))  # noqa: B023
+                       for s, r in pairs)
+
+        return holds
+
+    def running(self, w: tuple[int, ...]) -> list[Any]:
+        env = self.world.env_table.values[w[self.n + 1]]
+        return [self.nodes[i] for m, i in enumerate(w[:self.n]) if not stopped(env, m)]
+
+    def delivered(self, w: tuple[int, ...]) -> bool:
+        """Every running member sharing a view with a running sender, with a window for it,
+        delivered every seqno the sender took."""
+        nodes = self.running(w)
+        for sender in nodes:
+            for receiver in nodes:
+                window = receiver.windows[sender.me]
+                if window is None or sender.me not in receiver.members or receiver.me not in sender.members:
+                    continue
+                if window.delivered < sender.seqno:
+                    return False
+        return True
+
+    def released(self, w: tuple[int, ...]) -> bool:
+        return not any(node.sending for node in self.running(w))
+
+    def witness(self, w: tuple[int, ...]) -> bool:
+        n, sends = self.n, self.world.bounds.sends
+        channels = self.hist[w[n + 2]].channels
+        return all(channels[m * n + m].sent == sends[m] for m in range(n)) and self.delivered(w)
+
+    def filled(self, w: tuple[int, ...]) -> bool:
+        capacity = self.cfg.capacity
+        return any(own is not None and own.high - own.low == capacity
+                   for own in (self.nodes[i].windows[m] for m, i in enumerate(w[:self.n])))
+
+    def select(self, selected: tuple[str, ...], docs: dict[str, str]) -> list[Property]:
+        cfg = self.cfg
+        checks: dict[str, Property] = {}
+        for name, predicate in CHANNEL:
+            checks[name] = Always(name, self.channels(name, predicate), docs[name])
+        for name, node_predicate in NODE:
+            checks[name] = Always(name, self.per_node(name, node_predicate), docs[name])
+        checks["window_within_capacity"] = Always("window_within_capacity", self.per_node(
+            "window_within_capacity", lambda node: nak.window_within_capacity(cfg, node)),
+            docs["window_within_capacity"])
+        checks["blocks_only_when_full"] = Always("blocks_only_when_full", self.per_node(
+            "blocks_only_when_full", lambda node: nak.blocks_only_when_full(cfg, node)), docs["blocks_only_when_full"])
+        checks["queue_within_bound"] = Always("queue_within_bound", self.per_node(
+            "queue_within_bound", lambda node: nak.queue_within_bound(cfg, node)), docs["queue_within_bound"])
+        for name, pair_predicate in PAIR:
+            checks[name] = Always(name, self.per_pair(name, pair_predicate), docs[name])
+        hist, at = self.hist, self.n + 2
+        checks["no_spurious_xmit_req"] = Always("no_spurious_xmit_req",
+                                                lambda w: not hist[w[at]].step_violations & PREMATURE,
+                                                docs["no_spurious_xmit_req"])
+        checks["eventually_delivered"] = Liveness("eventually_delivered", self.delivered, docs["eventually_delivered"])
+        checks["senders_released"] = Liveness("senders_released", self.released, docs["senders_released"])
+        checks["all_delivered_witness"] = Sometimes("all_delivered_witness", self.witness,
+                                                    docs["all_delivered_witness"])
+        checks["window_filled_witness"] = Sometimes("window_filled_witness", self.filled,
+                                                    docs["window_filled_witness"])
+        return [checks[name] for name in docs if name in selected]
+
+
+NAKACK4 = Nakack4Adapter()
+FACTORY = MulticastFactory(NAKACK4)  # registered in models/registry.py

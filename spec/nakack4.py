@@ -1,0 +1,455 @@
+"""NAKACK4 (JGroups' ReliableMulticast over FixedBuffer: fixed windows, ACKs, blocking senders;
+seed 003 "MCAST", JGRP-2780) as an executable specification of one member.
+
+Rules
+-----
+1. This module is the documentation of NAKACK4. It says *what one member does*: its state and a
+   handler for every input (an application multicast, the application thread that adds it, each
+   message type, view change, the join's digest, each timer, DISCONNECT). It knows nothing of
+   networks, budgets or other members' states: the multicast world (``models/multicast_world.py``)
+   composes members with a network, as it does for NAKACK2.
+2. State is a value (``spec/nakack4_state.py``: frozen dataclasses of ints, bools and tuples;
+   maps per member are tuples indexed by member number). Handlers are pure ``(node, input) ->
+   Step``.
+3. Handlers return the new node and their effects as data: ``Send`` (one per destination: a
+   multicast is one ``Send`` per member of the view, the own loopback copy included), ``Deliver``,
+   and observations the protocol never reads (``WindowCreated``, ``WindowRemoved``, ``AckPurged``,
+   ``SendDropped``, ``QueueDropped``).
+4. Time is abstract: the retransmit task, BECOME_SERVER and each application thread's next move
+   are ``Timer`` inputs that may arrive at any moment (``enabled_timers`` says which can). A
+   blocked send is state: the thread's (seqno, payload) in ``Node.sending``; its ``Timer(SEND,
+   seqno)`` is enabled only once the own window has room for it; DISCONNECT fails it.
+5. Every name a world needs is importable from here: ``initial_node``, the handlers ``on_send``,
+   ``on_receive``, ``on_view``, ``on_join``, ``on_disconnect``, ``enabled_timers``, ``on_timer``,
+   and the state properties.
+
+Theory of operation
+-------------------
+Every member numbers its multicasts 1, 2, 3, ... and keeps one FixedBuffer of ``capacity`` slots
+per member of its view, its own included: the own one is the send window. Sending takes the next
+seqno, adds the message to the own window and passes one copy to every member of the view (the
+own copy comes back through the loopback and is delivered then, kept in the window). The add
+*blocks* while the seqno is more than ``capacity`` above the window's low: that is NAKACK4's flow
+control, which makes MFC unnecessary. A receiver adds each message to the sender's window (one
+beyond capacity is dropped and retransmitted later; one at or below low, or already held, is a
+duplicate) and delivers in order up to the first gap, nulling what it delivered.
+
+Acknowledgement is positive and counted: each entry keeps an ack counter; a delivered batch of n
+messages adds n, and when the counter reaches ``ack_threshold`` (capacity/4) it resets and an
+ACK(hd) goes to the sender at once, otherwise the entry's *pending* flag is set and the next run
+of the retransmit task sends the ACK. The sender keeps an AckTable: the highest ACK of every
+current member (itself included: its own loopback delivery acks its own window). When the
+minimum rises, the own window purges up to it, clamped to its own hd, and blocked senders wake.
+A view change drops departed members' entries (their ACKs no longer hold the minimum back) and
+adds joiners at 0 (the minimum may drop; low never moves back), then purges if the minimum rose.
+
+Negative acknowledgement remains for loss: the retransmit task asks the original sender for every
+gap already there on its previous run (XMIT_REQ), and the sender re-multicasts the original. A lost
+*last* message, or a lost ACK, leaves no gap: while the own window holds anything unacknowledged
+(low != high) and no application send happened since the last run, the retransmit task multicasts
+HIGHEST_SEQNO(high), every run, with no cap. A receiver behind asks for that seqno; every receiver
+counts the HIGHEST_SEQNO towards its ack counter (JGRP-2874), so a lost ACK is resent. NAKACK4
+ignores STABLE.
+
+Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with JGroups' choice
+-----------------------------------------------------------------------------------------------
+1. The window (fixed-windows 1, 6.12): valid seqnos (low, low + capacity]; a sender's add blocks
+   and a receiver's drops when ``s - low > capacity`` (the code). The seed's ``>= capacity`` is
+   variant ``seed_edge``: it holds one message less, and with capacity 1 it never sends anything.
+2. Seqnos and sending threads (3.11, fixed-windows 2 Send): the counter starts at 0, the first
+   multicast is seqno 1. ``on_send`` is an application thread entering send: it takes the next
+   seqno. With ``send_atomically`` (the fix of commit 370770ab9, 2025-03) the lock is held across
+   seqno++, add and send, so the thread adds and sends in the same step unless the window is
+   full; then it waits (``Node.sending``) with its seqno taken, and the lock is released while it
+   waits: several blocked threads wake together and may add in either order (digest 3.11 [INF]).
+   Without ``send_atomically`` (JGroups' default) or with variant ``lock_after_seqno`` (before
+   the fix, the lock came after seqno++), taking the seqno and adding/sending are two steps and
+   threads interleave between them: copies leave out of seqno order. ``sender_threads`` bounds
+   the threads of one member inside send at once (the world offers an application multicast only
+   below it). Adding and passing down are one step (the transport's queue never blocks, seed).
+3. Own messages (fixed-windows 2): the loopback copy is not added again; it delivers the own
+   window from hd+1 up to the first gap (removeMany without nullify; non-atomic sends can leave
+   gaps in the own window) and counts towards the own entry's ack counter, whose ACK goes to the
+   member itself as a unicast (a loopback packet). DONT_LOOPBACK messages (JGRP-2829's direct
+   self-ack), OOB messages and batches are left out (digest A.5).
+4. ACK (6.1, 6.2): carries the receiver's hd for the sender, sent before the batch is passed up.
+   ``Entry.update(n)``: counter := 0 if counter + n >= threshold (send now) else counter + n (set
+   pending). The threshold is ``ack_threshold``, or capacity // 4 when that is <= 0, exactly as
+   JGroups computes it (so capacity < 4 gives 0: every delivery acks at once).
+5. HIGHEST_SEQNO (6.19, JGRP-2874): announces the own window's high (never a seqno a thread holds
+   but has not added), multicast to the whole view, the sender included; skipped when high is 0,
+   when low == high, and on the first run after an application send. A receiver asks for the
+   seqno if its high for the sender is below it, and in every case counts 1 towards the ack
+   counter, ignoring the result: hitting the threshold there resets the counter and sends
+   nothing (JGroups' code; so with a threshold of 0 or 1 a HIGHEST_SEQNO never produces an ACK).
+6. The AckTable (6.13, 6.14, JGRP-2904): entries for the current members only; ``ack(P, a)``
+   from a non-member is ignored (variant ``ack_from_non_members``: it re-creates P's entry);
+   a <= the entry changes nothing; otherwise the minimum is recomputed and, if it rose, the own
+   window purges to it (non-forced: clamped to the own hd). ``adjust(view)`` keeps the members,
+   adds joiners at 0 and recomputes the minimum; a table with no entry keeps the previous one.
+7. Retransmit task (fixed-windows 2): for every entry in member order, a pending ACK(hd) to that
+   member, then the previous-batch XMIT_REQ (``spec/unicast_common.missing_requests``, JGRP-1539)
+   to the original sender, the own entry included (a gap in the own window, left by a thread not
+   done yet, makes the member ask itself: not found); then LastSeqnoResender. The JGRP-2574 trim
+   is moot (delivery happens in the handler). max_xmit_req_size is not modelled.
+8. XMIT_REQ (6.21): every listed message still stored is re-multicast to the view
+   (use_mcast_xmit, DONT_BLOCK) or sent as XMIT_RSP to the requester; the others are not found.
+9. The become_server_queue (6.16, JGRP-2913): every NAKACK4 message (ACK included) received
+   while not a server is offered to a ring of become_server_queue_size (50); a full ring refuses
+   the newest. BECOME_SERVER replays it in arrival order, in one step.
+10. Views (fixed-windows 2 VIEW_CHANGE): windows of non-members dropped (never the own), a window
+    at 0 for each new member with a fresh ack counter, the AckTable adjusted and the own window
+    purged if the minimum rose (JGRP-2853/2854), server from now on, retransmission records of
+    non-members forgotten. A view is identified by its members.
+11. Join (6.15): the coordinator's GMS sends GET_DIGEST (the joiner at (0, 0)) with the view;
+    the joiner's JoinRsp is SET_DIGEST (a window at hd for each sender lacking one), then
+    VIEW_CHANGE, then a pending BECOME_SERVER; a second JoinRsp is ignored. NAKACK4 has no STABLE
+    to suspend: nothing stops a member other than the coordinator from purging, on its
+    members' ACKs, messages above the digest's hd for it before it installs the joiner's view.
+12. DISCONNECT (``on_disconnect``, JGRP-2853/2854): the own window closes, every thread still
+    holding a seqno fails (``SendDropped``: the message is dropped, its seqno spent), the counter
+    returns to 0 and the table is cleared. (The multicast world's stops do not call it: a member
+    that leaves acts no more; the handler is checked in tests/spec/test_nakack4_handlers.py.)
+13. Left out: DONT_LOOPBACK and its direct self-ack (JGRP-2829), DONT_BLOCK drops (JGRP-2873:
+    fixed and not modelled), OOB, batches and the ACK-batch maximum, the single-deliverer counter
+    and its exception (JGRP-3034), dynamic_buffers (JGRP-2969), merges, JGRP-2875 (views are not
+    NAKACK4 messages in the world).
+
+Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
+
+=============================  ==============================================================
+``seed_edge``                  the seed's window edge: full when s - low >= capacity
+``lock_after_seqno``           before 370770ab9: send_atomically took the lock after seqno++,
+                               so concurrent senders add and send out of seqno order
+``ack_from_non_members``       before JGRP-2904: an ACK from a member no longer in the view
+                               re-creates its AckTable entry and pins the minimum
+=============================  ==============================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from spec.effects import Deliver, Effect, Send, WindowCreated, WindowRemoved
+from spec.nakack2_state import Data, Digest, HighestSeqno, JoinRsp, XmitReq, XmitRsp, set_at
+from spec.nakack4_state import (  # noqa: F401  (the vocabulary, re-exported for worlds and tests)
+    BECOME_SERVER,
+    NAKACK_TYPES,
+    NO_ENTRY,
+    SEND,
+    TIMER_NAMES,
+    XMIT,
+    Ack,
+    AckPurged,
+    Config,
+    Msg,
+    Node,
+    QueueDropped,
+    SendDropped,
+    Step,
+    Timer,
+    Variant,
+    Window,
+    ack_min_is_min,
+    ack_table_members,
+    acks_truthful,
+    add_and_deliver,
+    beyond,
+    blocks_only_when_full,
+    deliver_own,
+    digest_of,
+    initial_node,
+    new_window,
+    purge,
+    purge_covered,
+    queue_within_bound,
+    room_for,
+    seqno_discipline,
+    slots_hold_their_seqnos,
+    store,
+    table_min,
+    window_order,
+    window_within_capacity,
+    with_window,
+)
+from spec.unicast_common import missing_requests
+
+Effects = list[Effect | AckPurged | SendDropped | QueueDropped]
+
+
+# ---------------------------------------------------------------------------------------------
+# Application multicast: a thread takes a seqno (on_send), then adds and passes down (SEND timer).
+def on_send(cfg: Config, node: Node, payload: int) -> Step:
+    """An application thread multicasts ``payload``: it takes the next seqno. Atomic (decision 2):
+    the add and the send follow in the same step if the own window has room, else the thread
+    waits with its seqno. Otherwise it holds the seqno until its ``Timer(SEND, seqno)``. Without
+    an own window (a joiner before its digest, or after DISCONNECT) the message is dropped."""
+    if node.windows[node.me] is None:
+        return Step(node, ())
+    seqno = node.seqno + 1
+    node = replace(node, seqno=seqno)
+    if cfg.atomic and room_for(cfg, node, seqno):
+        return _add_and_send(node, seqno, payload)
+    return Step(replace(node, sending=tuple(sorted(node.sending + ((seqno, payload),)))), ())
+
+
+def can_send(cfg: Config, node: Node) -> bool:
+    """May an application thread enter send: the member has its own window and fewer than
+    ``sender_threads`` threads are inside send already."""
+    return node.windows[node.me] is not None and len(node.sending) < cfg.sender_threads
+
+
+def _add_and_send(node: Node, seqno: int, payload: int) -> Step:
+    """The own window takes (seqno, payload) (the caller checked there is room), one copy goes to
+    every member of the view, and the next HIGHEST_SEQNO run is skipped."""
+    own = node.windows[node.me]
+    assert own is not None
+    data = Data(seqno, payload)
+    node = replace(with_window(node, node.me, store(own, data)), skip_next_resend=True)
+    return Step(node, tuple(Send(member, data) for member in node.view))
+
+
+def _on_send_thread(cfg: Config, node: Node, seqno: int) -> Step:
+    """``Timer(SEND, seqno)``: the thread holding ``seqno`` adds and sends it (enabled only once
+    the own window has room: until then the thread is blocked)."""
+    payload = dict(node.sending)[seqno]
+    node = replace(node, sending=tuple(entry for entry in node.sending if entry[0] != seqno))
+    return _add_and_send(node, seqno, payload)
+
+
+# ---------------------------------------------------------------------------------------------
+# Receiving.
+def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+    """Dispatch a message from ``src``: NAKACK4's own types are queued while not a server."""
+    if isinstance(msg, NAKACK_TYPES) and not node.is_server:
+        return _queue(cfg, node, src, msg)
+    if isinstance(msg, Data):
+        return _on_data(cfg, node, src, msg)
+    if isinstance(msg, XmitRsp):
+        return _on_data(cfg, node, msg.sender, Data(msg.seqno, msg.payload))
+    if isinstance(msg, XmitReq):
+        return _on_xmit_req(cfg, node, src, msg)
+    if isinstance(msg, HighestSeqno):
+        return _on_highest_seqno(cfg, node, src, msg)
+    if isinstance(msg, Ack):
+        return on_ack(cfg, node, src, msg.seqno)
+    return _on_join_rsp(cfg, node, msg)
+
+
+def _queue(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+    """Offer ``msg`` to the become_server_queue; a full ring refuses it (decision 9)."""
+    if len(node.queue) < cfg.queue_bound:
+        return Step(replace(node, queue=node.queue + ((src, msg),)), ())
+    return Step(node, (QueueDropped(src, msg),))
+
+
+def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
+    """MSG from ``sender``: dropped without a window; the own copy delivers the own window;
+    another sender's message is added and its window delivered up to the first gap. A delivered
+    batch counts towards the entry's ACK, sent before the batch goes up (decision 4)."""
+    window = node.windows[sender]
+    if window is None:
+        return Step(node, ())
+    if sender == node.me:
+        window, payloads = deliver_own(window)
+    else:
+        window, payloads = add_and_deliver(cfg, window, msg)
+    node = with_window(node, sender, window)
+    effects: Effects = []
+    if payloads:
+        node, ack_now = _count_acks(cfg, node, sender, len(payloads))
+        if ack_now:
+            effects.append(Send(sender, Ack(window.delivered)))
+    effects.extend(Deliver(sender, p) for p in payloads)
+    return Step(node, tuple(effects))
+
+
+def _count_acks(cfg: Config, node: Node, sender: int, count: int) -> tuple[Node, bool]:
+    """Entry.update(count): True (counter reset) means send an ACK now; otherwise the counter grows
+    and the pending flag is set."""
+    total = node.acks_counted[sender] + count
+    if total >= cfg.threshold:
+        return replace(node, acks_counted=set_at(node.acks_counted, sender, 0)), True
+    return replace(node, acks_counted=set_at(node.acks_counted, sender, total),
+                   ack_pending=set_at(node.ack_pending, sender, True)), False
+
+
+def _on_xmit_req(cfg: Config, node: Node, src: int, msg: XmitReq) -> Step:
+    """XMIT_REQ(sender, seqnos) from ``src``: every listed message still stored is re-multicast to
+    the view (use_mcast_xmit) or sent to ``src`` as an XMIT_RSP; the others are not found."""
+    window = node.windows[msg.sender]
+    if window is None:
+        return Step(node, ())
+    effects: Effects = []
+    for seqno in msg.seqnos:
+        stored = window.get(seqno)
+        if stored is None:
+            continue
+        if cfg.use_mcast_xmit:
+            effects.extend(Send(member, stored) for member in node.view)
+        else:
+            effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload)))
+    return Step(node, tuple(effects))
+
+
+def _on_highest_seqno(cfg: Config, node: Node, src: int, msg: HighestSeqno) -> Step:
+    """HIGHEST_SEQNO(seqno) from ``src`` (decision 5): ask for it if the local high is lower, and
+    count it towards the ACK, ignoring whether the count says "send now"."""
+    window = node.windows[src]
+    if window is None:
+        return Step(node, ())
+    effects: Effects = []
+    if msg.seqno > window.high:
+        effects.append(Send(src, XmitReq(src, (msg.seqno,))))
+    node, _ = _count_acks(cfg, node, src, 1)
+    return Step(node, tuple(effects))
+
+
+def on_ack(cfg: Config, node: Node, src: int, seqno: int) -> Step:
+    """ACK(seqno) from ``src`` at the sender (decision 6): the AckTable takes it; if its minimum
+    rose, the own window purges to it (clamped to the own hd) and blocked threads may go on."""
+    own = node.windows[node.me]
+    current = node.ack_table[src]
+    if own is None or (current == NO_ENTRY and not cfg.variant.ack_from_non_members):
+        return Step(node, ())
+    if seqno <= current:
+        return Step(node, ())
+    table = set_at(node.ack_table, src, seqno)
+    return _purge_to_min(replace(node, ack_table=table), table_min(table, node.ack_min))
+
+
+def _purge_to_min(node: Node, new_min: int) -> Step:
+    """Record the AckTable's new minimum; if it rose, purge the own window to it."""
+    old_min = node.ack_min
+    node = replace(node, ack_min=new_min)
+    own = node.windows[node.me]
+    if new_min <= old_min or own is None:
+        return Step(node, ())
+    purged = purge(own, new_min)
+    if purged.low == own.low:
+        return Step(node, ())
+    return Step(with_window(node, node.me, purged), (AckPurged(purged.low),))
+
+
+# ---------------------------------------------------------------------------------------------
+# Membership: views, the join, DISCONNECT.
+def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
+    """VIEW_CHANGE (decision 10): windows of non-members dropped (never the own), a window at 0 for
+    each new member, the AckTable adjusted and the own window purged if its minimum rose."""
+    effects: Effects = []
+    windows, counted, pending = list(node.windows), list(node.acks_counted), list(node.ack_pending)
+    xmit_last, table = list(node.xmit_last), list(node.ack_table)
+    for peer in range(cfg.members):
+        if peer in members:
+            if windows[peer] is None:
+                windows[peer] = new_window(0)
+                counted[peer], pending[peer] = 0, False
+                effects.append(WindowCreated(peer, 0, 0))
+            if table[peer] == NO_ENTRY:
+                table[peer] = 0
+            continue
+        table[peer] = NO_ENTRY
+        if peer != node.me:
+            if windows[peer] is not None:
+                windows[peer] = None
+                counted[peer], pending[peer] = 0, False
+                effects.append(WindowRemoved(peer))
+            xmit_last[peer] = 0
+    node = replace(node, members=members, windows=tuple(windows), acks_counted=tuple(counted),
+                   ack_pending=tuple(pending), xmit_last=tuple(xmit_last), ack_table=tuple(table), is_server=True)
+    step = _purge_to_min(node, table_min(node.ack_table, node.ack_min))
+    return Step(step.node, (*effects, *step.effects))
+
+
+def on_join(cfg: Config, node: Node, joiner: int, view: frozenset[int]) -> Step:
+    """The coordinator's GMS admits ``joiner`` into ``view``: JoinRsp with the view and GET_DIGEST
+    (the joiner at (0, 0)) goes to the joiner (decision 11)."""
+    digest = set_at(digest_of(node), joiner, (0, 0))
+    return Step(node, (Send(joiner, JoinRsp(tuple(sorted(view)), digest)),))
+
+
+def _on_join_rsp(cfg: Config, node: Node, msg: JoinRsp) -> Step:
+    """JoinRsp at the joiner: SET_DIGEST, then VIEW_CHANGE; BECOME_SERVER is now pending. Ignored
+    once the member has its own window (a duplicate or late JoinRsp)."""
+    if node.windows[node.me] is not None:
+        return Step(node, ())
+    node, created = set_digest(node, msg.digest)
+    step = on_view(cfg, node, frozenset(msg.view))
+    return Step(replace(step.node, become_server_pending=True), (*created, *step.effects))
+
+
+def set_digest(node: Node, digest: Digest) -> tuple[Node, list[Effect]]:
+    """SET_DIGEST: a window at hd for every sender the digest names and this member has no window
+    for; existing windows are never touched or removed."""
+    effects: list[Effect] = []
+    windows = list(node.windows)
+    for sender, entry in enumerate(digest):
+        if entry is not None and windows[sender] is None:
+            windows[sender] = new_window(entry[0])
+            effects.append(WindowCreated(sender, 0, entry[0]))
+    return replace(node, windows=tuple(windows)), effects
+
+
+def on_disconnect(cfg: Config, node: Node) -> Step:
+    """DISCONNECT (decision 12): the own window closes, every thread still holding a seqno fails
+    (its message dropped, the seqno spent), the counter returns to 0 and the table is cleared."""
+    dropped = tuple(SendDropped(seqno, payload) for seqno, payload in node.sending)
+    removed = tuple(WindowRemoved(p) for p, w in enumerate(node.windows) if w is not None and p != node.me)
+    n = cfg.members
+    node = replace(node, seqno=0, windows=(None,) * n, sending=(), members=frozenset(),
+                   ack_table=(NO_ENTRY,) * n, acks_counted=(0,) * n, ack_pending=(False,) * n, is_server=False)
+    return Step(node, (*dropped, *removed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Timers (the retransmit task, BECOME_SERVER, the application threads).
+def enabled_timers(cfg: Config, node: Node) -> tuple[Timer, ...]:
+    """The timers that can fire now, in a fixed order: the retransmit task once the member has a
+    view; BECOME_SERVER while pending; each thread holding a seqno the own window has room for."""
+    timers = []
+    if node.members:
+        timers.append(Timer(XMIT))
+    if node.become_server_pending:
+        timers.append(Timer(BECOME_SERVER))
+    timers.extend(Timer(SEND, seqno) for seqno, _ in node.sending if room_for(cfg, node, seqno))
+    return tuple(timers)
+
+
+def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
+    """Fire ``timer`` (one of ``enabled_timers``)."""
+    if timer.kind == XMIT:
+        return _retransmit_task(cfg, node)
+    if timer.kind == SEND:
+        return _on_send_thread(cfg, node, timer.peer)
+    return _become_server(cfg, node)
+
+
+def _retransmit_task(cfg: Config, node: Node) -> Step:
+    """One run (decision 7): pending ACKs, previous-batch XMIT_REQs, then LastSeqnoResender."""
+    effects: Effects = []
+    pending = list(node.ack_pending)
+    for peer, window in enumerate(node.windows):
+        if window is not None and pending[peer]:
+            pending[peer] = False
+            effects.append(Send(peer, Ack(window.delivered)))
+    xmit_last, requests = missing_requests(node.windows, node.xmit_last)
+    effects.extend(Send(p, XmitReq(p, wanted)) for p, wanted in requests)
+    node = replace(node, ack_pending=tuple(pending), xmit_last=xmit_last)
+    own = node.windows[node.me]
+    if node.skip_next_resend:
+        node = replace(node, skip_next_resend=False)
+    elif own is not None and own.high != 0 and own.low != own.high:
+        effects.extend(Send(member, HighestSeqno(own.high)) for member in node.view)
+    return Step(node, tuple(effects))
+
+
+def _become_server(cfg: Config, node: Node) -> Step:
+    """BECOME_SERVER: a server from now on; the queue is replayed in arrival order (decision 9)."""
+    queued = node.queue
+    node = replace(node, is_server=True, become_server_pending=False, queue=())
+    effects: Effects = []
+    for src, msg in queued:
+        step = on_receive(cfg, node, src, msg)
+        node = step.node
+        effects.extend(step.effects)
+    return Step(node, tuple(effects))
