@@ -1,0 +1,113 @@
+"""The shipped NAKACK4 models (models/nakack4/) and NAKACK4 in the multicast world: each modelled
+defect sits beside a twin with the same world that passes, each verdict and counterexample length
+is the catalogue's, the world runs application threads and blocked senders, and ``seqcheck list``
+names every NAKACK4 property."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from checks.check import check_model
+from checks.cli import MODELS_DIR, main
+from models.modelfile import load
+from models.multicast_world import AppMcast, MulticastWorld
+from models.protocols.nakack4 import NAKACK4
+from models.world import FireTimer
+from spec import nakack4 as nk
+
+FOLDER = MODELS_DIR / "nakack4"
+# model -> (verdict, steps of the shortest counterexample; 0 for a pass): the bug catalogue
+CATALOGUE = {
+    "window-edge": ("pass", 0),
+    "window-edge-seed": ("violation:blocks_only_when_full", 2),
+    "send-atomically": ("pass", 0),
+    "send-atomically-lock-after-seqno": ("violation:no_spurious_xmit_req", 5),
+    "jgrp2904": ("violation:ack_table_members", 4),
+    "jgrp2904-blocked": ("violation:senders_released", 8),
+    "jgrp2904-fixed": ("pass", 0),
+    "lost-ack-threshold-0": ("violation:senders_released", 6),
+    "lost-ack-threshold-2": ("pass", 0),
+    "three-members-loss": ("pass", 0),
+}
+
+
+def test_the_catalogue_lists_every_shipped_model() -> None:
+    assert {p.stem for p in FOLDER.glob("*.toml")} == set(CATALOGUE)
+
+
+@pytest.mark.parametrize("stem", sorted(CATALOGUE))
+def test_each_model_reaches_its_catalogued_verdict(stem: str, tmp_path: Path) -> None:
+    model = load(FOLDER / f"{stem}.toml")
+    verdict, steps = CATALOGUE[stem]
+    assert model.expect == verdict
+    outcome = check_model(model, trace_dir=tmp_path)
+    assert outcome.verdict == verdict and outcome.matches, outcome.mismatch_reason
+    assert (0 if outcome.trace is None else len(outcome.trace.actions)) == steps
+
+
+@pytest.mark.parametrize("alias", sorted(NAKACK4.variant_aliases))
+def test_each_variant_has_a_violation_model_beside_a_twin_that_passes(alias: str) -> None:
+    """Same members, sends, faults, views and stops, and the same settings but for the variant."""
+    flag = NAKACK4.variant_aliases[alias]
+    models = [load(path) for path in sorted(FOLDER.glob("*.toml"))]
+    flagged = [m for m in models if m.variant == (flag,)]
+    assert flagged, f"no model of {alias}"
+    for model in flagged:
+        assert model.expect.startswith("violation:"), model.path
+        world = model.world
+        assert isinstance(world, MulticastWorld)
+        twins = [t for t in models if t.variant == () and isinstance(t.world, MulticastWorld)
+                 and t.world.cfg == replace(world.cfg, variant=t.world.cfg.variant) and t.world.bounds == world.bounds]
+        assert twins and all(t.expect == "pass" for t in twins), model.path
+
+
+def test_the_lost_ack_pair_differs_in_the_ack_threshold_alone() -> None:
+    broken, fixed = (load(FOLDER / f"lost-ack-threshold-{t}.toml").world for t in (0, 2))
+    assert isinstance(broken, MulticastWorld) and isinstance(fixed, MulticastWorld)
+    assert broken.bounds == fixed.bounds and replace(broken.cfg, ack_threshold=2) == fixed.cfg
+
+
+def world_of(tmp_path: Path, config: str) -> MulticastWorld:
+    path = tmp_path / "m.toml"
+    path.write_text(f'protocol = "nakack4"\nmembers = ["A", "B"]\n[sends]\nA = 2\n[config]\n{config}\n'
+                    '[check]\nexpect = "pass"\nproperties = ["all"]\n')
+    world = load(path).world
+    assert isinstance(world, MulticastWorld)
+    return world
+
+
+def test_the_world_offers_a_multicast_only_to_a_free_application_thread(tmp_path: Path) -> None:
+    world = world_of(tmp_path, "capacity = 4\nsender_threads = 1")
+    state = world.init_states()[0]
+    state = next(s for a, s in world.successors(state) if isinstance(a, AppMcast))
+    actions = [a for a, _ in world.successors(state)]
+    assert not any(isinstance(a, AppMcast) for a in actions)  # the one thread holds #1
+    assert FireTimer(0, nk.Timer(nk.SEND, 1)) in actions
+    assert world.format_action(FireTimer(0, nk.Timer(nk.SEND, 1))) == (
+        "A: the application thread holding #1 adds it and passes it down")
+
+
+def test_a_blocked_thread_is_not_offered_until_the_window_has_room(tmp_path: Path) -> None:
+    world = world_of(tmp_path, "capacity = 1\nsend_atomically = true")
+    state = world.init_states()[0]
+    for _ in range(2):
+        state = next(s for a, s in world.successors(state) if isinstance(a, AppMcast))
+    assert world.view(state).nodes[0].sending == ((2, 2),)
+    assert not any(isinstance(a, FireTimer) and a.timer.kind == nk.SEND for a, _ in world.successors(state))
+
+
+def test_seqcheck_list_names_every_nakack4_property(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    section = out[out.index("protocol nakack4"):]
+    section = section[:section.index("\nprotocol ") if "\nprotocol " in section else len(section)]
+    for name, doc in NAKACK4.all_property_docs().items():
+        assert re.search(rf"(?m)^\s+{re.escape(name)}\s+{re.escape(doc)}$", section), name
+    for alias, flag in NAKACK4.variant_aliases.items():
+        assert re.search(rf"(?m)^\s+{flag}\s+{re.escape(alias)}$", section), alias
+    for setting in ("capacity", "ack_threshold", "send_atomically", "sender_threads"):
+        assert re.search(rf"(?m)^\s+{setting}\s+default ", section), setting
