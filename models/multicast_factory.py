@@ -10,7 +10,8 @@ the group, the coordinator answers it with its next scripted view, which must ho
 ``[[stops]]`` (``member``, ``kind``: "leave" or "crash", each member at most once, rule 8);
 ``[config]`` the protocol's settings (whole numbers, or true/false for switches); ``window_bound``
 (the ``window_bounded`` property's limit, default 2); ``sends_after_joins`` (true: no multicast
-before every join is answered, ``models/multicast_world.py`` rule 6). Every mistake is one line naming the key.
+before every join is answered, ``models/multicast_world.py`` rule 6); ``views_are_progress`` (true: the
+scripted views are not faults, rule 7). Every mistake is one line naming the key.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3}
 MODEL_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "joins", "config", "window_bound",
-                        "sends_after_joins", "stops"})
+                        "sends_after_joins", "stops", "views_are_progress"})
 
 
 class MulticastFactory:
@@ -68,7 +69,8 @@ class MulticastFactory:
                              reader.flag("sends_after_joins", reader.raw.get("sends_after_joins", False)),
                              read_stops(reader, members),
                              ("no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
-                             or "no_spurious_xmit_req" in selected)
+                             or "no_spurious_xmit_req" in selected,
+                             reader.flag("views_are_progress", reader.raw.get("views_are_progress", False)))
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)

@@ -44,7 +44,10 @@ Rules
    queue alone and set the switch.
 7. Fault-free continuations (liveness): deliveries and the timers the adapter calls progress
    (the retransmit task, STABLE, BECOME_SERVER). Faults: loss, duplication, below drops, views,
-   joins, stops and application sends.
+   joins, stops and application sends. With ``views_are_progress`` (a model-file switch) the
+   scripted views are progress too: the view a failure detector asks for after a crash is
+   eventually installed, which is how a sender blocked on a departed member is released (digest
+   P8 (b), NAKACK4's JGRP-2853/2854).
 8. Leaves and crashes (``[[stops]]``, each at most once): ``Stop(member, crash)``. A crash may
    happen at any moment; a leave only once the lowest other member of the leaver's view (the
    coordinator of the view without it) installed a view without it (GMS answers a LEAVE_REQ
@@ -139,6 +142,7 @@ class McastBounds:
     sends_after_joins: bool = False  # multicasts only once every join is answered (rule 6)
     stops: tuple[tuple[int, str], ...] = ()  # (member, LEAVE or CRASH), each at most once (rule 8)
     track_young: bool = False  # keep McastEnv.young (rule 9): the model checks no_premature_xmit_req
+    views_are_progress: bool = False  # scripted views may be installed by fault-free continuations (rule 7)
 
 
 class McastEnv(NamedTuple):
@@ -273,6 +277,8 @@ class MulticastWorld:
     def is_fault(self, action: Hashable) -> bool:
         if isinstance(action, FireTimer):
             return not self.adapter.timer_is_progress(action.timer)
+        if isinstance(action, InstallView) and self.bounds.views_are_progress:
+            return False
         return isinstance(action, FAULTS)
 
     def action_to_json(self, action: Hashable) -> dict[str, Any]:

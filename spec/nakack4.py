@@ -105,15 +105,17 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
     the joiner's JoinRsp is SET_DIGEST (a window at hd for each sender lacking one), then
     VIEW_CHANGE, then a pending BECOME_SERVER; a second JoinRsp is ignored. NAKACK4 has no STABLE
     to suspend: nothing stops a member other than the coordinator from purging, on its
-    members' ACKs, messages above the digest's hd for it before it installs the joiner's view.
+    members' ACKs, messages above the digest's hd for it before it installs the joiner's view
+    (``models/nakack4/join-purge-race.toml``: the joiner's window then waits for ever).
 12. DISCONNECT (``on_disconnect``, JGRP-2853/2854): the own window closes, every thread still
     holding a seqno fails (``SendDropped``: the message is dropped, its seqno spent), the counter
     returns to 0 and the table is cleared. (The multicast world's stops do not call it: a member
     that leaves acts no more; the handler is checked in tests/spec/test_nakack4_handlers.py.)
-13. Left out: DONT_LOOPBACK and its direct self-ack (JGRP-2829), DONT_BLOCK drops (JGRP-2873:
-    fixed and not modelled), OOB, batches and the ACK-batch maximum, the single-deliverer counter
-    and its exception (JGRP-3034), dynamic_buffers (JGRP-2969), merges, JGRP-2875 (views are not
-    NAKACK4 messages in the world).
+13. DONT_BLOCK (JGRP-2873): ``dont_block`` flags the application's multicasts; as shipped they
+    block like any other (the fix), variant ``drop_dont_block`` drops them on a full window.
+14. Left out: DONT_LOOPBACK and its direct self-ack (JGRP-2829), OOB, batches and the ACK-batch
+    maximum, the single-deliverer counter and its exception (JGRP-3034), dynamic_buffers
+    (JGRP-2969), merges, JGRP-2875 (views are not NAKACK4 messages in the world).
 
 Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
 
@@ -123,6 +125,14 @@ Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
                                so concurrent senders add and send out of seqno order
 ``ack_from_non_members``       before JGRP-2904: an ACK from a member no longer in the view
                                re-creates its AckTable entry and pins the minimum
+``highest_seqno_no_ack``       before JGRP-2874: a HIGHEST_SEQNO does not count towards the ACK
+                               and is DONT_LOOPBACK, so a lost ACK is never resent
+``view_change_no_purge``       before JGRP-2853/2854: a view change adjusts the AckTable but
+                               does not purge, so a sender blocked on a departed member stays
+                               blocked until some later ACK
+``drop_dont_block``            before JGRP-2873: with ``dont_block`` (the application's
+                               multicasts flagged DONT_BLOCK) a send on a full window is dropped,
+                               its seqno spent: a gap nobody can fill
 =============================  ==============================================================
 """
 
@@ -190,7 +200,14 @@ def on_send(cfg: Config, node: Node, payload: int) -> Step:
     node = replace(node, seqno=seqno)
     if cfg.atomic and room_for(cfg, node, seqno):
         return _add_and_send(node, seqno, payload)
+    if cfg.atomic and _drops_when_full(cfg):
+        return Step(replace(node, skip_next_resend=True), (SendDropped(seqno, payload),))
     return Step(replace(node, sending=tuple(sorted(node.sending + ((seqno, payload),)))), ())
+
+
+def _drops_when_full(cfg: Config) -> bool:
+    """Variant ``drop_dont_block`` with DONT_BLOCK sends: a full window drops instead of blocking."""
+    return cfg.dont_block and cfg.variant.drop_dont_block
 
 
 def can_send(cfg: Config, node: Node) -> bool:
@@ -211,9 +228,12 @@ def _add_and_send(node: Node, seqno: int, payload: int) -> Step:
 
 def _on_send_thread(cfg: Config, node: Node, seqno: int) -> Step:
     """``Timer(SEND, seqno)``: the thread holding ``seqno`` adds and sends it (enabled only once
-    the own window has room: until then the thread is blocked)."""
+    the own window has room: until then the thread is blocked), or, variant ``drop_dont_block``,
+    drops it on a full window."""
     payload = dict(node.sending)[seqno]
     node = replace(node, sending=tuple(entry for entry in node.sending if entry[0] != seqno))
+    if not room_for(cfg, node, seqno):
+        return Step(replace(node, skip_next_resend=True), (SendDropped(seqno, payload),))
     return _add_and_send(node, seqno, payload)
 
 
@@ -301,7 +321,8 @@ def _on_highest_seqno(cfg: Config, node: Node, src: int, msg: HighestSeqno) -> S
     effects: Effects = []
     if msg.seqno > window.high:
         effects.append(Send(src, XmitReq(src, (msg.seqno,))))
-    node, _ = _count_acks(cfg, node, src, 1)
+    if not cfg.variant.highest_seqno_no_ack:
+        node, _ = _count_acks(cfg, node, src, 1)
     return Step(node, tuple(effects))
 
 
@@ -357,7 +378,10 @@ def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
             xmit_last[peer] = 0
     node = replace(node, members=members, windows=tuple(windows), acks_counted=tuple(counted),
                    ack_pending=tuple(pending), xmit_last=tuple(xmit_last), ack_table=tuple(table), is_server=True)
-    step = _purge_to_min(node, table_min(node.ack_table, node.ack_min))
+    new_min = table_min(node.ack_table, node.ack_min)
+    if cfg.variant.view_change_no_purge:
+        return Step(replace(node, ack_min=new_min), tuple(effects))
+    step = _purge_to_min(node, new_min)
     return Step(step.node, (*effects, *step.effects))
 
 
@@ -411,7 +435,8 @@ def enabled_timers(cfg: Config, node: Node) -> tuple[Timer, ...]:
         timers.append(Timer(XMIT))
     if node.become_server_pending:
         timers.append(Timer(BECOME_SERVER))
-    timers.extend(Timer(SEND, seqno) for seqno, _ in node.sending if room_for(cfg, node, seqno))
+    timers.extend(Timer(SEND, seqno) for seqno, _ in node.sending
+                  if room_for(cfg, node, seqno) or _drops_when_full(cfg))
     return tuple(timers)
 
 
@@ -439,7 +464,8 @@ def _retransmit_task(cfg: Config, node: Node) -> Step:
     if node.skip_next_resend:
         node = replace(node, skip_next_resend=False)
     elif own is not None and own.high != 0 and own.low != own.high:
-        effects.extend(Send(member, HighestSeqno(own.high)) for member in node.view)
+        effects.extend(Send(member, HighestSeqno(own.high)) for member in node.view
+                       if member != node.me or not cfg.variant.highest_seqno_no_ack)
     return Step(node, tuple(effects))
 
 

@@ -74,6 +74,9 @@ class Variant:
     seed_edge: bool = False  # the seed's block/drop edge: s - low >= capacity (holds capacity - 1)
     lock_after_seqno: bool = False  # before 370770ab9 (2025-03): send_atomically took the lock after seqno++
     ack_from_non_members: bool = False  # before JGRP-2904: an ACK from a non-member re-creates its entry
+    highest_seqno_no_ack: bool = False  # before JGRP-2874: HIGHEST_SEQNO neither counts towards an ACK nor loops back
+    view_change_no_purge: bool = False  # before JGRP-2853/2854: a view change does not purge the own window
+    drop_dont_block: bool = False  # before JGRP-2873: a DONT_BLOCK send on a full window is dropped, seqno spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,7 @@ class Config:
     capacity: int = 16384
     ack_threshold: int = 0  # <= 0 means capacity // 4, as JGroups reads it
     send_atomically: bool = False
+    dont_block: bool = False  # the application flags its multicasts DONT_BLOCK (JGRP-2873)
     sender_threads: int = 1  # application threads per member that may be inside send at once
     use_mcast_xmit: bool = True  # answer an XMIT_REQ by re-multicasting the original
     become_server_queue_size: int = 50  # <= 0 means 50

@@ -13,10 +13,10 @@ import pytest
 
 from checks.check import check_model
 from checks.cli import MODELS_DIR, main
-from models.modelfile import load
+from models.modelfile import ModelError, load
 from models.multicast_world import AppMcast, MulticastWorld
 from models.protocols.nakack4 import NAKACK4
-from models.world import FireTimer
+from models.world import FireTimer, InstallView
 from spec import nakack4 as nk
 
 FOLDER = MODELS_DIR / "nakack4"
@@ -29,6 +29,12 @@ CATALOGUE = {
     "jgrp2904": ("violation:ack_table_members", 4),
     "jgrp2904-blocked": ("violation:senders_released", 8),
     "jgrp2904-fixed": ("pass", 0),
+    "jgrp2874": ("violation:senders_released", 5),
+    "jgrp2853": ("violation:senders_released", 5),
+    "jgrp2853-fixed": ("pass", 0),
+    "jgrp2873": ("violation:seqno_discipline", 2),
+    "jgrp2873-fixed": ("pass", 0),
+    "join-purge-race": ("violation:purge_covered", 8),
     "lost-ack-threshold-0": ("violation:senders_released", 6),
     "lost-ack-threshold-2": ("pass", 0),
     "three-members-loss": ("pass", 0),
@@ -111,3 +117,20 @@ def test_seqcheck_list_names_every_nakack4_property(capsys: pytest.CaptureFixtur
         assert re.search(rf"(?m)^\s+{flag}\s+{re.escape(alias)}$", section), alias
     for setting in ("capacity", "ack_threshold", "send_atomically", "sender_threads"):
         assert re.search(rf"(?m)^\s+{setting}\s+default ", section), setting
+
+
+def test_views_are_progress_makes_scripted_views_part_of_fault_free_continuations(tmp_path: Path) -> None:
+    view = '[[views]]\nmember = "A"\nview = ["A"]\n'
+    for switch, fault in (("", True), ("views_are_progress = true\n", False)):
+        path = tmp_path / "m.toml"
+        path.write_text(f'protocol = "nakack4"\nmembers = ["A", "B"]\n{switch}{view}[check]\nexpect = "pass"\n')
+        world = load(path).world
+        assert isinstance(world, MulticastWorld)
+        assert world.is_fault(InstallView(0, (0,))) is fault
+
+
+def test_views_are_progress_must_be_a_switch(tmp_path: Path) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text('protocol = "nakack4"\nmembers = ["A", "B"]\nviews_are_progress = 1\n[check]\nexpect = "pass"\n')
+    with pytest.raises(ModelError, match=r"views_are_progress: expected true or false, got 1$"):
+        load(path)

@@ -290,3 +290,35 @@ def test_the_pair_properties_fail_when_the_sender_runs_ahead_of_a_receiver() -> 
     assert not nk.purge_covered(sender, receiver) and not nk.acks_truthful(sender, receiver)
     caught_up = nk.with_window(receiver, A, nk.Window(1, 1, (), ()))
     assert nk.purge_covered(sender, caught_up) and nk.acks_truthful(sender, caught_up)
+
+
+# ---------------------------------------------------------------------------------------------
+# The historical variants, at the handler.
+def test_before_jgrp_2874_highest_seqno_neither_counts_nor_loops_back() -> None:
+    config = cfg(capacity=16, ack_threshold=4, variant=nk.Variant(highest_seqno_no_ack=True))
+    step = nk.on_receive(config, founder(config, B), A, nk.HighestSeqno(0))
+    assert step.node.acks_counted[A] == 0 and not step.node.ack_pending[A]
+    node = nk.on_send(replace(config, send_atomically=True), founder(config), 1).node
+    node = nk.on_timer(config, nk.on_timer(config, node, nk.Timer(nk.XMIT)).node, nk.Timer(nk.XMIT)).node
+    announced = sends(nk.on_timer(config, node, nk.Timer(nk.XMIT)))
+    assert typed(announced) == typed([Send(m, nk.HighestSeqno(1)) for m in (B, C)])  # not to A itself
+
+
+def test_before_jgrp_2853_a_view_change_does_not_purge() -> None:
+    config = cfg(2, capacity=1, send_atomically=True, variant=nk.Variant(view_change_no_purge=True))
+    node = nk.on_send(config, founder(config, members=frozenset({A, B})), 1).node
+    node = nk.on_receive(config, node, A, nk.Data(1, 1)).node
+    node = nk.on_ack(config, node, A, 1).node
+    step = nk.on_view(config, node, frozenset({A}))
+    assert typed(step.effects) == typed((WindowRemoved(B),))
+    assert step.node.ack_min == 1 and step.node.windows[A].low == 0  # the minimum rose, nothing purged
+
+
+def test_dont_block_sends_block_as_shipped_and_are_dropped_before_jgrp_2873() -> None:
+    fixed = cfg(2, capacity=1, send_atomically=True, dont_block=True)
+    node = nk.on_send(fixed, founder(fixed, members=frozenset({A, B})), 1).node
+    assert nk.on_send(fixed, node, 2).node.sending == ((2, 2),)
+    broken = replace(fixed, variant=nk.Variant(drop_dont_block=True))
+    dropped = nk.on_send(broken, node, 2)
+    assert typed(dropped.effects) == typed((nk.SendDropped(2, 2),)) and dropped.node.seqno == 2
+    assert not nk.seqno_discipline(dropped.node)  # #2 is neither stored nor held: I2 broken
