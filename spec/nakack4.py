@@ -61,7 +61,9 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    seqno. With ``send_atomically`` (the fix of commit 370770ab9, 2025-03) the lock is held across
    seqno++, add and send, so the thread adds and sends in the same step unless the window is
    full; then it waits (``Node.sending``) with its seqno taken, and the lock is released while it
-   waits: several blocked threads wake together and may add in either order (digest 3.11 [INF]).
+   waits: several blocked threads wake together and may add in either order, and a thread that
+   enters send meanwhile may take the next seqno and send it first (digest 3.11 [INF];
+   ``models/nakack4/send-atomically-blocked-overtaken.toml``).
    Without ``send_atomically`` (JGroups' default) or with variant ``lock_after_seqno`` (before
    the fix, the lock came after seqno++), taking the seqno and adding/sending are two steps and
    threads interleave between them: copies leave out of seqno order. ``sender_threads`` bounds
