@@ -14,7 +14,7 @@ import pytest
 from checks.check import check_model
 from checks.cli import MODELS_DIR, main
 from models.modelfile import ModelError, load
-from models.multicast_world import AppMcast, MulticastWorld
+from models.multicast_world import AppMcast, McastEnv, MulticastWorld
 from models.protocols.nakack4 import NAKACK4
 from models.world import FireTimer, InstallView
 from spec import nakack4 as nk
@@ -135,3 +135,45 @@ def test_views_are_progress_must_be_a_switch(tmp_path: Path) -> None:
     path.write_text('protocol = "nakack4"\nmembers = ["A", "B"]\nviews_are_progress = 1\n[check]\nexpect = "pass"\n')
     with pytest.raises(ModelError, match=r"views_are_progress: expected true or false, got 1$"):
         load(path)
+
+
+def reachable(world: MulticastWorld, start: list[tuple[int, ...]]) -> set[tuple[int, ...]]:
+    seen, frontier = set(start), list(start)
+    while frontier:
+        for _, after in world.successors(frontier.pop()):
+            if after not in seen and world.within_bounds(after):
+                seen.add(after)
+                frontier.append(after)
+    return seen
+
+
+def crashed_and_quiet(world: MulticastWorld, state: tuple[int, ...], member: int) -> bool:
+    """``member`` has crashed and none of its packets is still on its way."""
+    view = world.view(state)
+    assert isinstance(view.env, McastEnv)
+    return bool(view.env.stopped >> member & 1) and not any(p.src == member for p in view.network)
+
+
+def test_a_silent_member_stalls_nakack2s_memory_and_blocks_nakack4s_sender() -> None:
+    """models/side-by-side/silent-member.toml. NAKACK2: some state has B crashed (nothing of it in
+    flight) before delivering anything and A's own window holding both multicasts, and from there
+    A's window never purges. NAKACK4: A's window stays within capacity 1, and some state has B crashed and A's
+    thread blocked on #2 for good."""
+    path = MODELS_DIR / "side-by-side" / "silent-member.toml"
+    for protocol in ("nakack2", "nakack4"):
+        world = load(path, protocol=protocol).world
+        assert isinstance(world, MulticastWorld)
+        states = reachable(world, list(world.init_states()))
+        silent = [s for s in states if crashed_and_quiet(world, s, 1)]
+        if protocol == "nakack2":
+            stalled = [s for s in silent if len(world.view(s).nodes[0].windows[0].kept) == 2
+                       and world.view(s).nodes[1].windows[0].delivered == 0]  # B delivered nothing
+            assert stalled
+            assert all(world.view(s).nodes[0].windows[0].low == 0 for s in reachable(world, stalled))
+        else:
+            assert all(world.view(s).nodes[0].windows[0].high - world.view(s).nodes[0].windows[0].low <= 1
+                       for s in states)
+            blocked = [s for s in silent if world.view(s).nodes[0].sending == ((2, 2),)
+                       and world.view(s).nodes[0].ack_table[1] == 0]
+            assert blocked
+            assert all(world.view(s).nodes[0].sending == ((2, 2),) for s in reachable(world, blocked))
