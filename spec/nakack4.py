@@ -72,8 +72,12 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
 3. Own messages (fixed-windows 2): the loopback copy is not added again; it delivers the own
    window from hd+1 up to the first gap (removeMany without nullify; non-atomic sends can leave
    gaps in the own window) and counts towards the own entry's ack counter, whose ACK goes to the
-   member itself as a unicast (a loopback packet). DONT_LOOPBACK messages (JGRP-2829's direct
-   self-ack), OOB messages and batches are left out (digest A.5).
+   member itself as a unicast (a loopback packet). With ``dont_loopback`` (the application flags
+   its multicasts DONT_LOOPBACK) no copy comes back: the add's remove filter walks the own hd
+   over the message without delivering it, and the send counts 1 towards the own ack counter;
+   when that says "send now" the member handles ACK(own hd) from itself at once (JGRP-2829),
+   otherwise the pending flag makes the retransmit task send it. OOB messages and batches are
+   left out (digest A.5).
 4. ACK (6.1, 6.2): carries the receiver's hd for the sender, sent before the batch is passed up.
    ``Entry.update(n)``: counter := 0 if counter + n >= threshold (send now) else counter + n (set
    pending). The threshold is ``ack_threshold``, or capacity // 4 when that is <= 0, exactly as
@@ -115,7 +119,7 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
     that leaves acts no more; the handler is checked in tests/spec/test_nakack4_handlers.py.)
 13. DONT_BLOCK (JGRP-2873): ``dont_block`` flags the application's multicasts; as shipped they
     block like any other (the fix), variant ``drop_dont_block`` drops them on a full window.
-14. Left out: DONT_LOOPBACK and its direct self-ack (JGRP-2829), OOB, batches and the ACK-batch
+14. Left out: OOB, batches and the ACK-batch
     maximum, the single-deliverer counter and its exception (JGRP-3034), dynamic_buffers
     (JGRP-2969), merges, JGRP-2875 (views are not NAKACK4 messages in the world).
 
@@ -132,6 +136,8 @@ Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
 ``view_change_no_purge``       before JGRP-2853/2854: a view change adjusts the AckTable but
                                does not purge, so a sender blocked on a departed member stays
                                blocked until some later ACK
+``no_dont_loopback_self_ack``  before JGRP-2829: with ``dont_loopback`` a member never acks its
+                               own messages, so its own AckTable entry pins the minimum
 ``drop_dont_block``            before JGRP-2873: with ``dont_block`` (the application's
                                multicasts flagged DONT_BLOCK) a send on a full window is dropped,
                                its seqno spent: a gap nobody can fill
@@ -177,6 +183,7 @@ from spec.nakack4_state import (  # noqa: F401  (the vocabulary, re-exported for
     queue_within_bound,
     room_for,
     seqno_discipline,
+    skip_own,
     slots_hold_their_seqnos,
     store,
     table_min,
@@ -201,7 +208,7 @@ def on_send(cfg: Config, node: Node, payload: int) -> Step:
     seqno = node.seqno + 1
     node = replace(node, seqno=seqno)
     if cfg.atomic and room_for(cfg, node, seqno):
-        return _add_and_send(node, seqno, payload)
+        return _add_and_send(cfg, node, seqno, payload)
     if cfg.atomic and _drops_when_full(cfg):
         return Step(replace(node, skip_next_resend=True), (SendDropped(seqno, payload),))
     return Step(replace(node, sending=tuple(sorted(node.sending + ((seqno, payload),)))), ())
@@ -218,14 +225,28 @@ def can_send(cfg: Config, node: Node) -> bool:
     return node.windows[node.me] is not None and len(node.sending) < cfg.sender_threads
 
 
-def _add_and_send(node: Node, seqno: int, payload: int) -> Step:
+def _add_and_send(cfg: Config, node: Node, seqno: int, payload: int) -> Step:
     """The own window takes (seqno, payload) (the caller checked there is room), one copy goes to
-    every member of the view, and the next HIGHEST_SEQNO run is skipped."""
+    every member of the view, and the next HIGHEST_SEQNO run is skipped. A DONT_LOOPBACK message
+    (decision 3) is not sent to the member itself: the add's filter walks the own hd over it, and
+    the send counts 1 towards the own ACK, which, when due, is handled at once (JGRP-2829)."""
     own = node.windows[node.me]
     assert own is not None
     data = Data(seqno, payload)
-    node = replace(with_window(node, node.me, store(own, data)), skip_next_resend=True)
-    return Step(node, tuple(Send(member, data) for member in node.view))
+    if not cfg.dont_loopback:
+        node = replace(with_window(node, node.me, store(own, data)), skip_next_resend=True)
+        return Step(node, tuple(Send(member, data) for member in node.view))
+    node = replace(with_window(node, node.me, skip_own(store(own, data))), skip_next_resend=True)
+    sent = tuple(Send(member, data) for member in node.view if member != node.me)
+    if cfg.variant.no_dont_loopback_self_ack:
+        return Step(node, sent)
+    node, ack_now = _count_acks(cfg, node, node.me, 1)
+    if not ack_now:
+        return Step(node, sent)
+    own = node.windows[node.me]
+    assert own is not None
+    acked = on_ack(cfg, node, node.me, own.delivered)
+    return Step(acked.node, sent + acked.effects)
 
 
 def _on_send_thread(cfg: Config, node: Node, seqno: int) -> Step:
@@ -236,7 +257,7 @@ def _on_send_thread(cfg: Config, node: Node, seqno: int) -> Step:
     node = replace(node, sending=tuple(entry for entry in node.sending if entry[0] != seqno))
     if not room_for(cfg, node, seqno):
         return Step(replace(node, skip_next_resend=True), (SendDropped(seqno, payload),))
-    return _add_and_send(node, seqno, payload)
+    return _add_and_send(cfg, node, seqno, payload)
 
 
 # ---------------------------------------------------------------------------------------------

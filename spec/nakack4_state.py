@@ -77,6 +77,7 @@ class Variant:
     highest_seqno_no_ack: bool = False  # before JGRP-2874: HIGHEST_SEQNO neither counts towards an ACK nor loops back
     view_change_no_purge: bool = False  # before JGRP-2853/2854: a view change does not purge the own window
     drop_dont_block: bool = False  # before JGRP-2873: a DONT_BLOCK send on a full window is dropped, seqno spent
+    no_dont_loopback_self_ack: bool = False  # before JGRP-2829: DONT_LOOPBACK multicasts are never self-acked
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +91,7 @@ class Config:
     ack_threshold: int = 0  # <= 0 means capacity // 4, as JGroups reads it
     send_atomically: bool = False
     dont_block: bool = False  # the application flags its multicasts DONT_BLOCK (JGRP-2873)
+    dont_loopback: bool = False  # the application flags its multicasts DONT_LOOPBACK (JGRP-2829)
     sender_threads: int = 1  # application threads per member that may be inside send at once
     use_mcast_xmit: bool = True  # answer an XMIT_REQ by re-multicasting the original
     become_server_queue_size: int = 50  # <= 0 means 50
@@ -183,6 +185,16 @@ def deliver_own(window: Window) -> tuple[Window, list[int]]:
         payloads.append(buffered[0].payload)
         buffered = buffered[1:]
     return Window(window.low, window.delivered + len(payloads), kept, buffered), payloads
+
+
+def skip_own(window: Window) -> Window:
+    """FixedBuffer.add's remove filter on the own window (DONT_LOOPBACK): hd walks up over the
+    stored messages from hd+1 to the first gap, keeping them (not delivered, not nulled)."""
+    kept, buffered = window.kept, window.buffered
+    while buffered and buffered[0] is not None:
+        kept += (buffered[0],)
+        buffered = buffered[1:]
+    return Window(window.low, window.low + len(kept), kept, buffered)
 
 
 def purge(window: Window, upto: int) -> Window:

@@ -74,15 +74,15 @@ class Nakack4Adapter(ProtocolAdapter):
     variant_aliases: ClassVar[dict[str, str]] = {
         "seed-edge": "seed_edge", "send-atomically-lock-after-seqno": "lock_after_seqno",
         "JGRP-2904": "ack_from_non_members", "JGRP-2874": "highest_seqno_no_ack", "JGRP-2853": "view_change_no_purge",
-        "JGRP-2873": "drop_dont_block",
+        "JGRP-2873": "drop_dont_block", "JGRP-2829": "no_dont_loopback_self_ack",
     }
     timer_keys: ClassVar[dict[str, bool]] = {}
     # [config]: (default, minimum); the switches (boolean_settings) read true/false
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {
         "capacity": (16384, 1), "ack_threshold": (0, 0), "send_atomically": (0, 0), "sender_threads": (1, 1),
-        "dont_block": (0, 0), "use_mcast_xmit": (1, 0), "become_server_queue_size": (50, 0),
+        "dont_block": (0, 0), "dont_loopback": (0, 0), "use_mcast_xmit": (1, 0), "become_server_queue_size": (50, 0),
     }
-    boolean_settings = frozenset({"send_atomically", "dont_block", "use_mcast_xmit"})
+    boolean_settings = frozenset({"send_atomically", "dont_block", "dont_loopback", "use_mcast_xmit"})
     timer_text = ("retransmit task runs (ACKs, XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "BECOME_SERVER: drains the become_server_queue",
                   "the application thread holding #{peer} adds it and passes it down")

@@ -35,6 +35,8 @@ CATALOGUE = {
     "jgrp2853-fixed": ("pass", 0),
     "jgrp2873": ("violation:seqno_discipline", 2),
     "jgrp2873-fixed": ("pass", 0),
+    "jgrp2829": ("violation:senders_released", 2),
+    "jgrp2829-fixed": ("pass", 0),
     "join-purge-race": ("violation:purge_covered", 8),
     "lost-ack-threshold-0": ("violation:senders_released", 6),
     "lost-ack-threshold-2": ("pass", 0),

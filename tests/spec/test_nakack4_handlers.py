@@ -322,3 +322,20 @@ def test_dont_block_sends_block_as_shipped_and_are_dropped_before_jgrp_2873() ->
     dropped = nk.on_send(broken, node, 2)
     assert typed(dropped.effects) == typed((nk.SendDropped(2, 2),)) and dropped.node.seqno == 2
     assert not nk.seqno_discipline(dropped.node)  # #2 is neither stored nor held: I2 broken
+
+
+def test_a_dont_loopback_send_skips_the_own_copy_and_self_acks_unless_jgrp_2829() -> None:
+    fixed = cfg(2, capacity=1, send_atomically=True, dont_loopback=True)
+    step = nk.on_send(fixed, founder(fixed, members=frozenset({A, B})), 1)
+    assert typed(sends(step)) == typed([Send(B, nk.Data(1, 1))])  # no copy to A itself
+    own = step.node.windows[A]
+    assert own is not None and (own.low, own.delivered, own.high) == (0, 1, 1)  # hd walked, nothing delivered
+    assert step.node.ack_table == (1, 0)  # threshold 0: handled at once
+    holds_everything(fixed, step.node)
+    broken = replace(fixed, variant=nk.Variant(no_dont_loopback_self_ack=True))
+    assert nk.on_send(broken, founder(broken, members=frozenset({A, B})), 1).node.ack_table == (0, 0)
+    pending = replace(fixed, ack_threshold=2)
+    later = nk.on_send(pending, founder(pending, members=frozenset({A, B})), 1).node
+    assert later.ack_table == (0, 0) and later.ack_pending[A]  # the retransmit task will ACK(1) to A
+    flushed = nk.on_timer(pending, later, nk.Timer(nk.XMIT))
+    assert typed(Send(A, nk.Ack(1))) in typed(flushed.effects)
