@@ -116,7 +116,19 @@ def _parser() -> argparse.ArgumentParser:
                           "shrunk traces")
     add_arguments(fuzz)
     fuzz.set_defaults(run=_fuzz)
+    from checks.symbolic.command import add_arguments as add_prove_arguments
+
+    prove = sub.add_parser("prove", help="z3 proofs: inductive invariants for any number of messages, the "
+                           "Table's 64-bit arithmetic; counterexamples replayed on the spec")
+    add_prove_arguments(prove)
+    prove.set_defaults(run=_prove)
     return parser
+
+
+def _prove(args: argparse.Namespace) -> int:
+    from checks.symbolic.command import run
+
+    return run(args)
 
 
 # -- check --------------------------------------------------------------------------------------

@@ -112,7 +112,10 @@ def data_current(o: Ops, p: State, v: Variant) -> Any:
 
 
 def stamps_issued(o: Ops, p: State, v: Variant) -> Any:
-    low = 0 if v.no_timestamps else 1
+    if v.no_timestamps:  # JGRP-1873: nothing is ever stamped
+        return o.And(p.b_ts == 0, o.Implies(p.s_exists, p.s_last_ts == 0),
+                     o.forall_in(p.n_ack, lambda a, c, t: t == 0), o.forall_in(p.n_sfs, lambda t: t == 0))
+    low = 1
     return o.And(p.b_ts >= 0, o.Implies(p.s_exists, p.s_last_ts >= 0),
                  o.forall_in(p.n_ack, lambda a, c, t: o.And(t >= low, t <= p.b_ts)),
                  o.forall_in(p.n_sfs, lambda t: o.And(t >= low, t <= p.b_ts)))
@@ -157,6 +160,10 @@ def xmit_req_needs_window(o: Ops, p: State, v: Variant) -> Any:
     return o.forall_in(p.n_ack, pair)
 
 
+def watermark_read_earlier(o: Ops, p: State, v: Variant) -> Any:
+    return o.Implies(p.s_exists, o.And(p.s_wm_lo >= 0, p.s_wm_lo <= p.s_wm_hi, p.s_wm_lo <= p.s_acked))
+
+
 def first_data_above_acked(o: Ops, p: State, v: Variant) -> Any:
     return o.forall_in(p.n_data, lambda s, c, f: o.Implies(
         o.And(f, _current(o, p, c), o.Not(_window_on(o, p, c))), s >= p.s_acked))
@@ -193,6 +200,8 @@ STRENGTHENINGS: tuple[Invariant, ...] = (
     Invariant("xmit_req_needs_window", "An XMIT_REQ in flight while A would accept an ACK on its connection "
               "means B's window on that connection is still there: B sends XMIT_REQs only from a window and "
               "drops it only when none is in flight.", state=xmit_req_needs_window),
+    Invariant("watermark_read_earlier", "The watermark is (HA, HS) as an earlier retransmit run read them, "
+              "and HA never decreases on a connection.", state=watermark_read_earlier),
     Invariant("first_data_above_acked", "While B has no window on the connection, no first DATA in flight lies "
               "below what A has purged: every ACK that could purge is below it.", state=first_data_above_acked),
 )

@@ -1,0 +1,185 @@
+"""``seqcheck prove``: every proof of this package as a table of obligations, with a verdict.
+
+One line per obligation: its name, its result (proved / counterexample / unknown), the result it
+should have, and z3's seconds. What runs, per ``--protocol``:
+
+- ``unicast3``: the cross-check of the symbolic model on shipped models' explicit states; every
+  obligation of the shipped protocol (expected: proved); every obligation without timestamps
+  (JGRP-1873; expected: proved except the one counterexample-to-induction of
+  ``EXPECTED_1873``), that counterexample made concrete and replayed on the spec, and the bounded
+  search that reaches it and on to a violation, written as a trace file ``seqcheck show`` draws.
+- ``table``: ``impl/window.Table``'s arithmetic for every 64-bit value (``checks/symbolic/table``).
+- ``unicast2``: not modelled yet; says so (a ``note`` line, no obligation).
+- ``all``: all of them.
+
+Exit 0 when every line has its expected result, 1 otherwise (an obligation that should hold and
+does not, an expected counterexample not found, a CTI that does not replay); 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from checks.symbolic import cti as ctis
+from checks.symbolic.crosscheck import CONCRETE, crosscheck, load_world
+from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
+from checks.symbolic.table import prove_table
+from checks.symbolic.unicast3_invariants import SPEC_AGREEMENT, STRENGTHENINGS, TARGETS
+from checks.symbolic.unicast3_model import State
+from spec.unicast3 import Variant
+
+MODELS = Path(__file__).resolve().parents[2] / "models" / "unicast3"
+CROSSCHECKED = ("receiver-removal", "idle-expiry", "asymmetric-view-heal", "jgrp1586-fixed", "jgrp1873-no-timestamps")
+CROSSCHECK_STATES = 800
+JGRP1873_MODEL = MODELS / "jgrp1873-no-timestamps.toml"
+EXPECTED_1873 = ("deliver_sfs", "live_ack_below_first")
+PROTOCOLS = ("unicast3", "table", "unicast2", "all")
+NOT_YET = "note"
+
+
+@dataclass
+class Line:
+    name: str
+    result: str
+    expected: str
+    seconds: float
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.result == self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "result": self.result, "expected": self.expected,
+                "seconds": round(self.seconds, 3), "detail": self.detail}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--protocol", default="all", metavar="|".join(PROTOCOLS),
+                        help="what to prove (default: all): unicast3's invariants, the Table's arithmetic, ...")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per obligation, then the verdict")
+    parser.add_argument("--trace-dir", type=Path, default=Path("traces"),
+                        help="where a reachable counterexample-to-induction's trace is written (default: ./traces)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from checks.cli import UsageError, writable_folder
+
+    if args.protocol not in PROTOCOLS:
+        raise UsageError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {args.protocol!r}")
+    trace_dir = writable_folder("--trace-dir", args.trace_dir)
+    wanted = PROTOCOLS[:-1] if args.protocol == "all" else (args.protocol,)
+    out: Callable[[Line], None] = _print_json if args.json else _print_text
+    started = time.perf_counter()
+    lines = []
+    for what in wanted:
+        for line in SECTIONS[what](trace_dir):
+            lines.append(line)
+            out(line)
+    failed = [line for line in lines if not line.ok and line.expected != NOT_YET]
+    verdict = {"verdict": "as expected" if not failed else "NOT as expected", "obligations": len(lines),
+               "unexpected": [line.name for line in failed], "seconds": round(time.perf_counter() - started, 1)}
+    if args.json:
+        print(json.dumps(verdict))
+    else:
+        print(f"{len(lines)} lines, {len(failed)} not as expected, {verdict['seconds']} s: {verdict['verdict']}")
+        for line in failed:
+            print(f"  unexpected: {line.name}: {line.result} (expected {line.expected})")
+    return 1 if failed else 0
+
+
+def _print_text(line: Line) -> None:
+    mark = "" if line.ok or line.expected == NOT_YET else f"  (expected {line.expected})"
+    detail = f"  {line.detail}" if line.detail else ""
+    print(f"{line.name:<78} {line.result:<15} {line.seconds:7.2f} s{mark}{detail}", flush=True)
+
+
+def _print_json(line: Line) -> None:
+    print(json.dumps(line.to_json()), flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+def _unicast3(trace_dir: Path) -> Iterator[Line]:
+    invariants = TARGETS + STRENGTHENINGS
+    yield from _crosschecks()
+    for r in obligations(invariants, Variant()):
+        yield Line(f"unicast3: {r.name}", r.result, PROVED, r.seconds)
+    for r in obligations(invariants, Variant(no_timestamps=True)):
+        expected = COUNTEREXAMPLE if (r.action, r.invariant) == EXPECTED_1873 else PROVED
+        yield Line(f"unicast3[JGRP-1873]: {r.name}", r.result, expected, r.seconds)
+    yield from _jgrp1873(trace_dir)
+
+
+def _crosschecks() -> Iterator[Line]:
+    for name in CROSSCHECKED:
+        started = time.perf_counter()
+        world_variant = load_world(MODELS / f"{name}.toml").cfg.variant
+
+        def all_hold(state: State, v: Variant = world_variant) -> bool:
+            return all(inv.state(CONCRETE, state, v) for inv in TARGETS + STRENGTHENINGS if inv.state)
+
+        agreements = SPEC_AGREEMENT if world_variant == Variant() else ()
+        report = crosscheck(MODELS / f"{name}.toml", CROSSCHECK_STATES, agreements,
+                            invariant=all_hold if world_variant == Variant() else None)
+        result = "agrees" if not report.mismatches else "disagrees"
+        detail = (f"{report.states} states ({'all' if report.complete else 'bounded BFS'}), {report.steps} steps, "
+                  f"{report.instances} enabled instances") if not report.mismatches else report.mismatches[0][:300]
+        yield Line(f"unicast3: cross-check with spec on {name}", result, "agrees", time.perf_counter() - started,
+                   detail)
+
+
+def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
+    invariants = TARGETS + STRENGTHENINGS
+    action, invariant = EXPECTED_1873
+    started = time.perf_counter()
+    cti = ctis.concrete_cti(invariants, Variant(no_timestamps=True), action, invariant)
+    problem = "z3 gave no bounded counterexample" if cti is None else ctis.validate_cti(
+        cti, invariants, load_world(JGRP1873_MODEL))
+    detail = problem or ("" if cti is None else " ".join(" ".join(cti.describe()[1:3]).split()))
+    yield Line(f"unicast3[JGRP-1873]: CTI of {action} / {invariant} replays on spec/unicast3.py",
+               "validated" if problem is None else "not validated", "validated", time.perf_counter() - started,
+               detail)
+    started = time.perf_counter()
+    reached = ctis.reachable_cti(JGRP1873_MODEL, invariants, action, invariant)
+    detail = "no reachable CTI within the bound"
+    if reached is not None and reached.trace is not None:
+        from checks.check import portable_path
+
+        trace = reached.trace
+        trace = type(trace)(str(portable_path(JGRP1873_MODEL)), trace.model_digest, trace.prop, trace.kind,
+                            trace.actions, trace.seed, trace.summary)
+        path = trace.save(trace_dir / "prove" / "unicast3-jgrp1873-no-timestamps.json")
+        detail = (f"{reached.states} states searched; step {reached.cti_step + 1} of {len(reached.path)} "
+                  f"({trace.summary[reached.cti_step]}) is the CTI; ends in {trace.prop}; seqcheck show {path}")
+    yield Line(f"unicast3[JGRP-1873]: the CTI is reachable (bounded search, {JGRP1873_MODEL.name})",
+               "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)
+
+
+def _table(trace_dir: Path) -> Iterator[Line]:
+    for lemma in prove_table():
+        yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.detail)
+
+
+def _unicast2(trace_dir: Path) -> Iterator[Line]:
+    yield Line("unicast2: STABLE-based purge", "not modelled yet", NOT_YET, 0.0,
+               "the symbolic model covers UNICAST3 only (issue 16 leaves UNICAST2 to a later step)")
+
+
+SECTIONS: dict[str, Callable[[Path], Iterator[Line]]] = {"unicast3": _unicast3, "table": _table, "unicast2": _unicast2}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="seqcheck prove")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

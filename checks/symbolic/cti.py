@@ -1,0 +1,229 @@
+"""A failed obligation made concrete: a counterexample-to-induction, validated on the spec, then
+searched for among reachable states and drawn as a trace.
+
+1. ``concrete_cti``: the obligation's query again, with a *bounded* pre-state (at most
+   ``PACKETS`` packets of each type and ``SLOTS`` held slots, every number in 0..``SMALL``) so that
+   z3's model is a finite, readable state; the obligation itself is unbounded.
+2. ``validate_cti``: the pre-state is turned into spec nodes and packets
+   (``unicast3_abstraction.concretize``), the step is run through ``spec/unicast3.py`` in a world
+   built from a model file, and the result must break the invariant while the pre-state satisfies
+   every invariant of the conjunction (all evaluated by ``ConcreteOps`` on the same formulas).
+3. ``reachable_cti``: a bounded breadth-first search of the model file's world for a reachable
+   state where every invariant holds and a step of the same action breaks the same invariant, then
+   on from there to a violation of a checked property; the path is a trace ``seqcheck show`` draws.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import z3
+
+from checks.explore.system import Always
+from checks.explore.trace import Trace, make_trace, validate
+from checks.symbolic.crosscheck import CONCRETE
+from checks.symbolic.obligations import COUNTEREXAMPLE, obligations
+from checks.symbolic.ops import EMPTY, Z3Ops
+from checks.symbolic.unicast3_abstraction import abstract, action_instance, concretize, world_action
+from checks.symbolic.unicast3_invariants import Invariant
+from checks.symbolic.unicast3_model import ACTION_BY_NAME, FIELDS, INT, RECEIVER, SENDER, State
+from models.modelfile import load
+from models.world import World
+from spec.unicast3 import Variant
+
+PACKETS, SLOTS, SMALL = 3, 3, 4
+
+
+@dataclass
+class ConcreteCti:
+    obligation: str
+    action: str
+    invariant: str
+    pre: State
+    params: dict[str, Any]
+    post: State | None = None  # the spec's post-state (after validate_cti)
+
+    def describe(self) -> list[str]:
+        shown = {k: v for k, v in self.pre.items() if v not in (frozenset(), {})}
+        return [f"obligation {self.obligation}: counterexample to induction",
+                f"  pre-state  {shown}", f"  step       {self.action} {self.params}",
+                f"  post-state breaks {self.invariant}: {self.post if self.post is not None else '?'}"]
+
+
+def _bounded(o: Z3Ops, p: State) -> Any:
+    """Side condition: every set of p holds at most PACKETS tuples, r_buf at most SLOTS slots, and
+    every number (in p or in a tuple) lies in 0..SMALL."""
+    parts = []
+    for name, kind in FIELDS.items():
+        if kind == INT:
+            parts.append(z3.And(p[name] >= 0, p[name] <= SMALL))
+        elif isinstance(kind, tuple) and kind[0] == "set":
+            parts.append(_finite_set(p[name], [k for k in kind[1:]], name))
+    keys = [z3.Int(f"r_buf.k{i}") for i in range(SLOTS)]
+    values = [z3.Int(f"r_buf.v{i}") for i in range(SLOTS)]
+    x = z3.Int("r_buf.x")
+    body: Any = z3.IntVal(EMPTY)
+    for k, v in zip(keys, values):
+        body = z3.If(x == k, v, body)
+        parts += [k >= 0, k <= SMALL + 2, z3.Or(v == EMPTY, z3.And(v >= 0, v <= SMALL))]
+    parts.append(p.r_buf == z3.Lambda([x], body))
+    return z3.And(*parts)
+
+
+def _finite_set(s: Any, kinds: list[str], name: str) -> Any:
+    rows = [[(z3.Int if k == INT else z3.Bool)(f"{name}.{i}.{j}") for j, k in enumerate(kinds)] for i in range(PACKETS)]
+    present = [z3.Bool(f"{name}.{i}.present") for i in range(PACKETS)]
+    bound = [z3.Const(f"{name}.x{j}", z3.IntSort() if k == INT else z3.BoolSort()) for j, k in enumerate(kinds)]
+    member = z3.Or(*[z3.And(present[i], *[b == r for b, r in zip(bound, rows[i])]) for i in range(PACKETS)])
+    small = [z3.And(r >= 0, r <= SMALL) for row in rows for r, k in zip(row, kinds) if k == INT]
+    return z3.And(s == z3.Lambda(bound, member), *small)
+
+
+def _value(model: z3.ModelRef, term: Any, kind: Any) -> Any:
+    if kind == INT:
+        return model.eval(term, model_completion=True).as_long()
+    if kind == "bool":
+        return z3.is_true(model.eval(term, model_completion=True))
+    raise ValueError(kind)
+
+
+def _read_state(model: z3.ModelRef, p: State) -> State:
+    out = State()
+    for name, kind in FIELDS.items():
+        if isinstance(kind, str):
+            out[name] = _value(model, p[name], kind)
+        elif kind[0] == "set":
+            out[name] = frozenset(
+                tuple(_value(model, z3.Const(f"{name}.{i}.{j}", z3.IntSort() if k == INT else z3.BoolSort()), k)
+                      for j, k in enumerate(kind[1:]))
+                for i in range(PACKETS) if _value(model, z3.Bool(f"{name}.{i}.present"), "bool"))
+    slots = {}
+    for i in range(SLOTS):
+        value = _value(model, z3.Int(f"r_buf.v{i}"), INT)
+        key = _value(model, z3.Int(f"r_buf.k{i}"), INT)
+        if value != EMPTY and model.eval(z3.Select(p.r_buf, key), model_completion=True).as_long() == value:
+            slots[key] = value
+    out["r_buf"] = slots
+    # Fields of an entry that does not exist mean nothing: the spec has no entry to hold them.
+    if not out.s_exists:
+        out.update({f: 0 if FIELDS[f] == INT else False for f in SENDER})
+    if not out.r_exists:
+        out.update({f: 0 if FIELDS[f] == INT else False for f in RECEIVER if f != "r_buf"}, r_buf={})
+    return out
+
+
+def concrete_cti(invariants: Sequence[Invariant], v: Variant, action: str, invariant: str) -> ConcreteCti | None:
+    """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state."""
+    for result in obligations(invariants, v, actions=(ACTION_BY_NAME[action],),
+                              only=lambda a, i: a == action and i == invariant, extra=_bounded):
+        if result.result != COUNTEREXAMPLE or result.model is None or result.pre is None:
+            return None
+        params = {}
+        for name, kind in ACTION_BY_NAME[action].params:
+            if isinstance(kind, str):
+                params[name] = _value(result.model, result.params[name], kind)  # type: ignore[index]
+            else:
+                return None  # a set-valued parameter (XMIT_REQ): not made concrete here
+        return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre), params)
+    return None
+
+
+def validate_cti(cti: ConcreteCti, invariants: Sequence[Invariant], world: World) -> str | None:
+    """Run the CTI's step through the spec in ``world``; None if it is a genuine CTI, else why not."""
+    v: Variant = world.cfg.variant
+    broken = [inv.name for inv in invariants if inv.state and not inv.state(CONCRETE, cti.pre, v)]
+    if broken:
+        return f"the pre-state breaks {', '.join(broken)}"
+    base = world.view(world.init_states()[0])
+    view = concretize(cti.pre, base)
+    if abstract(view) != cti.pre:
+        return "the pre-state does not survive the round trip through spec nodes"
+    state = world.adopt(view)
+    action = world_action(world, view, cti.action, cti.params)
+    if action is None:
+        return f"{cti.action} {cti.params} names no packet of the pre-state"
+    after = world.successor(state, action)
+    cti.post = abstract(world.view(after)) if after is not None else cti.pre
+    target = next(inv for inv in invariants if inv.name == cti.invariant)
+    if target.state is not None and target.state(CONCRETE, cti.post, v):
+        return f"the spec's step keeps {cti.invariant}"
+    return None
+
+
+@dataclass
+class Reached:
+    states: int  # explored by the search
+    path: list[tuple[Hashable, Hashable]]  # from the initial state to the end of the trace
+    cti_step: int  # index in path of the step that breaks the invariant
+    trace: Trace | None = None
+
+
+def reachable_cti(model_path: Path, invariants: Sequence[Invariant], action: str, invariant: str,
+                  max_states: int = 20_000) -> Reached | None:
+    """Bounded BFS of the model's world for a reachable CTI of ``action / invariant`` (see the
+    module docstring), extended to the first violation of a checked safety property."""
+    model = load(model_path)
+    world = model.world
+    v: Variant = world.cfg.variant
+    target = next(inv for inv in invariants if inv.name == invariant)
+
+    def holds(state: tuple[int, ...]) -> bool:
+        pre = abstract(world.view(state))
+        return all(inv.state(CONCRETE, pre, v) for inv in invariants if inv.state)
+
+    parents: Parents = {s: None for s in world.init_states()}
+    queue = deque(parents)
+    while queue and len(parents) < max_states:
+        state = queue.popleft()
+        good = holds(state)
+        for act, after in world.successors(state):
+            if after not in parents:
+                parents[after] = (state, act)
+                queue.append(after)
+            if good and action_instance(act)[0] == action and target.state is not None and not target.state(
+                    CONCRETE, abstract(world.view(after)), v):
+                prefix = _path(parents, state) + [(act, after)]
+                suffix = _to_violation(world, after, max_states)
+                if suffix is None:
+                    continue
+                path = prefix + suffix
+                trace = make_trace(world, model_path, _violated(world, path[-1][1]), "always", path)
+                validate(world, trace)
+                return Reached(len(parents), path, len(prefix) - 1, trace)
+    return None
+
+
+Parents = dict[Any, tuple[Any, Hashable] | None]  # state -> (state before, action), None for an initial one
+
+
+def _path(parents: Parents, state: Hashable) -> list[tuple[Hashable, Hashable]]:
+    out = []
+    while parents[state] is not None:
+        before, act = parents[state]  # type: ignore[misc]
+        out.append((act, state))
+        state = before
+    return out[::-1]
+
+
+def _violated(world: World, state: Hashable) -> str:
+    return next(p.name for p in world.properties if isinstance(p, Always) and not p.holds(state))
+
+
+def _to_violation(world: World, start: tuple[int, ...], max_states: int) -> list[tuple[Hashable, Hashable]] | None:
+    """Shortest path from ``start`` to a state breaking a checked safety property (none on the way)."""
+    safety = [p for p in world.properties if isinstance(p, Always)]
+    parents: Parents = {start: None}
+    queue = deque([start])
+    while queue and len(parents) < max_states:
+        state = queue.popleft()
+        if any(not p.holds(state) for p in safety):
+            return _path(parents, state)
+        for act, after in world.successors(state):
+            if after not in parents:
+                parents[after] = (state, act)
+                queue.append(after)
+    return None
