@@ -38,6 +38,7 @@ CATALOGUE = {
     "jgrp2829": ("violation:senders_released", 2),
     "jgrp2829-fixed": ("pass", 0),
     "join-purge-race": ("violation:purge_covered", 8),
+    "join-queue-drops-newest": ("pass", 0),
     "lost-ack-threshold-0": ("violation:senders_released", 6),
     "lost-ack-threshold-2": ("pass", 0),
     "three-members-loss": ("pass", 0),
