@@ -19,9 +19,11 @@ Rules
    are ``Timer`` inputs that may arrive at any moment (``enabled_timers`` says which can). A
    blocked send is state: the thread's (seqno, payload) in ``Node.sending``; its ``Timer(SEND,
    seqno)`` is enabled only once the own window has room for it; DISCONNECT fails it.
-5. Every name a world needs is importable from here: ``initial_node``, the handlers ``on_send``,
-   ``on_receive``, ``on_view``, ``on_join``, ``on_disconnect``, ``enabled_timers``, ``on_timer``,
-   and the state properties.
+5. Every name a world needs is importable from here: ``initial_node``, ``can_send``, the handlers
+   ``on_send``, ``on_receive``, ``on_ack``, ``on_view``, ``on_join``, ``on_disconnect``,
+   ``enabled_timers``, ``on_timer``, and the state properties. The checked models, one beside
+   each variant's twin, are in ``models/nakack4/`` (tests/models/test_nakack4_models.py lists
+   them with their verdicts and counterexample lengths).
 
 Theory of operation
 -------------------
@@ -48,8 +50,8 @@ gap already there on its previous run (XMIT_REQ), and the sender re-multicasts t
 *last* message, or a lost ACK, leaves no gap: while the own window holds anything unacknowledged
 (low != high) and no application send happened since the last run, the retransmit task multicasts
 HIGHEST_SEQNO(high), every run, with no cap. A receiver behind asks for that seqno; every receiver
-counts the HIGHEST_SEQNO towards its ack counter (JGRP-2874), so a lost ACK is resent. NAKACK4
-ignores STABLE.
+counts the HIGHEST_SEQNO towards its ack counter (JGRP-2874), so a lost ACK is resent (unless
+the threshold is 0 or 1: decision 5). NAKACK4 ignores STABLE.
 
 Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with JGroups' choice
 -----------------------------------------------------------------------------------------------
@@ -87,12 +89,16 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    when low == high, and on the first run after an application send. A receiver asks for the
    seqno if its high for the sender is below it, and in every case counts 1 towards the ack
    counter, ignoring the result: hitting the threshold there resets the counter and sends
-   nothing (JGroups' code; so with a threshold of 0 or 1 a HIGHEST_SEQNO never produces an ACK).
+   nothing (JGroups' code; so with a threshold of 0 or 1, which capacity < 8 gives by default, a
+   HIGHEST_SEQNO never produces an ACK and a lost ACK is never resent:
+   ``models/nakack4/lost-ack-threshold-0.toml``).
 6. The AckTable (6.13, 6.14, JGRP-2904): entries for the current members only; ``ack(P, a)``
    from a non-member is ignored (variant ``ack_from_non_members``: it re-creates P's entry);
    a <= the entry changes nothing; otherwise the minimum is recomputed and, if it rose, the own
    window purges to it (non-forced: clamped to the own hd). ``adjust(view)`` keeps the members,
    adds joiners at 0 and recomputes the minimum; a table with no entry keeps the previous one.
+   The clamp to the own hd never binds here: the member's own entry, which its own deliveries
+   move and never past its hd, is part of the minimum.
 7. Retransmit task (fixed-windows 2): for every entry in member order, a pending ACK(hd) to that
    member, then the previous-batch XMIT_REQ (``spec/unicast_common.missing_requests``, JGRP-1539)
    to the original sender, the own entry included (a gap in the own window, left by a thread not
