@@ -42,7 +42,7 @@ def test_unicast2_is_a_note_not_a_proof(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["prove", "--protocol", "nakack9"]) == 2
-    expected = "seqcheck: --protocol: expected one of unicast3, table, unicast2, all, got 'nakack9'\n"
+    expected = "seqcheck: --protocol: expected one of unicast3, table, counters, unicast2, all, got 'nakack9'\n"
     assert capsys.readouterr().err == expected
     blocker = tmp_path / "file"
     blocker.write_text("")
