@@ -174,6 +174,7 @@ class MulticastWorld:
         self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
         self._hist_memo: dict[tuple[int, int, tuple[Any, ...]], int] = {}
         self._bounded: dict[int, bool] = {}
+        self._expanded: tuple[tuple[int, ...], dict[tuple[type, Hashable], tuple[int, ...]]] = ((), {})
         nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, ())
         env = McastEnv(bounds.loss, bounds.duplicate, bounds.below_drop, (0,) * n, 0)
@@ -351,6 +352,31 @@ class MulticastWorld:
         """``PropertyKey``: the nodes, the environment and the history. An adapter's properties never
         read the network (``models/protocols/nakack2.py``); one that did would have to drop this."""
         return world[:self.n] + world[self.n + 1:]
+
+    # -- one action at a time (random walks: checks/fuzz/run.py) ---------------------------------
+    # As ``models/world.py``'s: ``[a for a in candidates(w, K) if successor(w, a) is not None]`` is
+    # ``[a for a, _ in successors(w) if type(a) is K]``. Here both read the successors of the last
+    # state asked about, computed once (this world has no lazier path).
+    def _successors_of(self, world: tuple[int, ...]) -> dict[tuple[type, Hashable], tuple[int, ...]]:
+        """(type, action) -> next state: keyed by the type too, since actions are NamedTuples and
+        ``LosePacket(p) == DeliverPacket(p)`` as tuples."""
+        if self._expanded[0] != world:
+            self._expanded = (world, {(type(a), a): after for a, after in self.successors(world)})
+        return self._expanded[1]
+
+    def candidates(self, world: tuple[int, ...], kind: type) -> list[Hashable]:
+        """The enabled actions of type ``kind`` in ``world``, in ``successors``' order (a fresh list)."""
+        return [a for t, a in self._successors_of(world) if t is kind]
+
+    def successor(self, world: tuple[int, ...], action: Hashable) -> tuple[int, ...] | None:
+        """The state ``successors`` pairs with ``action`` in ``world``; None if it is not enabled."""
+        return self._successors_of(world).get((type(action), action))
+
+    def adopt(self, view: WorldView) -> tuple[int, ...]:
+        """The state of this world that ``view`` (decoded from a world of the same model) stands for:
+        its values interned here (this world renumbers nothing)."""
+        nodes = tuple(self.node_table(node) for node in view.nodes)
+        return nodes + (self.net_table(view.network), self.env_table(view.env), self.hist_table(view.history))
 
     def budget_usage(self, world: tuple[int, ...]) -> dict[str, tuple[int, int]]:
         """``BudgetUsage``: sends, fault budgets and view scripts used by ``world``."""

@@ -79,12 +79,14 @@ def wire_bytes(packet: Packet) -> bytes:
 
 def harness_config(spec_cfg: nak.Config) -> Config:
     """The engine configuration that behaves like ``spec_cfg`` under the harness (the same settings
-    and variant flags; durations only matter by their sign: ``handle_timer`` is never called)."""
+    and variant flags; durations only matter by their sign: ``handle_timer`` is never called);
+    resends not bounded (resend_factor 0, as the spec: the clock never moves, so a budget per
+    interval would be one budget per walk)."""
     return Config(xmit_interval=spec_cfg.xmit_interval, use_mcast_xmit=spec_cfg.use_mcast_xmit,
                   resend_last_seqno=spec_cfg.resend_last_seqno,
                   resend_last_seqno_max_times=spec_cfg.resend_last_seqno_max_times,
                   become_server_queue_size=spec_cfg.become_server_queue_size,
-                  variant=same_flags(spec_cfg.variant, Variant))
+                  variant=same_flags(spec_cfg.variant, Variant), resend_factor=0)
 
 
 class Nakack2Engines(WorldEngines):

@@ -51,7 +51,7 @@ from typing import Any, TextIO
 from checks.check import portable_path
 from checks.conform.engines import NoEngine, binding
 from checks.fuzz import inprocess
-from checks.fuzz.coverage import KINDS, coverage_table, phase_legend
+from checks.fuzz.coverage import KINDS, UNICAST, coverage_table, phase_legend, scheme_for
 from checks.fuzz.inprocess import chosen_master
 from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, recorded_rows, resumed_ledger
 from checks.fuzz.model import write_scaled_model
@@ -59,6 +59,7 @@ from checks.fuzz.run import FuzzPlan, Weights
 from checks.fuzz.shrink import Shrunk, shrink_failures
 from checks.fuzz.spark import SPARK_LOG, Aggregates, JobResult, aggregate, run_job, session, stop_quietly, unreachable
 from models.modelfile import Model, load, split_reference
+from models.multicast_world import MulticastWorld
 
 MASTER = re.compile(r"none|auto|local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
 MAX_SEED = 2**63 - 1  # the largest seed a run may have (Spark's LongType)
@@ -201,10 +202,9 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
             binding(loaded.protocol)
         except NoEngine as error:
             raise FuzzUsageError(f"{options.model}: {error}") from None
-    if not hasattr(loaded.world, "candidates"):  # the schedules draw actions one kind at a time (run.py rule 2)
-        raise FuzzUsageError(f"{options.model}: fuzz runs the point-to-point world only; protocol "
-                             f"{loaded.protocol} runs in the multicast world (use seqcheck check, replay, and the "
-                             "lockstep tests)")
+    if options.random_views and isinstance(loaded.world, MulticastWorld):
+        raise FuzzUsageError(f"--random-views: {options.model} runs in the multicast world, whose views come with "
+                             "joins and leaves; script them in the model file")
     master, why = chosen_master(options.master, options.runs, options.steps,
                                 recorded_rows(options.out) if options.resume else None)
     if master.startswith("spark://"):
@@ -255,8 +255,9 @@ def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress:
                                                           rows="jsonl" if master == "none" else "parquet"))
         except ResumeError as error:
             raise FuzzUsageError(str(error)) from None
-    done = (_in_process(options, plan, model_path, progress) if master == "none"
-            else _on_spark(options, master, plan, progress))
+    width = scheme_for(model.world).width  # of the rows' phase_hits
+    done = (_in_process(options, plan, model_path, progress, width) if master == "none"
+            else _on_spark(options, master, plan, progress, width))
     shrunk = shrink_failures(plan, model_path, done.totals.to_shrink, options.out / "traces")
     report = FuzzReport(options, model, done.cores, done.job.partitions, done.startup, done.job.seconds, done.totals,
                         shrunk, count_states(model) if options.exhaustive else None, done.job.resumed_runs,
@@ -269,16 +270,17 @@ def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress:
     return report
 
 
-def _in_process(options: FuzzOptions, plan: FuzzPlan, model_path: Path, progress: TextIO | None) -> _Job:
+def _in_process(options: FuzzOptions, plan: FuzzPlan, model_path: Path, progress: TextIO | None,
+                width: int) -> _Job:
     """Rule 6: the job in this process (``checks/fuzz/inprocess.py``)."""
     partitions = options.partitions or max(2, math.ceil(options.runs / RUNS_PER_PARTITION))
     results = options.out / "runs"
     job = inprocess.run_job(plan, model_path, options.seed, options.runs, partitions, results, progress,
                             resume=options.resume)
-    return _Job(1, 0.0, job, inprocess.aggregate(results, options.shrink, options.seed))
+    return _Job(1, 0.0, job, inprocess.aggregate(results, options.shrink, options.seed, width))
 
 
-def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextIO | None) -> _Job:
+def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextIO | None, width: int) -> _Job:
     started = time.perf_counter()
     log = options.out / SPARK_LOG
     try:
@@ -293,7 +295,7 @@ def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextI
         partitions = options.partitions or max(2 * cores, math.ceil(options.runs / RUNS_PER_PARTITION))
         results = options.out / "runs"
         job = run_job(spark, plan, options.seed, options.runs, partitions, results, progress, resume=options.resume)
-        totals = aggregate(spark, results, options.shrink, options.seed if options.report is not None else None)
+        totals = aggregate(spark, results, options.shrink, options.seed if options.report is not None else None, width)
     finally:
         if owned:
             stop_quietly(spark)
@@ -355,8 +357,10 @@ def report_lines(report: FuzzReport) -> list[str]:
     if t.ends.get("quiescent", 0) > t.runs // 10:
         lines.append(f"note: {t.ends['quiescent']:,} runs went quiescent before {o.steps} steps (budgets used "
                      "up); --budget-scale makes longer schedules")
-    lines += ["", "faults met in protocol phases (connection state just before the fault; · = never):",
-              *coverage_table(t.phase_hits), *phase_legend()]
+    scheme = scheme_for(report.model.world)
+    where = "connection" if scheme is UNICAST else "member"
+    lines += ["", f"faults met in protocol phases ({where} state just before the fault; · = never):",
+              *coverage_table(t.phase_hits, scheme), *phase_legend(scheme)]
     lines += _failure_lines(report)
     verdict = f"MISMATCH: {report.mismatch}" if report.mismatch else f"as expected ({report.model.expect})"
     stored = "JSON Lines" if report.ran_on == "none" else "Parquet"

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 
+from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MulticastWorld, Stop
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -48,8 +50,11 @@ KIND_DOCS = {
     "remove": "a receiver drops its window for a peer (RemoveReceiver, the test hook)",
 }
 _KIND_OF_TYPE = {AppSend: "send", DeliverPacket: "deliver", DuplicatePacket: "duplicate", LosePacket: "loss",
-                 InstallView: "view", RemoveReceiver: "remove"}
-_TIMER_KIND = {"xmit": "xmit", "stable": "xmit", "sync_expired": "sync"}  # the periodic tasks; the rest reap
+                 InstallView: "view", RemoveReceiver: "remove",
+                 # the multicast world's own actions (checks/fuzz/mcast_coverage.py says what each stands for)
+                 AppMcast: "send", DropBelow: "loss", AnswerJoin: "view", Stop: "reap"}
+# the periodic tasks (and the multicast world's BECOME_SERVER, a progress timer); the rest reap
+_TIMER_KIND = {"xmit": "xmit", "stable": "xmit", "sync_expired": "sync", "become_server": "xmit"}
 
 
 def timer_name(timer: Any) -> str:
@@ -209,20 +214,70 @@ def phases_met(view: WorldView, action: Any) -> list[str]:
     return [name for name, _, test in PHASES if any(test(view, s, r, packet) for s, r in conns)]
 
 
+@dataclass(frozen=True)
+class Scheme:
+    """What the fuzz jobs of one kind of world count: which actions are faults (the columns), the
+    protocol phases a fault may meet (the rows), which world actions each kind of ``KINDS`` draws,
+    and what each kind stands for there. ``UNICAST`` (this module) for the point-to-point world,
+    ``checks.fuzz.mcast_coverage.MULTICAST`` for the multicast world; ``scheme_for`` picks."""
+
+    name: str
+    faults: tuple[str, ...]
+    fault_docs: dict[str, str]
+    phases: tuple[tuple[str, str], ...]  # (name, what it means)
+    fault_of: Callable[[Any], str | None]
+    phases_met: Callable[[Any, Any], list[str]]  # (world view, fault action) -> phase names, in order
+    kind_types: dict[str, tuple[type, ...]]  # the world action types a kind draws (timers split by kind_of)
+    kind_docs: dict[str, str]
+
+    @property
+    def phase_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.phases)
+
+    @property
+    def cells(self) -> tuple[tuple[str, str], ...]:
+        """(phase, fault), row-major."""
+        return tuple((phase, fault) for phase in self.phase_names for fault in self.faults)
+
+    @property
+    def width(self) -> int:
+        """The length of a run's ``phase_hits``: the cells, then one total per fault."""
+        return len(self.phases) * len(self.faults) + len(self.faults)
+
+
+UNICAST = Scheme("point-to-point", FAULTS, FAULT_DOCS, tuple((name, doc) for name, doc, _ in PHASES), fault_of,
+                 phases_met, {"send": (AppSend,), "deliver": (DeliverPacket,), "duplicate": (DuplicatePacket,),
+                              "loss": (LosePacket,), "xmit": (FireTimer,), "sync": (FireTimer,),
+                              "reap": (FireTimer,), "view": (InstallView,), "remove": (RemoveReceiver,)},
+                 KIND_DOCS)
+
+
+def scheme_for(world: Any) -> Scheme:
+    """The coverage scheme of ``world``'s kind."""
+    if isinstance(world, MulticastWorld):
+        from checks.fuzz.mcast_coverage import MULTICAST
+
+        return MULTICAST
+    return UNICAST
+
+
 class PhaseCounter:
-    """Per-run counts: one per cell of ``CELLS`` plus one total per fault."""
+    """Per-run counts: one per cell of the scheme's cells plus one total per fault."""
 
-    def __init__(self) -> None:
-        self.cells = [0] * len(CELLS)
-        self.totals = [0] * len(FAULTS)
-        self._index: dict[Hashable, int] = {cell: i for i, cell in enumerate(CELLS)}
+    def __init__(self, scheme: Scheme = UNICAST) -> None:
+        self.scheme = scheme
+        self.cells = [0] * len(scheme.cells)
+        self.totals = [0] * len(scheme.faults)
+        self._index: dict[Hashable, int] = {cell: i for i, cell in enumerate(scheme.cells)}
+        self._fault_index = {fault: i for i, fault in enumerate(scheme.faults)}
 
-    def record(self, view: WorldView, action: Any) -> None:
-        fault = fault_of(action)
+    def record(self, view: Any, action: Any) -> None:
+        scheme = self.scheme
+        fault = scheme.fault_of(action)
         if fault is None:
             return
-        self.totals[FAULTS.index(fault)] += 1
-        for phase in phases_met(view, action):
+        self.totals[self._fault_index[fault]] += 1
+        for phase in scheme.phases_met(view, action):
             self.cells[self._index[phase, fault]] += 1
 
     def as_list(self) -> list[int]:
@@ -230,26 +285,27 @@ class PhaseCounter:
         return self.cells + self.totals
 
 
-def coverage_table(hits: list[int]) -> list[str]:
+def coverage_table(hits: list[int], scheme: Scheme = UNICAST) -> list[str]:
     """The phase x fault table (``hits`` as ``PhaseCounter.as_list`` summed over runs), then the
     cells never reached."""
-    width = max(len(name) for name in (*PHASE_NAMES, TOTAL_ROW))
-    head = f"{'phase':<{width}}" + "".join(f"{fault:>12}" for fault in FAULTS)
+    faults, names, cells_of = scheme.faults, scheme.phase_names, scheme.cells
+    width = max(len(name) for name in (*names, TOTAL_ROW))
+    head = f"{'phase':<{width}}" + "".join(f"{fault:>12}" for fault in faults)
     lines = [head, "─" * len(head)]
-    totals = hits[len(CELLS):]
-    for row, phase in enumerate(PHASE_NAMES):
-        cells = hits[row * len(FAULTS):(row + 1) * len(FAULTS)]
+    totals = hits[len(cells_of):]
+    for row, phase in enumerate(names):
+        cells = hits[row * len(faults):(row + 1) * len(faults)]
         lines.append(f"{phase:<{width}}" + "".join(f"{c:>12,}" if c else f"{'·':>12}" for c in cells))
     lines.append(f"{TOTAL_ROW:<{width}}" + "".join(f"{c:>12,}" for c in totals))
-    absent = {fault for fault, total in zip(FAULTS, totals) if total == 0}
-    never = [f"{fault} x {phase}" for (phase, fault), c in zip(CELLS, hits) if c == 0 and fault not in absent]
-    lines.append(f"never reached ({len(never)} of {len(CELLS) - len(absent) * len(PHASE_NAMES)} cells of the "
+    absent = {fault for fault, total in zip(faults, totals) if total == 0}
+    never = [f"{fault} x {phase}" for (phase, fault), c in zip(cells_of, hits) if c == 0 and fault not in absent]
+    lines.append(f"never reached ({len(never)} of {len(cells_of) - len(absent) * len(names)} cells of the "
                  f"faults that occurred): {', '.join(never) if never else 'none'}")
     if absent:
         lines.append(f"faults that never occurred (budget 0, weight 0 or never enabled): "
-                     f"{', '.join(f for f in FAULTS if f in absent)}")
+                     f"{', '.join(f for f in faults if f in absent)}")
     return lines
 
 
-def phase_legend() -> list[str]:
-    return [f"  {name}: {doc}" for name, doc, _ in PHASES]
+def phase_legend(scheme: Scheme = UNICAST) -> list[str]:
+    return [f"  {name}: {doc}" for name, doc in scheme.phases]

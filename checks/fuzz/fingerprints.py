@@ -170,8 +170,9 @@ class Fingerprints:
         for issuer in range(n):
             for holder in range(n):
                 used = set(flight[issuer * n + holder])
-                if holder != issuer:
-                    used.add(key[0][holder][issuer])
+                accepted = key[0][holder]  # empty for a world without timestamps (the multicast world)
+                if holder != issuer and issuer < len(accepted):
+                    used.add(accepted[issuer])
                 used.discard(0)
                 ranks.append(dict(zip(sorted(used), range(1, len(used) + 1))))
         ranked = [max(len(ranks[issuer * n + holder]) for holder in range(n)) for issuer in range(n)]

@@ -34,7 +34,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from checks.fuzz.coverage import CELLS, FAULTS, KINDS
+from checks.fuzz.coverage import KINDS, UNICAST
 from checks.fuzz.curve import curve_from_first_runs, first_runs
 from checks.fuzz.ledger import JobKey, Ledger, new_ledger, resumed_ledger
 from checks.fuzz.run import FuzzPlan, Runner
@@ -116,10 +116,11 @@ def rows(results: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(text)
 
 
-def aggregate(results: Path, per_verdict: int, first_seed: int | None = None) -> Aggregates:
+def aggregate(results: Path, per_verdict: int, first_seed: int | None = None, width: int = UNICAST.width
+              ) -> Aggregates:
     """Rule 3: ``checks.fuzz.spark.aggregate`` over the files, the distinct states exactly; with
-    ``first_seed`` (the job's) also the coverage curve (``checks/fuzz/curve.py``)."""
-    width = len(CELLS) + len(FAULTS)
+    ``first_seed`` (the job's) also the coverage curve (``checks/fuzz/curve.py``). ``width``: the
+    length of the rows' ``phase_hits`` (the coverage scheme's)."""
     totals = Aggregates(0, 0, {}, {}, {}, dict.fromkeys(KINDS, 0), 0, [0] * width)
     failing: list[tuple[str, int, int]] = []
     seen: list[tuple[np.ndarray, np.ndarray]] = []  # (fingerprints, the run index of each)

@@ -34,9 +34,11 @@ from typing import Any
 
 from models import registry
 from models.modelfile import ModelError, load
+from models.multicast_factory import FAULT_KEYS as MULTICAST_FAULT_KEYS
+from models.multicast_world import MulticastWorld
 from models.world_factory import FAULT_KEYS
 
-SCALED_FAULTS = ("loss", "duplicate", "receiver_removals", "max_in_flight")
+SCALED_FAULTS = ("loss", "duplicate", "receiver_removals", "below_drop", "max_in_flight")
 
 
 def scaled_model_text(path: Path, scale: int, random_views: int = 0, protocol: str | None = None) -> str:
@@ -54,9 +56,10 @@ def scaled_model_text(path: Path, scale: int, random_views: int = 0, protocol: s
     out["description"] = (f"{name} with budgets x{scale} for fuzzing (seqcheck fuzz --budget-scale "
                           f"{scale}). " + str(raw.get("description", "")))
     out["sends"] = {pair: count * scale for pair, count in raw.get("sends", {}).items()}
-    faults = {**FAULT_KEYS, **raw.get("faults", {})}
+    multicast = isinstance(load(path, protocol=protocol).world, MulticastWorld)
+    faults = {**(MULTICAST_FAULT_KEYS if multicast else FAULT_KEYS), **raw.get("faults", {})}
     out["faults"] = {k: (v * scale if k in SCALED_FAULTS else v) for k, v in faults.items()}
-    if raw.get("views"):
+    if raw.get("views") and not multicast:  # a multicast world's views come with its joins and stops: kept
         out["views"] = list(raw["views"]) * scale
     if random_views:
         scripted = list(out.get("views", []))

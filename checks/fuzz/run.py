@@ -72,17 +72,12 @@ from typing import Any
 from checks.conform.differential import Divergence, EngineFactory, Lockstep, Shared, default_engines
 from checks.explore.system import Liveness
 from checks.explore.trace import can_reach_goal
-from checks.fuzz.coverage import KINDS, PhaseCounter, fault_of, kind_of, timer_name
+from checks.fuzz.coverage import KINDS, PhaseCounter, Scheme, kind_of, scheme_for, timer_name
 from checks.fuzz.fingerprints import Fingerprints, StepFingerprints
 from models.modelfile import Model, load
 from models.world import (
-    AppSend,
     DeliverPacket,
-    DuplicatePacket,
     FireTimer,
-    InstallView,
-    LosePacket,
-    RemoveReceiver,
     World,
 )
 
@@ -189,27 +184,24 @@ def resolve_engines(spec: str | None) -> EngineFactory:
     return factory
 
 
-KIND_TYPES: dict[str, type] = {"send": AppSend, "deliver": DeliverPacket, "duplicate": DuplicatePacket,
-                               "loss": LosePacket, "xmit": FireTimer, "sync": FireTimer, "reap": FireTimer,
-                               "view": InstallView, "remove": RemoveReceiver}
-
-
 class Chooser:
     """Rule 2 on a world state, drawing from ``rng`` only; candidates are listed for the kinds
     drawn and next states computed for the actions drawn, never for every enabled one."""
 
-    def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str] | None = None) -> None:
+    def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str] | None = None,
+                 scheme: Scheme | None = None) -> None:
         self.world, self.weights = world, weights
+        self.scheme = scheme_for(world) if scheme is None else scheme  # the world actions of each kind
         self.weighted = [(k, getattr(weights, k)) for k in KINDS if getattr(weights, k) > 0]
         self._timer_kinds = {} if timer_kinds is None else timer_kinds  # FireTimer -> xmit, sync or reap
 
     def with_weights(self, weights: Weights) -> Chooser:
         """The same world and memo, other weights (a swarm run's)."""
-        return Chooser(self.world, weights, self._timer_kinds)
+        return Chooser(self.world, weights, self._timer_kinds, self.scheme)
 
     def with_priorities(self, seed: int) -> Chooser:
         """This chooser, deliveries and duplications by packet priority drawn from ``seed`` (rule 2)."""
-        return PriorityChooser(self.world, self.weights, self._timer_kinds, seed)
+        return PriorityChooser(self.world, self.weights, self._timer_kinds, seed, self.scheme)
 
     def candidates(self, state: Any, kinds: Sequence[str]) -> dict[str, list[Any]]:
         """Kind -> its candidate actions in ``state`` (``World.candidates``, in its order; fresh lists)."""
@@ -217,9 +209,9 @@ class Chooser:
 
     def candidates_of(self, state: Any, kind: str) -> list[Any]:
         """The candidate actions of ``kind`` in ``state`` (``World.candidates``, in its order; a fresh list)."""
-        wanted = KIND_TYPES[kind]
-        if wanted is not FireTimer:
-            return self.world.candidates(state, wanted)
+        wanted = self.scheme.kind_types[kind]
+        if FireTimer not in wanted:
+            return [a for kind_type in wanted for a in self.world.candidates(state, kind_type)]
         kinds = self._timer_kinds
         out = []
         for action in self.world.candidates(state, FireTimer):
@@ -274,8 +266,9 @@ class PriorityChooser(Chooser):
     """``Chooser`` with rule 2's packet priorities: a delivery or duplication takes the packet of
     highest priority among the candidates (the draw of the kind stays random)."""
 
-    def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str], seed: int) -> None:
-        super().__init__(world, weights, timer_kinds)
+    def __init__(self, world: World, weights: Weights, timer_kinds: dict[Any, str], seed: int,
+                 scheme: Scheme | None = None) -> None:
+        super().__init__(world, weights, timer_kinds, scheme)
         self.seed = seed
         self.priorities: dict[Any, float] = {}
 
@@ -376,7 +369,7 @@ class Walk:
         self.lock = Lockstep(runner.model, runner.engines_for, True, runner.shared, full_check_every=0)
         self.reduced = runner.model.world
         self.counts = dict.fromkeys(KINDS, 0)
-        self.phases = PhaseCounter()
+        self.phases = PhaseCounter(runner.chooser.scheme)
         self.fingerprints = {runner.fingerprint(self.lock.state)}
 
     @property
@@ -386,7 +379,7 @@ class Walk:
     def step(self, action: Any, after: Any, index: int) -> Failure | None:
         lock = self.lock
         self.counts[kind_of(action)] += 1
-        if fault_of(action) is not None:
+        if self.phases.scheme.fault_of(action) is not None:
             self.phases.record(lock.world.view(lock.state), action)
         try:
             divergence = lock.step(action, after)

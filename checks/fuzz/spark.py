@@ -50,7 +50,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
-from checks.fuzz.coverage import CELLS, FAULTS, KINDS
+from checks.fuzz.coverage import KINDS, UNICAST
 from checks.fuzz.curve import curve_from_buckets, points_for
 from checks.fuzz.ledger import JobKey, new_ledger, resumed_ledger
 from checks.fuzz.run import FuzzPlan, Runner
@@ -75,7 +75,7 @@ def schema() -> Any:
         StructField("detail", StringType(), True),
         *(StructField(f"n_{kind}", IntegerType(), False) for kind in KINDS),
         StructField("fingerprints", ArrayType(LongType(), False), False),  # distinct canonical states
-        StructField("phase_hits", ArrayType(IntegerType(), False), False),  # CELLS row-major, then FAULTS totals
+        StructField("phase_hits", ArrayType(IntegerType(), False), False),  # scheme cells, then fault totals
     ])
 
 
@@ -359,15 +359,15 @@ class Aggregates:
     coverage_curve: list[tuple[int, int]] = field(default_factory=list)  # (runs, distinct states): curve.py
 
 
-def aggregate(spark: Any, results: Path, per_verdict: int, first_seed: int | None = None) -> Aggregates:
+def aggregate(spark: Any, results: Path, per_verdict: int, first_seed: int | None = None,
+              width: int = UNICAST.width) -> Aggregates:
     """Rule 3 in three Spark queries; ``to_shrink`` holds up to ``per_verdict`` failing runs per
     verdict, shortest first (then lowest seed). With ``first_seed`` (the job's), a fourth query draws
-    the coverage curve (``checks/fuzz/curve.py``)."""
+    the coverage curve (``checks/fuzz/curve.py``). ``width``: the length of the rows' ``phase_hits``."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     df = spark.read.parquet(str(results))
-    width = len(CELLS) + len(FAULTS)
     sums = [F.sum("steps").alias("steps"), *(F.sum(f"n_{k}").alias(k) for k in KINDS),
             *(F.sum(F.col("phase_hits")[i]).alias(f"hit{i}") for i in range(width))]
     groups = df.groupBy("verdict", "end").agg(F.count(F.lit(1)).alias("runs"), F.min("seed").alias("first"),

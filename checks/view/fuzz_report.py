@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.explore.trace import TraceError, validate
-from checks.fuzz.coverage import CELLS, FAULTS, PHASE_NAMES, PHASES, TOTAL_ROW
+from checks.fuzz.coverage import TOTAL_ROW, UNICAST, Scheme, scheme_for
 from checks.view.html import trace_text, write_page
 from checks.view.report import page_name
 
@@ -41,7 +41,7 @@ def write_fuzz_report(folder: Path, report: Any) -> Path:
              f"<p>{_e(_coverage_caption(report))}</p>",
              "<h2>Faults met in protocol phases</h2>",
              f"<p>{_e(_HEAT_CAPTION)}</p>",
-             heat_map_svg(t.phase_hits), _legend(),
+             heat_map_svg(t.phase_hits, scheme_for(report.model.world)), _legend(scheme_for(report.model.world)),
              "<h2>Failures</h2>", _failures(folder, report)]
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>seqcheck fuzz report</title>'
             f"<style>{_STYLE}</style></head><body>\n" + "\n".join(parts) + "\n</body></html>\n")
@@ -144,25 +144,26 @@ def _shade(fraction: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
-def heat_map_svg(hits: Sequence[int], cell_w: int = 96, cell_h: int = 24) -> str:
-    """The fault x phase counts (``CELLS`` row-major, then one total per fault) as shaded cells,
-    shade by log count; the totals as the last row."""
-    if len(hits) != len(CELLS) + len(FAULTS):
+def heat_map_svg(hits: Sequence[int], scheme: Scheme = UNICAST, cell_w: int = 96, cell_h: int = 24) -> str:
+    """The fault x phase counts (the scheme's cells row-major, then one total per fault) as shaded
+    cells, shade by log count; the totals as the last row."""
+    faults, cells = scheme.faults, scheme.cells
+    if len(hits) != scheme.width:
         return "<p>(no phase counts)</p>"
-    label_w = 8 * max(len(n) for n in (*PHASE_NAMES, TOTAL_ROW)) + 10
-    rows = [*PHASE_NAMES, TOTAL_ROW]
-    width, height = label_w + cell_w * len(FAULTS), cell_h * (len(rows) + 1)
-    top = max(hits[:len(CELLS)], default=0)
+    label_w = 8 * max(len(n) for n in (*scheme.phase_names, TOTAL_ROW)) + 10
+    rows = [*scheme.phase_names, TOTAL_ROW]
+    width, height = label_w + cell_w * len(faults), cell_h * (len(rows) + 1)
+    top = max(hits[:len(cells)], default=0)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
              f'class="heatmap" aria-label="faults met in protocol phases">']
-    for j, fault in enumerate(FAULTS):
+    for j, fault in enumerate(faults):
         parts.append(f'<text x="{label_w + cell_w * (j + 0.5):.0f}" y="{cell_h - 8}" text-anchor="middle" '
                      f'font-weight="bold">{_e(fault)}</text>')
     for i, phase in enumerate(rows):
         y0 = cell_h * (i + 1)
         parts.append(f'<text x="4" y="{y0 + cell_h - 8}">{_e(phase)}</text>')
-        for j, fault in enumerate(FAULTS):
-            count = hits[len(CELLS) + j] if phase == TOTAL_ROW else hits[i * len(FAULTS) + j]
+        for j, fault in enumerate(faults):
+            count = hits[len(cells) + j] if phase == TOTAL_ROW else hits[i * len(faults) + j]
             fraction = math.log1p(count) / math.log1p(top) if top and phase != TOTAL_ROW else 0.0
             fill = "#e0e0e0" if count == 0 else ("#ffffff" if phase == TOTAL_ROW else _shade(fraction))
             ink = "#ffffff" if fraction > 0.6 else "#000000"
@@ -176,8 +177,8 @@ def heat_map_svg(hits: Sequence[int], cell_w: int = 96, cell_h: int = 24) -> str
     return "".join(parts)
 
 
-def _legend() -> str:
-    items = "".join(f"<dt>{_e(name)}</dt><dd>{_e(doc)}</dd>" for name, doc, _ in PHASES)
+def _legend(scheme: Scheme) -> str:
+    items = "".join(f"<dt>{_e(name)}</dt><dd>{_e(doc)}</dd>" for name, doc in scheme.phases)
     return f"<dl>{items}</dl>"
 
 

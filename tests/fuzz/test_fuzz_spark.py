@@ -205,3 +205,21 @@ def test_in_process_and_spark_give_the_same_job(spark: Any, tmp_path: Path, caps
     for a, b in zip(on_spark["traces"], here["traces"]):
         one, two = Trace.load(a["path"]), Trace.load(b["path"])
         assert (one.actions, one.seed, one.prop, one.kind) == (two.actions, two.seed, two.prop, two.kind)
+
+
+def test_the_multicast_world_runs_on_spark_as_in_this_process(spark: Any, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A NAKACK2 job (multicast coverage scheme) on Spark: the rows and aggregates of the same job in this process."""
+    from checks.fuzz.inprocess import COLUMNS, rows
+
+    model = MODELS_DIR / "nakack2" / "jgrp2675.toml"
+    args = [str(model), "--runs", "60", "--steps", "60", "--shrink", "1", "--no-progress"]
+    codes = {name: main(["fuzz", *args, "--master", master, "--out", str(tmp_path / name)])
+             for name, master in (("spark", MASTER), ("none", "none"))}
+    capsys.readouterr()
+    assert codes == {"spark": 0, "none": 0}
+    on_spark, here = (json.loads((tmp_path / name / "summary.json").read_text()) for name in ("spark", "none"))
+    for key in ("runs", "steps", "verdicts", "phase_hits", "actions", "matches"):
+        assert on_spark[key] == here[key], key
+    written = sorted(tuple(row[c] for c in COLUMNS) for row in rows(tmp_path / "none" / "runs"))
+    assert rows_of(spark, tmp_path / "spark" / "runs") == written
