@@ -339,3 +339,33 @@ def test_a_dont_loopback_send_skips_the_own_copy_and_self_acks_unless_jgrp_2829(
     assert later.ack_table == (0, 0) and later.ack_pending[A]  # the retransmit task will ACK(1) to A
     flushed = nk.on_timer(pending, later, nk.Timer(nk.XMIT))
     assert typed(Send(A, nk.Ack(1))) in typed(flushed.effects)
+
+
+def test_the_join_purge_race_leaves_the_joiner_a_gap_nobody_can_fill() -> None:
+    """models/nakack4/join-purge-race.toml carried on by hand: B purges #1 on A's and its own ACKs
+    before it installs C's view, so C's window for B, created at the digest's 0, waits for #1 for
+    ever: B's #2 arrives, C asks for #1, B finds nothing, and C delivers nothing of B's."""
+    config = cfg(capacity=4, send_atomically=True)
+    founders = frozenset({A, B})
+    a, b, c = founder(config, A, founders), founder(config, B, founders), founder(config, C, founders)
+    b = nk.on_send(config, b, 1).node  # #1 to A and B (B's view has no C)
+    joined = nk.on_join(config, a, C, ALL)  # the digest: B's messages delivered to #0
+    a = nk.on_view(config, joined.node, ALL).node
+    rsp = sends(joined)[0].msg
+    c = nk.on_receive(config, c, A, rsp).node
+    c = nk.on_timer(config, c, nk.Timer(nk.BECOME_SERVER)).node
+    b = nk.on_receive(config, b, B, nk.Data(1, 1)).node  # loopback: B delivers and acks itself
+    b = nk.on_ack(config, b, B, 1).node
+    a = nk.on_receive(config, a, B, nk.Data(1, 1)).node  # A delivers and acks
+    b = nk.on_ack(config, b, A, 1).node
+    assert b.windows[B].low == 1  # #1 is gone
+    b = nk.on_view(config, b, ALL).node
+    assert not nk.purge_covered(b, c)
+    step = nk.on_send(config, b, 2)
+    c = nk.on_receive(config, c, B, nk.Data(2, 2)).node
+    for _ in range(2):
+        run = nk.on_timer(config, c, nk.Timer(nk.XMIT))
+        c = run.node
+    assert typed(Send(B, nk.XmitReq(B, (1,)))) in typed(run.effects)
+    assert nk.on_receive(config, step.node, C, nk.XmitReq(B, (1,))).effects == ()  # not found
+    assert c.windows[B].delivered == 0 and c.windows[B].missing() == (1,)
