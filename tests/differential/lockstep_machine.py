@@ -16,6 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from checks.conform.differential import Divergence, Lockstep
 from models.modelfile import Model
+from models.multicast_world import AnswerJoin, AppMcast, DropBelow, Stop
 from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, RemoveReceiver
 
 CHOICE = st.integers(min_value=0, max_value=1_000)
@@ -72,6 +73,27 @@ class WorldAgreement(RuleBasedStateMachine):
     @rule(choice=CHOICE)
     def receiver_removed(self, choice: int) -> None:
         self._take(RemoveReceiver, choice)
+
+    # the multicast world's own actions (models/multicast_world.py); never enabled in the point-to-point world
+    @precondition(lambda self: bool(self._enabled(AppMcast)))
+    @rule(choice=CHOICE)
+    def application_multicasts(self, choice: int) -> None:
+        self._take(AppMcast, choice)
+
+    @precondition(lambda self: bool(self._enabled(DropBelow)))
+    @rule(choice=CHOICE)
+    def dropped_below_the_protocol(self, choice: int) -> None:
+        self._take(DropBelow, choice)
+
+    @precondition(lambda self: bool(self._enabled(AnswerJoin)))
+    @rule(choice=CHOICE)
+    def join_answered(self, choice: int) -> None:
+        self._take(AnswerJoin, choice)
+
+    @precondition(lambda self: bool(self._enabled(Stop)))
+    @rule(choice=CHOICE)
+    def member_stops(self, choice: int) -> None:
+        self._take(Stop, choice)
 
     @precondition(lambda self: not self.run.enabled())
     @rule()
