@@ -17,7 +17,7 @@ A, B, C = 0, 1, 2
 ALL = frozenset({A, B, C})
 
 
-def typed(value: object) -> object:
+def typed(value: object) -> Any:
     """``value`` with every NamedTuple inside tagged by its class name (equal tuples of different
     message types must not compare equal)."""
     if isinstance(value, (tuple, list)):
@@ -29,6 +29,13 @@ def typed(value: object) -> object:
 def cfg(n: int = 3, **settings: Any) -> nk.Config:
     variant = settings.pop("variant", nk.Variant())
     return nk.Config(n, variant=variant, **settings)
+
+
+def win(node: nk.Node, sender: int) -> nk.Window:
+    """``node``'s window for ``sender`` (which must exist)."""
+    window = node.windows[sender]
+    assert window is not None
+    return window
 
 
 def founder(config: nk.Config, me: int = A, members: frozenset[int] = ALL) -> nk.Node:
@@ -67,9 +74,9 @@ def test_a_full_window_blocks_the_thread_with_its_seqno_until_the_acks_purge() -
     assert not nk.can_send(config, node)  # its one application thread is inside send
     node = nk.on_receive(config, node, A, nk.Data(1, 1)).node  # loopback: delivers and acks itself
     node = nk.on_ack(config, node, A, 1).node
-    assert node.windows[A].low == 0  # B has not acknowledged: the minimum is still 0
+    assert win(node, A).low == 0  # B has not acknowledged: the minimum is still 0
     purged = nk.on_ack(config, node, B, 1)
-    assert typed(purged.effects) == typed((nk.AckPurged(1),)) and purged.node.windows[A].low == 1
+    assert typed(purged.effects) == typed((nk.AckPurged(1),)) and win(purged.node, A).low == 1
     assert nk.Timer(nk.SEND, 2) in nk.enabled_timers(config, purged.node)
     resumed = nk.on_timer(config, purged.node, nk.Timer(nk.SEND, 2))
     assert typed(sends(resumed)) == typed([Send(A, nk.Data(2, 2)), Send(B, nk.Data(2, 2))])
@@ -83,7 +90,7 @@ def test_without_atomic_sends_two_threads_send_out_of_seqno_order() -> None:
     node = nk.on_send(config, node, 2).node
     assert node.sending == ((1, 1), (2, 2)) and not nk.can_send(config, node)
     node = nk.on_timer(config, node, nk.Timer(nk.SEND, 2)).node
-    assert node.windows[A].missing() == (1,)  # the own window has a gap: thread #1 is not done
+    assert win(node, A).missing() == (1,)  # the own window has a gap: thread #1 is not done
     holds_everything(config, node)
     first = nk.on_timer(config, node, nk.Timer(nk.XMIT))  # sees the gap
     second = nk.on_timer(config, first.node, nk.Timer(nk.XMIT))  # asks for it, of itself
@@ -164,11 +171,11 @@ def test_the_purge_goes_to_the_minimum_but_never_past_the_own_hd() -> None:
     for payload in (1, 2):
         node = nk.on_send(config, node, payload).node
     node = nk.on_receive(config, node, A, nk.Data(1, 1)).node  # the own hd is 2 now
-    node = replace(node, windows=(replace(node.windows[A], delivered=1, kept=node.windows[A].kept[:1],
+    node = replace(node, windows=(replace(win(node, A), delivered=1, kept=win(node, A).kept[:1],
                                           buffered=(nk.Data(2, 2),)), node.windows[B]))
     node = nk.on_ack(config, node, A, 2).node
     step = nk.on_ack(config, node, B, 2)
-    assert step.node.ack_min == 2 and step.node.windows[A].low == 1  # clamped to hd = 1
+    assert step.node.ack_min == 2 and win(step.node, A).low == 1  # clamped to hd = 1
 
 
 def test_an_ack_from_a_non_member_is_ignored_unless_jgrp_2904() -> None:
@@ -199,12 +206,12 @@ def test_a_joiner_enters_the_table_at_zero_and_low_never_moves_back() -> None:
     node = nk.on_send(config, node, 1).node
     node = nk.on_receive(config, node, A, nk.Data(1, 1)).node
     node = nk.on_ack(config, nk.on_ack(config, node, A, 1).node, B, 1).node
-    assert node.windows[A].low == 1
+    assert win(node, A).low == 1
     joined = nk.on_join(config, node, C, ALL)
     assert typed(joined.effects) == typed((Send(C, nk.JoinRsp((A, B, C), ((1, 1), (0, 0), (0, 0)))),))
     step = nk.on_view(config, node, ALL)
     assert typed(step.effects) == typed((WindowCreated(C, 0, 0),))
-    assert step.node.ack_min == 0 and step.node.windows[A].low == 1
+    assert step.node.ack_min == 0 and win(step.node, A).low == 1
     holds_everything(config, step.node)
 
 
@@ -218,8 +225,8 @@ def test_the_joiner_queues_until_become_server_and_the_ring_refuses_the_newest()
     node = nk.on_receive(config, full.node, A, nk.JoinRsp((A, B, C), ((0, 0), (0, 0), (0, 0)))).node
     assert node.become_server_pending and node.ack_table == (0, 0, 0)
     served = nk.on_timer(config, node, nk.Timer(nk.BECOME_SERVER))
-    assert Deliver(A, 1) in served.effects and served.node.windows[A].missing() == ()
-    assert served.node.windows[A].delivered == 1  # #2 was refused: a gap retransmission must fill
+    assert Deliver(A, 1) in served.effects and win(served.node, A).missing() == ()
+    assert win(served.node, A).delivered == 1  # #2 was refused: a gap retransmission must fill
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +318,7 @@ def test_before_jgrp_2853_a_view_change_does_not_purge() -> None:
     node = nk.on_ack(config, node, A, 1).node
     step = nk.on_view(config, node, frozenset({A}))
     assert typed(step.effects) == typed((WindowRemoved(B),))
-    assert step.node.ack_min == 1 and step.node.windows[A].low == 0  # the minimum rose, nothing purged
+    assert step.node.ack_min == 1 and win(step.node, A).low == 0  # the minimum rose, nothing purged
 
 
 def test_dont_block_sends_block_as_shipped_and_are_dropped_before_jgrp_2873() -> None:
@@ -358,7 +365,7 @@ def test_the_join_purge_race_leaves_the_joiner_a_gap_nobody_can_fill() -> None:
     b = nk.on_ack(config, b, B, 1).node
     a = nk.on_receive(config, a, B, nk.Data(1, 1)).node  # A delivers and acks
     b = nk.on_ack(config, b, A, 1).node
-    assert b.windows[B].low == 1  # #1 is gone
+    assert win(b, B).low == 1  # #1 is gone
     b = nk.on_view(config, b, ALL).node
     assert not nk.purge_covered(b, c)
     step = nk.on_send(config, b, 2)
@@ -368,4 +375,4 @@ def test_the_join_purge_race_leaves_the_joiner_a_gap_nobody_can_fill() -> None:
         c = run.node
     assert typed(Send(B, nk.XmitReq(B, (1,)))) in typed(run.effects)
     assert nk.on_receive(config, step.node, C, nk.XmitReq(B, (1,))).effects == ()  # not found
-    assert c.windows[B].delivered == 0 and c.windows[B].missing() == (1,)
+    assert win(c, B).delivered == 0 and win(c, B).missing() == (1,)
