@@ -170,7 +170,10 @@ class FixedBuffer(Generic[T]):
     def remove(self, nullify: bool) -> T | None:
         """Take the item at hd + 1, if present: hd advances; with ``nullify`` its slot is emptied
         and low follows hd (a receive window), without it the item stays until a purge (the own
-        window, kept for retransmission)."""
+        window, kept for retransmission). A nullifying removal after non-nullifying ones also
+        empties the slots of the items kept below it (JGroups nulls only the removed slot and
+        never mixes the modes on one window; here a stale item could otherwise occupy the slot
+        of a seqno capacity higher)."""
         if self._hd >= self._high:
             return None
         slot = self.index(self._hd + 1)
@@ -180,7 +183,8 @@ class FixedBuffer(Generic[T]):
         self._hd += 1
         self._size -= 1
         if nullify:
-            self._buf[slot] = None
+            for s in range(self._low + 1, self._hd + 1):
+                self._buf[self.index(s)] = None
             self._low = self._hd
         return item
 
