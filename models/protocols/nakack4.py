@@ -8,8 +8,7 @@ Properties (``seqcheck list`` prints their definitions):
   ``delivered_was_sent``;
 - of one member's state: ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``,
   ``window_within_capacity`` (high - low <= capacity), ``blocks_only_when_full`` (the block
-  edge), ``ack_table_members`` (JGRP-2904),
-  ``ack_min_is_min``, ``queue_within_bound``;
+  edge), ``ack_table_members`` (JGRP-2904), ``ack_min_is_min``, ``queue_within_bound``;
 - of two members: ``purge_covered`` (purge safety) and ``acks_truthful``;
 - of a step: ``no_spurious_xmit_req`` (no retransmit run asks for a message that was never lost:
   its original still young on its way, or not sent yet; multicast world rule 9; JGRP-2780);
@@ -17,6 +16,9 @@ Properties (``seqcheck list`` prints their definitions):
   blocked);
 - witnesses: ``all_delivered_witness`` and ``window_filled_witness`` (some own window holds exactly
   ``capacity`` unacknowledged messages: the block edge).
+
+A failed witness is reported before any liveness property is computed (checks/explore/search.py),
+so a model whose point is a liveness violation excludes the witnesses its bug makes unreachable.
 """
 
 from __future__ import annotations
