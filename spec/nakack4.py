@@ -125,9 +125,17 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
     that leaves acts no more; the handler is checked in tests/spec/test_nakack4_handlers.py.)
 13. DONT_BLOCK (JGRP-2873): ``dont_block`` flags the application's multicasts; as shipped they
     block like any other (the fix), variant ``drop_dont_block`` drops them on a full window.
-14. Left out: OOB, batches and the ACK-batch
-    maximum, the single-deliverer counter and its exception (JGRP-3034), dynamic_buffers
-    (JGRP-2969), merges, JGRP-2875 (views are not NAKACK4 messages in the world).
+14. The single deliverer (digest 1.0.3, JGRP-3034): delivery happens in the receive handler, so
+    the ``adders`` counter is state only when the model injects an exception (setting
+    ``deliver_exceptions``): the fault ``Timer(DELIVER_FAULT, sender)`` arms the next batch of that
+    sender's messages to throw before anything is removed. That message is added, nothing is
+    delivered; before the fix (variant ``deliverer_stuck``) ``adders`` stays set and no message of
+    that sender is ever delivered again; with the fix it is reset, and what the window holds is
+    delivered by the next removeAndDeliver, which only a message from that sender (a duplicate
+    included) runs: if the exception hits the sender's last message, nothing runs it again
+    (``models/nakack4/jgrp3034-fixed.toml``: the fix does not deliver a stranded last message).
+15. Left out: OOB, batches and the ACK-batch maximum, dynamic_buffers (JGRP-2969), merges,
+    JGRP-2875 (views are not NAKACK4 messages in the world).
 
 Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
 
@@ -144,6 +152,9 @@ Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
                                blocked until some later ACK
 ``no_dont_loopback_self_ack``  before JGRP-2829: with ``dont_loopback`` a member never acks its
                                own messages, so its own AckTable entry pins the minimum
+``deliverer_stuck``            before JGRP-3034: with ``deliver_exceptions``, an exception while
+                               the deliverer builds a batch leaves it set: no delivery from that
+                               sender ever again
 ``drop_dont_block``            before JGRP-2873: with ``dont_block`` (the application's
                                multicasts flagged DONT_BLOCK) a send on a full window is dropped,
                                its seqno spent: a gap nobody can fill
@@ -157,10 +168,15 @@ from dataclasses import replace
 from spec.effects import Deliver, Effect, Send, WindowCreated, WindowRemoved
 from spec.nakack2_state import Data, Digest, HighestSeqno, JoinRsp, XmitReq, XmitRsp, set_at
 from spec.nakack4_state import (  # noqa: F401  (the vocabulary, re-exported for worlds and tests)
+    ARMED,
     BECOME_SERVER,
+    DELIVER_FAULT,
     NAKACK_TYPES,
     NO_ENTRY,
+    READY,
     SEND,
+    STRANDED,
+    STUCK,
     TIMER_NAMES,
     XMIT,
     Ack,
@@ -178,9 +194,11 @@ from spec.nakack4_state import (  # noqa: F401  (the vocabulary, re-exported for
     ack_table_members,
     acks_truthful,
     add_and_deliver,
+    add_only,
     beyond,
     blocks_only_when_full,
     deliver_own,
+    deliverer_released,
     digest_of,
     initial_node,
     new_window,
@@ -301,8 +319,11 @@ def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
         return Step(node, ())
     if sender == node.me:
         window, payloads = deliver_own(window)
+    elif node.deliverer[sender] in (ARMED, STUCK):
+        return _failed_delivery(cfg, node, sender, msg)
     else:
         window, payloads = add_and_deliver(cfg, window, msg)
+        node = replace(node, deliverer=set_at(node.deliverer, sender, READY))
     node = with_window(node, sender, window)
     effects: Effects = []
     if payloads:
@@ -311,6 +332,20 @@ def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
             effects.append(Send(sender, Ack(window.delivered)))
     effects.extend(Deliver(sender, p) for p in payloads)
     return Step(node, tuple(effects))
+
+
+def _failed_delivery(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
+    """removeAndDeliver with its deliverer armed to throw, or stuck (decision 14): the message is
+    added, nothing is delivered. The armed exception leaves ``adders`` set (variant
+    ``deliverer_stuck``: STUCK, for good) or resets it (the fix: STRANDED, until the next message
+    from ``sender``, a duplicate included, runs removeAndDeliver again)."""
+    window = node.windows[sender]
+    assert window is not None
+    state = node.deliverer[sender]
+    if state == ARMED:
+        state = STUCK if cfg.variant.deliverer_stuck else STRANDED
+    node = with_window(node, sender, add_only(cfg, window, msg))
+    return Step(replace(node, deliverer=set_at(node.deliverer, sender, state)), ())
 
 
 def _count_acks(cfg: Config, node: Node, sender: int, count: int) -> tuple[Node, bool]:
@@ -388,12 +423,12 @@ def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
     each new member, the AckTable adjusted and the own window purged if its minimum rose."""
     effects: Effects = []
     windows, counted, pending = list(node.windows), list(node.acks_counted), list(node.ack_pending)
-    xmit_last, table = list(node.xmit_last), list(node.ack_table)
+    xmit_last, table, deliverer = list(node.xmit_last), list(node.ack_table), list(node.deliverer)
     for peer in range(cfg.members):
         if peer in members:
             if windows[peer] is None:
                 windows[peer] = new_window(0)
-                counted[peer], pending[peer] = 0, False
+                counted[peer], pending[peer], deliverer[peer] = 0, False, READY
                 effects.append(WindowCreated(peer, 0, 0))
             if table[peer] == NO_ENTRY:
                 table[peer] = 0
@@ -402,11 +437,12 @@ def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
         if peer != node.me:
             if windows[peer] is not None:
                 windows[peer] = None
-                counted[peer], pending[peer] = 0, False
+                counted[peer], pending[peer], deliverer[peer] = 0, False, READY
                 effects.append(WindowRemoved(peer))
             xmit_last[peer] = 0
     node = replace(node, members=members, windows=tuple(windows), acks_counted=tuple(counted),
-                   ack_pending=tuple(pending), xmit_last=tuple(xmit_last), ack_table=tuple(table), is_server=True)
+                   ack_pending=tuple(pending), xmit_last=tuple(xmit_last), ack_table=tuple(table), is_server=True,
+                   deliverer=tuple(deliverer))
     new_min = table_min(node.ack_table, node.ack_min)
     if cfg.variant.view_change_no_purge:
         return Step(replace(node, ack_min=new_min), tuple(effects))
@@ -450,7 +486,8 @@ def on_disconnect(cfg: Config, node: Node) -> Step:
     removed = tuple(WindowRemoved(p) for p, w in enumerate(node.windows) if w is not None and p != node.me)
     n = cfg.members
     node = replace(node, seqno=0, windows=(None,) * n, sending=(), members=frozenset(),
-                   ack_table=(NO_ENTRY,) * n, acks_counted=(0,) * n, ack_pending=(False,) * n, is_server=False)
+                   ack_table=(NO_ENTRY,) * n, acks_counted=(0,) * n, ack_pending=(False,) * n, is_server=False,
+                   deliverer=(READY,) * n)
     return Step(node, (*dropped, *removed))
 
 
@@ -466,6 +503,9 @@ def enabled_timers(cfg: Config, node: Node) -> tuple[Timer, ...]:
         timers.append(Timer(BECOME_SERVER))
     timers.extend(Timer(SEND, seqno) for seqno, _ in node.sending
                   if room_for(cfg, node, seqno) or _drops_when_full(cfg))
+    if cfg.deliver_exceptions:
+        timers.extend(Timer(DELIVER_FAULT, p) for p, w in enumerate(node.windows)
+                      if w is not None and p != node.me and node.deliverer[p] == READY)
     return tuple(timers)
 
 
@@ -475,6 +515,8 @@ def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
         return _retransmit_task(cfg, node)
     if timer.kind == SEND:
         return _on_send_thread(cfg, node, timer.peer)
+    if timer.kind == DELIVER_FAULT:
+        return Step(replace(node, deliverer=set_at(node.deliverer, timer.peer, ARMED)), ())
     return _become_server(cfg, node)
 
 

@@ -58,7 +58,14 @@ class QueueDropped(NamedTuple):
 XMIT = 0  # one run of the retransmit task: pending ACKs, previous-batch XMIT_REQs, HIGHEST_SEQNO
 BECOME_SERVER = 1  # the BECOME_SERVER event after the join: drain the become_server_queue
 SEND = 2  # the application thread holding seqno ``peer`` adds its message and passes it down
-TIMER_NAMES = ("xmit", "become_server", "send")
+DELIVER_FAULT = 3  # a fault: the next batch of ``peer``'s messages throws while being built (JGRP-3034)
+TIMER_NAMES = ("xmit", "become_server", "send", "deliver_fault")
+
+# The single deliverer of one window (removeAndDeliver's ``adders`` counter), per sender.
+READY = 0  # no delivery in progress
+ARMED = 1  # the next batch creation throws (DELIVER_FAULT fired)
+STUCK = 2  # before JGRP-3034's fix: the exception left ``adders`` set: nobody delivers again
+STRANDED = 3  # the fix: ``adders`` reset; what the failed batch held waits in the window
 
 
 class Timer(NamedTuple):
@@ -77,6 +84,7 @@ class Variant:
     highest_seqno_no_ack: bool = False  # before JGRP-2874: HIGHEST_SEQNO neither counts towards an ACK nor loops back
     view_change_no_purge: bool = False  # before JGRP-2853/2854: a view change does not purge the own window
     drop_dont_block: bool = False  # before JGRP-2873: a DONT_BLOCK send on a full window is dropped, seqno spent
+    deliverer_stuck: bool = False  # before JGRP-3034: an exception building a batch leaves ``adders`` set
     no_dont_loopback_self_ack: bool = False  # before JGRP-2829: DONT_LOOPBACK multicasts are never self-acked
 
 
@@ -92,6 +100,7 @@ class Config:
     send_atomically: bool = False
     dont_block: bool = False  # the application flags its multicasts DONT_BLOCK (JGRP-2873)
     dont_loopback: bool = False  # the application flags its multicasts DONT_LOOPBACK (JGRP-2829)
+    deliver_exceptions: bool = False  # the model may inject DELIVER_FAULT (JGRP-3034)
     sender_threads: int = 1  # application threads per member that may be inside send at once
     use_mcast_xmit: bool = True  # answer an XMIT_REQ by re-multicasting the original
     become_server_queue_size: int = 50  # <= 0 means 50
@@ -166,6 +175,15 @@ def store(window: Window, msg: Data) -> Window:
     return replace(window, buffered=padded[:index] + (msg,) + padded[index + 1:])
 
 
+def add_only(cfg: Config, window: Window, msg: Data) -> Window:
+    """A receiver's FixedBuffer.add without the removal that would follow (the deliverer failed or
+    is stuck): a seqno <= hd, already held or beyond capacity changes nothing."""
+    index = msg.seqno - window.delivered - 1
+    if beyond(cfg, window, msg.seqno) or index < 0 or (index < len(window.buffered) and window.buffered[index]):
+        return window
+    return store(window, msg)
+
+
 def add_and_deliver(cfg: Config, window: Window, msg: Data) -> tuple[Window, list[int]]:
     """A receiver's FixedBuffer.add, then removeMany(nullify): a seqno <= low (== hd) or already
     held is rejected, one beyond capacity dropped; then delivery from hd+1 up to the first gap."""
@@ -225,6 +243,7 @@ class Node:
     xmit_last: tuple[int, ...]  # xmit_task_map: highest missing seqno seen last run; 0 = none
     skip_next_resend: bool  # LastSeqnoResender: an application send since the last run
     sending: tuple[tuple[int, int], ...]  # (seqno, payload) of threads that took a seqno, not yet added
+    deliverer: tuple[int, ...]  # per sender: READY, ARMED, STUCK or STRANDED (the single deliverer)
 
     @property
     def view(self) -> tuple[int, ...]:
@@ -244,7 +263,7 @@ def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
     windows = tuple(new_window(0) if founder and p in members else None for p in range(n))
     table = tuple(0 if founder and p in members else NO_ENTRY for p in range(n))
     return Node(me, members if founder else frozenset(), 0, windows, (0,) * n, (False,) * n, table, 0, founder,
-                False, (), (0,) * n, False, ())
+                False, (), (0,) * n, False, (), (READY,) * n)
 
 
 def digest_of(node: Node) -> Digest:
@@ -274,7 +293,8 @@ def room_for(cfg: Config, node: Node, seqno: int) -> bool:
 def window_order(node: Node) -> bool:
     """I1: every window is well formed: low <= hd <= high and the highest slot is present; a window
     for another member keeps nothing delivered (low == hd) and has a gap right above hd (else that
-    message would have been delivered)."""
+    message would have been delivered), unless a failed batch left its deliverer stuck or its
+    messages stranded (JGRP-3034)."""
     for sender, w in enumerate(node.windows):
         if w is None:
             continue
@@ -282,7 +302,8 @@ def window_order(node: Node) -> bool:
             return False
         if w.buffered and w.buffered[-1] is None:
             return False
-        if sender != node.me and (w.kept or (w.buffered and w.buffered[0] is not None)):
+        if sender != node.me and (w.kept or (w.buffered and w.buffered[0] is not None
+                                             and node.deliverer[sender] in (READY, ARMED))):
             return False
     return True
 
@@ -337,6 +358,13 @@ def ack_min_is_min(node: Node) -> bool:
     """I6: the AckTable's minimum is the lowest ACK of its entries (so it is at most each member's)."""
     present = [a for a in node.ack_table if a != NO_ENTRY]
     return not present or node.ack_min == min(present)
+
+
+def deliverer_released(node: Node) -> bool:
+    """Digest 1.0.3: the single deliverer of a window hands back its ``adders`` counter whenever it
+    stops, so the next message of that sender finds a deliverer (JGRP-3034: an exception left it
+    set, and nothing of that sender was delivered again)."""
+    return STUCK not in node.deliverer
 
 
 def queue_within_bound(cfg: Config, node: Node) -> bool:

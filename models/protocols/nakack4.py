@@ -8,7 +8,8 @@ Properties (``seqcheck list`` prints their definitions):
   ``delivered_was_sent``;
 - of one member's state: ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``,
   ``window_within_capacity`` (high - low <= capacity), ``blocks_only_when_full`` (the block
-  edge), ``ack_table_members`` (JGRP-2904), ``ack_min_is_min``, ``queue_within_bound``;
+  edge), ``ack_table_members`` (JGRP-2904), ``ack_min_is_min``, ``deliverer_released`` (JGRP-3034),
+  ``queue_within_bound``;
 - of two members: ``purge_covered`` (purge safety) and ``acks_truthful``;
 - of a step: ``no_spurious_xmit_req`` (no retransmit run asks for a message that was never lost:
   its original still young on its way, or not sent yet; multicast world rule 9; JGRP-2780);
@@ -43,7 +44,7 @@ CHANNEL = (("no_duplicate", fifo.no_duplicate), ("in_order", fifo.in_order),
            ("delivered_was_sent", fifo.delivered_was_sent))
 NODE = (("window_order", nak.window_order), ("slots_hold_their_seqnos", nak.slots_hold_their_seqnos),
         ("seqno_discipline", nak.seqno_discipline), ("ack_table_members", nak.ack_table_members),
-        ("ack_min_is_min", nak.ack_min_is_min))
+        ("ack_min_is_min", nak.ack_min_is_min), ("deliverer_released", nak.deliverer_released))
 PAIR = (("purge_covered", nak.purge_covered), ("acks_truthful", nak.acks_truthful))
 DOCS = {
     "window_within_capacity": doc_of(nak.window_within_capacity),
@@ -77,17 +78,21 @@ class Nakack4Adapter(ProtocolAdapter):
         "seed-edge": "seed_edge", "send-atomically-lock-after-seqno": "lock_after_seqno",
         "JGRP-2904": "ack_from_non_members", "JGRP-2874": "highest_seqno_no_ack", "JGRP-2853": "view_change_no_purge",
         "JGRP-2873": "drop_dont_block", "JGRP-2829": "no_dont_loopback_self_ack",
+        "JGRP-3034": "deliverer_stuck",
     }
     timer_keys: ClassVar[dict[str, bool]] = {}
     # [config]: (default, minimum); the switches (boolean_settings) read true/false
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {
         "capacity": (16384, 1), "ack_threshold": (0, 0), "send_atomically": (0, 0), "sender_threads": (1, 1),
-        "dont_block": (0, 0), "dont_loopback": (0, 0), "use_mcast_xmit": (1, 0), "become_server_queue_size": (50, 0),
+        "dont_block": (0, 0), "dont_loopback": (0, 0), "deliver_exceptions": (0, 0), "use_mcast_xmit": (1, 0),
+        "become_server_queue_size": (50, 0),
     }
-    boolean_settings = frozenset({"send_atomically", "dont_block", "dont_loopback", "use_mcast_xmit"})
+    boolean_settings = frozenset({"send_atomically", "dont_block", "dont_loopback", "deliver_exceptions",
+                                  "use_mcast_xmit"})
     timer_text = ("retransmit task runs (ACKs, XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "BECOME_SERVER: drains the become_server_queue",
-                  "the application thread holding #{peer} adds it and passes it down")
+                  "the application thread holding #{peer} adds it and passes it down",
+                  "the deliverer of {peer}'s messages will throw building its next batch (a fault)")
     progress_timers = frozenset({nak.XMIT, nak.BECOME_SERVER, nak.SEND})
 
     def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
@@ -173,7 +178,9 @@ class Nakack4Adapter(ProtocolAdapter):
         if kind == "AnswerJoin":
             return f"{name(action.coordinator)} answers {name(action.joiner)}'s join (digest, new view)"
         if kind == "FireTimer":
-            return f"{name(action.member)}: " + self.timer_text[action.timer.kind].format(peer=action.timer.peer)
+            timer = action.timer
+            peer = name(timer.peer) if timer.kind == nak.DELIVER_FAULT else timer.peer
+            return f"{name(action.member)}: " + self.timer_text[timer.kind].format(peer=peer)
         return format_world_action(action, name, self.timer_text)
 
     def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:

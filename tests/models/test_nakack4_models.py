@@ -20,6 +20,8 @@ from models.world import FireTimer, InstallView
 from spec import nakack4 as nk
 
 FOLDER = MODELS_DIR / "nakack4"
+# The fixed twin of JGRP-3034 fails too, more narrowly: the fix strands a last message (its description).
+TWINS_THAT_FAIL = {"jgrp3034-fixed"}
 # model -> (verdict, steps of the shortest counterexample; 0 for a pass): the bug catalogue
 CATALOGUE = {
     "window-edge": ("pass", 0),
@@ -37,6 +39,8 @@ CATALOGUE = {
     "jgrp2873-fixed": ("pass", 0),
     "jgrp2829": ("violation:senders_released", 2),
     "jgrp2829-fixed": ("pass", 0),
+    "jgrp3034": ("violation:deliverer_released", 3),
+    "jgrp3034-fixed": ("violation:eventually_delivered", 5),
     "join-purge-race": ("violation:purge_covered", 8),
     "join-queue-drops-newest": ("pass", 0),
     "lost-ack-threshold-0": ("violation:senders_released", 6),
@@ -72,7 +76,7 @@ def test_each_variant_has_a_violation_model_beside_a_twin_that_passes(alias: str
         assert isinstance(world, MulticastWorld)
         twins = [t for t in models if t.variant == () and isinstance(t.world, MulticastWorld)
                  and t.world.cfg == replace(world.cfg, variant=t.world.cfg.variant) and t.world.bounds == world.bounds]
-        assert twins and all(t.expect == "pass" for t in twins), model.path
+        assert twins and all(t.expect == "pass" or t.path.stem in TWINS_THAT_FAIL for t in twins), model.path
 
 
 def test_the_lost_ack_pair_differs_in_the_ack_threshold_alone() -> None:

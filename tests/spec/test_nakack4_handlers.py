@@ -376,3 +376,25 @@ def test_the_join_purge_race_leaves_the_joiner_a_gap_nobody_can_fill() -> None:
     assert typed(Send(B, nk.XmitReq(B, (1,)))) in typed(run.effects)
     assert nk.on_receive(config, step.node, C, nk.XmitReq(B, (1,))).effects == ()  # not found
     assert win(c, B).delivered == 0 and win(c, B).missing() == (1,)
+
+
+def test_an_exception_in_the_deliverer_strands_a_message_until_the_next_one_or_for_good() -> None:
+    """JGRP-3034: the fix resets the deliverer, and the next message from the sender delivers what
+    the failed batch held; before the fix nothing of that sender is ever delivered again."""
+    fixed = cfg(2, capacity=4, deliver_exceptions=True)
+    b = founder(fixed, B, frozenset({A, B}))
+    assert nk.Timer(nk.DELIVER_FAULT, A) in nk.enabled_timers(fixed, b)
+    armed = nk.on_timer(fixed, b, nk.Timer(nk.DELIVER_FAULT, A)).node
+    failed = nk.on_receive(fixed, armed, A, nk.Data(1, 1))
+    assert failed.effects == () and failed.node.deliverer[A] == nk.STRANDED and win(failed.node, A).delivered == 0
+    assert nk.window_order(failed.node) and nk.deliverer_released(failed.node)
+    assert nk.on_receive(fixed, failed.node, A, nk.HighestSeqno(1)).effects == ()  # nothing asks again
+    later = nk.on_receive(fixed, failed.node, A, nk.Data(2, 2))
+    assert typed([e for e in later.effects if isinstance(e, Deliver)]) == typed([Deliver(A, 1), Deliver(A, 2)])
+    assert later.node.deliverer[A] == nk.READY
+    broken = replace(fixed, variant=nk.Variant(deliverer_stuck=True))
+    stuck = nk.on_receive(broken, armed, A, nk.Data(1, 1)).node
+    assert stuck.deliverer[A] == nk.STUCK and not nk.deliverer_released(stuck)
+    after = nk.on_receive(broken, stuck, A, nk.Data(2, 2))
+    assert after.effects == () and win(after.node, A).delivered == 0 and win(after.node, A).high == 2
+    assert nk.Timer(nk.DELIVER_FAULT, A) not in nk.enabled_timers(broken, after.node)
