@@ -179,7 +179,8 @@ def add_only(cfg: Config, window: Window, msg: Data) -> Window:
     """A receiver's FixedBuffer.add without the removal that would follow (the deliverer failed or
     is stuck): a seqno <= hd, already held or beyond capacity changes nothing."""
     index = msg.seqno - window.delivered - 1
-    if beyond(cfg, window, msg.seqno) or index < 0 or (index < len(window.buffered) and window.buffered[index]):
+    if beyond(cfg, window, msg.seqno) or index < 0 or (index < len(window.buffered)
+                                                      and window.buffered[index] is not None):
         return window
     return store(window, msg)
 
