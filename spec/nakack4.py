@@ -128,7 +128,9 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
 14. The single deliverer (digest 1.0.3, JGRP-3034): delivery happens in the receive handler, so
     the ``adders`` counter is state only when the model injects an exception (setting
     ``deliver_exceptions``): the fault ``Timer(DELIVER_FAULT, sender)`` arms the next batch of that
-    sender's messages to throw before anything is removed. That message is added, nothing is
+    sender's messages to throw before anything is removed (an assumption: where batch creation
+    throws is not in the code or the issue; later in the batch, removed messages would be lost
+    outright). That message is added, nothing is
     delivered; before the fix (variant ``deliverer_stuck``) ``adders`` stays set and no message of
     that sender is ever delivered again; with the fix it is reset, and what the window holds is
     delivered by the next removeAndDeliver, which only a message from that sender (a duplicate
