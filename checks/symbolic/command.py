@@ -10,7 +10,8 @@ should have, and z3's seconds. What runs, per ``--protocol``:
   search that reaches it and on to a violation, written as a trace file ``seqcheck show`` draws.
 - ``table``: ``impl/window.Table``'s arithmetic for every 64-bit value (``checks/symbolic/table``).
 - ``counters``: the wrapping timestamps and conn_ids of ``impl/common.py`` (``checks/symbolic/counters``).
-- ``unicast2``: not modelled yet; says so (a ``note`` line, no obligation).
+- ``unicast2``: the same for UNICAST2's STABLE-based purge (``checks/symbolic/unicast2_proofs``):
+  proved with the fix flags (for the removals rule 6 gates), failing as shipped.
 - ``all``: all of them.
 
 Exit 0 when every line has its expected result, 1 otherwise (an obligation that should hold and
@@ -175,8 +176,10 @@ def _counters(trace_dir: Path) -> Iterator[Line]:
 
 
 def _unicast2(trace_dir: Path) -> Iterator[Line]:
-    yield Line("unicast2: STABLE-based purge", "not modelled yet", NOT_YET, 0.0,
-               "the symbolic model covers UNICAST3 only (issue 16 leaves UNICAST2 to a later step)")
+    from checks.symbolic.unicast2_proofs import rows
+
+    for row in rows():
+        yield Line(*row)
 
 
 SECTIONS: dict[str, Callable[[Path], Iterator[Line]]] = {

@@ -25,14 +25,38 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from checks.symbolic import unicast3_abstraction as u3_abstraction
 from checks.symbolic.ops import ConcreteOps
-from checks.symbolic.unicast3_abstraction import TIMER_OF_ACTION, abstract, action_instance, world_action
-from checks.symbolic.unicast3_model import ACTION_BY_NAME, State
+from checks.symbolic.unicast3_model import ACTION_BY_NAME, Action, State
 from models.modelfile import load
-from models.world import InstallView, World, WorldAction
+from models.world import InstallView, Packet, World, WorldAction
 from spec import unicast3 as u3
 
 CONCRETE = ConcreteOps()
+
+
+@dataclass(frozen=True)
+class Binding:
+    """How one symbolic model maps onto its spec and world (the abstraction module's functions)."""
+
+    actions: dict[str, Action]  # by name (a live dict: tests swap an action to plant a drift)
+    abstract: Callable[[Any], State]
+    action_instance: Callable[[WorldAction], tuple[str, dict[str, Any]]]
+    world_action: Callable[[World, Any, str, dict[str, Any]], WorldAction | None]
+    spec: Any  # the spec module: enabled_timers, on_view, Timer
+    timer_of_action: dict[str, tuple[int, int]]  # action -> (member, timer kind)
+    packet_params: dict[str, tuple[str, tuple[str, ...]]]  # delivery action -> (network field, parameters)
+    switched_off: Callable[[Any, int], bool]  # is this timer kind disabled by the model's [timers]?
+    fixed_params: dict[str, dict[str, Any]] = field(default_factory=dict)  # parameters the world's config fixes
+
+
+UNICAST3_BINDING = Binding(
+    ACTION_BY_NAME, u3_abstraction.abstract, u3_abstraction.action_instance, u3_abstraction.world_action, u3,
+    u3_abstraction.TIMER_OF_ACTION,
+    {"deliver_data": ("n_data", ("seqno", "conn", "first")), "deliver_ack": ("n_ack", ("seqno", "conn", "ts")),
+     "deliver_sfs": ("n_sfs", ("ts",)), "deliver_close": ("n_close", ("conn",))},
+    lambda cfg, kind: (kind in (u3.IDLE_SEND, u3.IDLE_RECV) and not cfg.conn_expiry) or (
+        kind in (u3.CLOSE_SEND, u3.CLOSE_RECV) and not cfg.conn_close))
 
 
 @dataclass
@@ -57,12 +81,13 @@ def load_world(path: Path) -> World:
 
 def crosscheck(path: Path, max_states: int = 2000,
                agreements: tuple[tuple[str, Callable[[Any], bool], Callable[[State], bool]], ...] = (),
-               invariant: Callable[[State], bool] | None = None) -> CrossCheckReport:
+               invariant: Callable[[State], bool] | None = None, binding: Binding = UNICAST3_BINDING,
+               world: World | None = None) -> CrossCheckReport:
     """Run checks 1-3 of the module docstring on up to ``max_states`` states of ``path``'s world.
     ``agreements``: (name, spec predicate of a WorldView, symbolic invariant of a State).
     ``invariant``: a symbolic invariant; the report names every action seen changing a state that
     satisfies it (concrete witnesses that the proofs' hypotheses Inv and T_a are not vacuous)."""
-    world = load_world(path)
+    world = load_world(path) if world is None else world  # ``world``: path's world, e.g. with another variant
     variant = world.cfg.variant
     report = CrossCheckReport(str(path))
     seen = set(world.init_states())
@@ -71,7 +96,7 @@ def crosscheck(path: Path, max_states: int = 2000,
         state = queue.popleft()
         report.states += 1
         view = world.view(state)
-        pre = abstract(view)
+        pre = binding.abstract(view)
         pre_holds = invariant is not None and invariant(pre)
         for name, spec_holds, symbolic_holds in agreements:
             report.agreements += 1
@@ -79,9 +104,9 @@ def crosscheck(path: Path, max_states: int = 2000,
                 report.mismatches.append(f"{name}: spec says {spec_holds(view)} on {pre}")
         for action, after in world.successors(state):
             report.steps += 1
-            name, params = action_instance(action)
-            post = abstract(world.view(after))
-            if not ACTION_BY_NAME[name].relation(CONCRETE, pre, post, params, variant):
+            name, params = binding.action_instance(action)
+            post = binding.abstract(world.view(after))
+            if not binding.actions[name].relation(CONCRETE, pre, post, params, variant):
                 report.mismatches.append(f"step {action} ({name} {params}) breaks the symbolic relation: "
                                          f"{pre} -> {post}")
             elif pre_holds and post != pre:
@@ -89,33 +114,30 @@ def crosscheck(path: Path, max_states: int = 2000,
             if after not in seen and len(seen) < max_states:
                 seen.add(after)
                 queue.append(after)
-        for name, params, instance in _enabled_instances(world, view, pre, variant):
+        for name, params, instance in _enabled_instances(binding, world, view, pre, variant):
             report.instances += 1
-            problem = _spec_agrees(world, state, view, pre, name, params, instance, variant)
+            problem = _spec_agrees(binding, world, state, view, pre, name, params, instance, variant)
             if problem:
                 report.mismatches.append(problem)
     report.complete = not queue and len(seen) < max_states
     return report
 
 
-def _enabled_instances(world: World, view: Any, pre: State, variant: u3.Variant
+def _enabled_instances(binding: Binding, world: World, view: Any, pre: State, variant: Any
                        ) -> Iterator[tuple[str, dict[str, Any], WorldAction | None]]:
     """Every symbolic action instance whose guard holds on ``pre`` (parameters from the concrete
     packets; ``lose`` and ``send`` are left out: budgets, not the spec, bound them)."""
-    for action in ACTION_BY_NAME.values():
+    for action in binding.actions.values():
         if action.name in ("lose", "send"):
             continue
-        for params in _parameter_choices(action.name, pre):
+        for params in _parameter_choices(binding, action.name, pre):
             if action.guard(CONCRETE, pre, params, variant):
-                yield action.name, params, world_action(world, view, action.name, params)
+                yield action.name, params, binding.world_action(world, view, action.name, params)
 
 
-def _parameter_choices(name: str, pre: State) -> Iterator[dict[str, Any]]:
-    packets = {"deliver_data": ("n_data", ("seqno", "conn", "first")),
-               "deliver_ack": ("n_ack", ("seqno", "conn", "ts")),
-               "deliver_sfs": ("n_sfs", ("ts",)), "deliver_close": ("n_close", ("conn",))}
-    if name in packets:
-        field_name, names = packets[name]
+def _parameter_choices(binding: Binding, name: str, pre: State) -> Iterator[dict[str, Any]]:
+    if name in binding.packet_params:
+        field_name, names = binding.packet_params[name]
         for key in sorted(pre[field_name]):
             for keep in (False, True):
                 yield {**dict(zip(names, key)), "keep": keep}
@@ -127,36 +149,37 @@ def _parameter_choices(name: str, pre: State) -> Iterator[dict[str, Any]]:
         yield {"member": True}
         yield {"member": False}
     else:
-        yield {}
+        yield dict(binding.fixed_params.get(name, {}))
 
 
-def _spec_agrees(world: World, state: tuple[int, ...], view: Any, pre: State, name: str, params: dict[str, Any],
-                 action: WorldAction | None, variant: u3.Variant) -> str | None:
+def _spec_agrees(binding: Binding, world: World, state: tuple[int, ...], view: Any, pre: State, name: str,
+                 params: dict[str, Any], action: WorldAction | None, variant: Any) -> str | None:
     """Check 2 for one enabled symbolic instance; a description of the mismatch, or None."""
     if name == "deliver_xreq" and action is None:
         return None  # a single seqno of a multi-seqno XMIT_REQ: not one spec step (over-approximation)
     if action is None:
         return f"{name} {params} is enabled symbolically but names no packet in flight"
-    if name in TIMER_OF_ACTION:
-        member, kind = TIMER_OF_ACTION[name]
-        node = view.nodes[member]
-        timers = {t.kind for t in u3.enabled_timers(world.cfg, node)}
+    spec = binding.spec
+    if name in binding.timer_of_action:
+        member, kind = binding.timer_of_action[name]
+        timers = {t.kind for t in spec.enabled_timers(world.cfg, view.nodes[member])}
         if kind not in timers:
-            switched_off = (kind in (u3.IDLE_SEND, u3.IDLE_RECV) and not world.cfg.conn_expiry) or (
-                kind in (u3.CLOSE_SEND, u3.CLOSE_RECV) and not world.cfg.conn_close)
-            return None if switched_off else f"{name} is enabled symbolically, not in the spec, on {pre}"
-        gate = world.adapter.quiet_connection(member, u3.Timer(kind, 1 - member))
+            return None if binding.switched_off(world.cfg, kind) else (
+                f"{name} is enabled symbolically, not in the spec, on {pre}")
+        gate = world.adapter.quiet_connection(member, spec.Timer(kind, 1 - member))
         if gate is not None and not world.quiet(state[world.n], *gate):
             return f"{name} is enabled symbolically, but rule 6 forbids it, on {pre}"
     if name == "remove_recv" and not world.quiet(state[world.n], 0, 1):
         return f"remove_recv is enabled symbolically, but rule 6 forbids it, on {pre}"
     if isinstance(action, InstallView):  # any view, not only the model's script: the spec's handler
-        node = u3.on_view(world.cfg, view.nodes[action.member], frozenset(action.members)).node
-        nodes = tuple(node if i == action.member else n for i, n in enumerate(view.nodes))
-        post = abstract(replace(view, nodes=nodes))
+        step = spec.on_view(world.cfg, view.nodes[action.member], frozenset(action.members))
+        nodes = tuple(step.node if i == action.member else n for i, n in enumerate(view.nodes))
+        sent = {Packet(action.member, e.dst, type(e.msg).__name__, e.msg) for e in step.effects
+                if world.adapter.is_send(e)}
+        post = binding.abstract(replace(view, nodes=nodes, network=tuple(sorted(set(view.network) | sent))))
     else:
         after = world.successor(state, action)
-        post = pre if after is None else abstract(world.view(after))
-    if not ACTION_BY_NAME[name].relation(CONCRETE, pre, post, params, variant):
+        post = pre if after is None else binding.abstract(world.view(after))
+    if not binding.actions[name].relation(CONCRETE, pre, post, params, variant):
         return f"the spec's {action} breaks the symbolic relation of {name} {params}: {pre} -> {post}"
     return None

@@ -25,17 +25,16 @@ import z3
 
 from checks.explore.system import Always
 from checks.explore.trace import Trace, make_trace, validate
+from checks.symbolic.bounded import PACKETS, SLOTS, bounded
 from checks.symbolic.crosscheck import CONCRETE
 from checks.symbolic.obligations import COUNTEREXAMPLE, obligations
-from checks.symbolic.ops import EMPTY, Z3Ops
+from checks.symbolic.ops import EMPTY
 from checks.symbolic.unicast3_abstraction import abstract, action_instance, concretize, world_action
 from checks.symbolic.unicast3_invariants import Invariant
 from checks.symbolic.unicast3_model import ACTION_BY_NAME, FIELDS, INT, RECEIVER, SENDER, State
 from models.modelfile import load
 from models.world import World
 from spec.unicast3 import Variant
-
-PACKETS, SLOTS, SMALL = 3, 3, 4
 
 
 @dataclass
@@ -52,35 +51,6 @@ class ConcreteCti:
         return [f"obligation {self.obligation}: counterexample to induction",
                 f"  pre-state  {shown}", f"  step       {self.action} {self.params}",
                 f"  post-state breaks {self.invariant}: {self.post if self.post is not None else '?'}"]
-
-
-def _bounded(o: Z3Ops, p: State) -> Any:
-    """Side condition: every set of p holds at most PACKETS tuples, r_buf at most SLOTS slots, and
-    every number (in p or in a tuple) lies in 0..SMALL."""
-    parts = []
-    for name, kind in FIELDS.items():
-        if kind == INT:
-            parts.append(z3.And(p[name] >= 0, p[name] <= SMALL))
-        elif isinstance(kind, tuple) and kind[0] == "set":
-            parts.append(_finite_set(p[name], [k for k in kind[1:]], name))
-    keys = [z3.Int(f"r_buf.k{i}") for i in range(SLOTS)]
-    values = [z3.Int(f"r_buf.v{i}") for i in range(SLOTS)]
-    x = z3.Int("r_buf.x")
-    body: Any = z3.IntVal(EMPTY)
-    for k, v in zip(keys, values):
-        body = z3.If(x == k, v, body)
-        parts += [k >= 0, k <= SMALL + 2, z3.Or(v == EMPTY, z3.And(v >= 0, v <= SMALL))]
-    parts.append(p.r_buf == z3.Lambda([x], body))
-    return z3.And(*parts)
-
-
-def _finite_set(s: Any, kinds: list[str], name: str) -> Any:
-    rows = [[(z3.Int if k == INT else z3.Bool)(f"{name}.{i}.{j}") for j, k in enumerate(kinds)] for i in range(PACKETS)]
-    present = [z3.Bool(f"{name}.{i}.present") for i in range(PACKETS)]
-    bound = [z3.Const(f"{name}.x{j}", z3.IntSort() if k == INT else z3.BoolSort()) for j, k in enumerate(kinds)]
-    member = z3.Or(*[z3.And(present[i], *[b == r for b, r in zip(bound, rows[i])]) for i in range(PACKETS)])
-    small = [z3.And(r >= 0, r <= SMALL) for row in rows for r, k in zip(row, kinds) if k == INT]
-    return z3.And(s == z3.Lambda(bound, member), *small)
 
 
 def _value(model: z3.ModelRef, term: Any, kind: Any) -> Any:
@@ -119,7 +89,7 @@ def _read_state(model: z3.ModelRef, p: State) -> State:
 def concrete_cti(invariants: Sequence[Invariant], v: Variant, action: str, invariant: str) -> ConcreteCti | None:
     """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state."""
     for result in obligations(invariants, v, actions=(ACTION_BY_NAME[action],),
-                              only=lambda a, i: a == action and i == invariant, extra=_bounded):
+                              only=lambda a, i: a == action and i == invariant, extra=bounded(FIELDS)):
         if result.result != COUNTEREXAMPLE or result.model is None or result.pre is None:
             return None
         params = {}

@@ -7,7 +7,9 @@ For an inductive invariant Inv = I_1 and ... and I_n (the targets and the streng
 - per action a and step invariant P_k: Inv(p) and T_a(p, q) => P_k(p, q).
 
 Each query is "the negation is unsatisfiable": ``unsat`` is *proved*, ``sat`` gives a
-counterexample-to-induction (z3's model), ``unknown`` (timeout, quantifiers) is reported as such.
+counterexample-to-induction (z3's model), ``unknown`` (timeout, quantifiers) is reported as such
+after one retry with a bounded pre-state (``checks/symbolic/bounded``), whose ``sat`` is a
+counterexample too (its ``unsat`` proves nothing, so it stays ``unknown``).
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from typing import Any
 
 import z3
 
+from checks.symbolic.bounded import bounded
 from checks.symbolic.ops import Z3Ops
 from checks.symbolic.unicast3_invariants import Invariant
-from checks.symbolic.unicast3_model import ACTIONS, Action, State, initial, symbolic_params, symbolic_state
-from spec.unicast3 import Variant
+from checks.symbolic.unicast3_model import UNICAST3, Action, ModelSpec, State, symbolic_params, symbolic_state
 
 PROVED, COUNTEREXAMPLE, UNKNOWN = "proved", "counterexample", "unknown"
 
@@ -43,7 +45,7 @@ class Result:
         return {"name": self.name, "result": self.result, "seconds": round(self.seconds, 3)}
 
 
-def conjunction(o: Z3Ops, p: State, invariants: Sequence[Invariant], v: Variant) -> Any:
+def conjunction(o: Z3Ops, p: State, invariants: Sequence[Invariant], v: Any) -> Any:
     return z3.And(*[inv.state(o, p, v) for inv in invariants if inv.state is not None])
 
 
@@ -59,23 +61,24 @@ def _solve(assertions: Sequence[Any], timeout_ms: int) -> tuple[str, z3.ModelRef
     return UNKNOWN, None
 
 
-def obligations(invariants: Sequence[Invariant], v: Variant, *, actions: Sequence[Action] = ACTIONS,
-                only: Callable[[str, str], bool] | None = None, timeout_ms: int = 20_000,
-                extra: Callable[[Z3Ops, State], Any] | None = None) -> Iterator[Result]:
-    """Every obligation of ``invariants`` under variant ``v``, in order (initiation first).
-    ``only(action, invariant)`` selects some; ``extra(ops, pre)`` adds a side condition to the
-    pre-state of every consecution query (e.g. a bounded network for a concrete CTI)."""
+def obligations(invariants: Sequence[Invariant], v: Any, *, model: ModelSpec = UNICAST3,
+                actions: Sequence[Action] | None = None, only: Callable[[str, str], bool] | None = None,
+                timeout_ms: int = 8_000, extra: Callable[[Z3Ops, State], Any] | None = None) -> Iterator[Result]:
+    """Every obligation of ``invariants`` of ``model`` under variant ``v``, in order (initiation
+    first). ``actions``: some of the model's; ``only(action, invariant)`` selects some;
+    ``extra(ops, pre)`` adds a side condition to the pre-state of every consecution query (e.g. a
+    bounded network for a concrete CTI)."""
     o = Z3Ops()
-    p, q = symbolic_state(""), symbolic_state("'")
+    p, q = symbolic_state("", model.fields), symbolic_state("'", model.fields)
     inv_p = conjunction(o, p, invariants, v)
     side = [] if extra is None else [extra(o, p)]
     for inv in invariants:
         if inv.state is None or (only is not None and not only("init", inv.name)):
             continue
         started = time.perf_counter()
-        result, model = _solve([initial(o, p), z3.Not(inv.state(o, p, v))], timeout_ms)
-        yield Result(f"init / {inv.name}", "init", inv.name, result, time.perf_counter() - started, model, p)
-    for action in actions:
+        result, found = _solve([model.initial(o, p), z3.Not(inv.state(o, p, v))], timeout_ms)
+        yield Result(f"init / {inv.name}", "init", inv.name, result, time.perf_counter() - started, found, p)
+    for action in model.actions if actions is None else actions:
         params = symbolic_params(action)
         relation = action.relation(o, p, q, params, v)
         for inv in invariants:
@@ -83,7 +86,10 @@ def obligations(invariants: Sequence[Invariant], v: Variant, *, actions: Sequenc
                 continue
             goal = inv.state(o, q, v) if inv.state is not None else inv.step(o, p, q, v)  # type: ignore[misc]
             started = time.perf_counter()
-            result, model = _solve([inv_p, relation, *side, z3.Not(goal)], timeout_ms)
+            result, found = _solve([inv_p, relation, *side, z3.Not(goal)], timeout_ms)
+            if result == UNKNOWN and extra is None:  # a bounded pre-state is one of the states: its CTI is one too
+                result, found = _solve([inv_p, relation, bounded(model.fields)(o, p), z3.Not(goal)], timeout_ms)
+                result = COUNTEREXAMPLE if result == COUNTEREXAMPLE else UNKNOWN
             yield Result(f"{action.name} / {inv.name}", action.name, inv.name, result,
-                         time.perf_counter() - started, model, p, q, params)
+                         time.perf_counter() - started, found, p, q, params)
 

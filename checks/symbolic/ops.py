@@ -72,6 +72,10 @@ class Ops:
     def empty_map(self) -> Any:
         raise NotImplementedError
 
+    def add_range(self, s: Any, lo: Any, hi: Any, rest: Fn) -> Any:
+        """``s`` plus ``(x, *rest(x))`` for every x in (lo, hi]."""
+        raise NotImplementedError
+
     def min(self, a: Any, b: Any) -> Any:
         return self.If(a < b, a, b)
 
@@ -138,6 +142,9 @@ class ConcreteOps(Ops):
 
     def empty_map(self) -> dict[int, int]:
         return {}
+
+    def add_range(self, s: frozenset[tuple[Any, ...]], lo: int, hi: int, rest: Fn) -> frozenset[tuple[Any, ...]]:
+        return s | {(x,) + tuple(rest(x)) for x in range(lo + 1, hi + 1)}
 
 
 class Z3Ops(Ops):
@@ -218,6 +225,12 @@ class Z3Ops(Ops):
 
     def empty_map(self) -> Any:
         return z3.K(z3.IntSort(), z3.IntVal(EMPTY))
+
+    def add_range(self, s: Any, lo: Any, hi: Any, rest: Fn) -> Any:
+        keys = self._bound(s)
+        head, tail = keys[0], keys[1:]
+        new = z3.And(lo < head, head <= hi, *[v == f for v, f in zip(tail, rest(head))])
+        return z3.Lambda(keys, z3.Or(z3.Select(s, *keys), new))
 
     def grown_by(self, small: Any, big: Any, cond: Fn) -> Any:
         keys = self._bound(big)

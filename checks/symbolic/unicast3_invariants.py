@@ -27,8 +27,8 @@ from spec.unicast3 import Variant
 class Invariant:
     name: str
     why: str
-    state: Callable[[Ops, State, Variant], Any] | None = None  # a state invariant
-    step: Callable[[Ops, State, State, Variant], Any] | None = None  # a step invariant (pre, post)
+    state: Callable[[Ops, State, Any], Any] | None = None  # a state invariant (the last argument: the Variant)
+    step: Callable[[Ops, State, State, Any], Any] | None = None  # a step invariant (pre, post)
 
 
 def _acc(o: Ops, p: State, ts: Any, v: Variant) -> Any:

@@ -75,10 +75,10 @@ def _sort(kind: str) -> z3.SortRef:
     return z3.IntSort() if kind == INT else z3.BoolSort()
 
 
-def symbolic_state(suffix: str) -> State:
-    """Fresh z3 constants for every field, named ``<field><suffix>``."""
+def symbolic_state(suffix: str, fields: dict[str, Any] | None = None) -> State:
+    """Fresh z3 constants for every field (of ``fields``, default this model's), named ``<field><suffix>``."""
     out = State()
-    for name, kind in FIELDS.items():
+    for name, kind in (FIELDS if fields is None else fields).items():
         if kind == INT:
             out[name] = z3.Int(name + suffix)
         elif kind == BOOL:
@@ -110,7 +110,7 @@ def frame(o: Ops, p: State, q: State, changed: dict[str, Any], free: Iterable[st
     """q equals ``changed`` on those fields, is unconstrained on ``free``, equals p elsewhere."""
     skip = set(free)
     parts = [q[f] == value for f, value in changed.items()]
-    parts += [q[f] == p[f] for f in FIELDS if f not in changed and f not in skip]
+    parts += [q[f] == p[f] for f in p if f not in changed and f not in skip]
     return o.And(*parts)
 
 
@@ -133,10 +133,10 @@ def _keep_or_consume(o: Ops, s: Any, keep: Any, *key: Any) -> Any:
 class Action:
     name: str
     params: tuple[tuple[str, Any], ...]  # (name, sort kind) of the action's parameters
-    guard: Callable[[Ops, State, dict[str, Any], Variant], Any]
-    effect: Callable[[Ops, State, State, dict[str, Any], Variant], Any]
+    guard: Callable[[Ops, State, dict[str, Any], Any], Any]  # the last argument: the spec's Variant
+    effect: Callable[[Ops, State, State, dict[str, Any], Any], Any]
 
-    def relation(self, o: Ops, p: State, q: State, a: dict[str, Any], v: Variant) -> Any:
+    def relation(self, o: Ops, p: State, q: State, a: dict[str, Any], v: Any) -> Any:
         return o.And(self.guard(o, p, a, v), self.effect(o, p, q, a, v))
 
 
@@ -343,3 +343,16 @@ def initial(o: Ops, p: State) -> Any:
     return o.And(o.Not(p.s_exists), o.Not(p.r_exists), p.a_next_conn == 0, p.b_ts == 0, o.Not(p.b_sync_sent),
                  p.a_view_b, p.b_view_a, none(p.n_data), none(p.n_ack), none(p.n_sfs), none(p.n_xreq),
                  none(p.n_close))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A symbolic model as the obligations see it: its fields, actions and initial states."""
+
+    name: str
+    fields: dict[str, Any]
+    actions: tuple[Action, ...]
+    initial: Callable[[Ops, State], Any]
+
+
+UNICAST3 = ModelSpec("unicast3", FIELDS, ACTIONS, initial)

@@ -11,7 +11,9 @@ from checks import cli
 from checks.symbolic import command
 
 
-def test_unicast3_as_expected_with_a_trace_that_show_draws(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unicast3_as_expected_with_a_trace_that_show_draws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(command, "CROSSCHECKED", ())  # tests/symbolic/test_unicast3_crosscheck.py runs them
     assert cli.main(["prove", "--protocol", "unicast3", "--json", "--trace-dir", str(tmp_path)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     verdict = rows.pop()
@@ -30,14 +32,24 @@ def test_an_obligation_not_as_expected_exits_1(tmp_path: Path, monkeypatch: pyte
     """Expecting the JGRP-1873 counterexample somewhere else: the real one is then unexpected."""
     monkeypatch.setattr(command, "EXPECTED_1873", ("deliver_ack", "purge_covered"))
     monkeypatch.setattr(command, "CROSSCHECKED", ())
+    monkeypatch.setattr(command, "_jgrp1873", lambda trace_dir: iter(()))
     assert cli.main(["prove", "--protocol", "unicast3", "--trace-dir", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert "NOT as expected" in out and "unexpected: unicast3[JGRP-1873]: deliver_sfs / live_ack_below_first" in out
 
 
-def test_unicast2_is_a_note_not_a_proof(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["prove", "--protocol", "unicast2", "--trace-dir", str(tmp_path)]) == 0
-    assert "not modelled yet" in capsys.readouterr().out
+def test_counters_print_one_line_per_lemma_and_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["prove", "--protocol", "counters", "--trace-dir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 9 and lines[-1].endswith("as expected") and "0 not as expected" in lines[-1]
+    assert sum("counterexample" in line for line in lines[:-1]) == 2
+
+
+@pytest.mark.slow
+def test_prove_all_is_as_expected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["prove", "--json", "--trace-dir", str(tmp_path)]) == 0
+    verdict = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert verdict["verdict"] == "as expected" and verdict["seconds"] < 120
 
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

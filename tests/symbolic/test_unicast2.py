@@ -1,0 +1,83 @@
+"""UNICAST2's symbolic model: cross-checked on the spec, proved with the fix flags, failing as shipped."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from checks.symbolic import unicast2_model as model
+from checks.symbolic.crosscheck import CONCRETE, crosscheck, load_world
+from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
+from checks.symbolic.ops import Ops
+from checks.symbolic.unicast2_abstraction import binding_for
+from checks.symbolic.unicast2_invariants import FIXED, INVARIANTS, SHIPPED, STRENGTHENINGS
+from checks.symbolic.unicast2_proofs import EXPECTED_SHIPPED, GATED, MODELS, UNGATED_COUNTEREXAMPLES, _agreements
+from checks.symbolic.unicast3_invariants import TARGETS
+from checks.symbolic.unicast3_model import State
+from spec import unicast2 as u2
+
+
+@pytest.mark.parametrize("name", ["jgrp1873-fixed", "jgrp1873-view-change", "jgrp1548-fixed",
+                                  "scenario-6-lost-first-message", "jgrp1873-fixed-lost-first-ack"])
+def test_every_explicit_step_satisfies_the_relation(name: str) -> None:
+    world = load_world(MODELS / f"{name}.toml")
+    report = crosscheck(MODELS / f"{name}.toml", 400, _agreements(world.cfg.variant), binding=binding_for(world))
+    assert report.mismatches == [], report.mismatches[:1]
+    assert report.steps > 2 * report.states > 0 and report.agreements > 0
+
+
+def test_a_drifted_stable_handler_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A STABLE that purges without checking its conn_id (the design draft's scenario #6)."""
+    shipped = model.ACTION_BY_NAME["deliver_stable"]
+
+    def any_conn(o: Ops, p: State, q: State, a: dict[str, object], v: u2.Variant) -> object:
+        return shipped.effect(o, p, q, {**a, "conn": p.s_conn}, v)
+
+    monkeypatch.setitem(model.ACTION_BY_NAME, "deliver_stable", replace(shipped, effect=any_conn))
+    world = load_world(MODELS / "scenario-6-lost-first-message.toml")
+    report = crosscheck(MODELS / "scenario-6-lost-first-message.toml", 3000, binding=binding_for(world))
+    assert any("deliver_stable" in m for m in report.mismatches)
+
+
+def test_with_the_fix_flags_every_gated_obligation_is_proved() -> None:
+    results = list(obligations(INVARIANTS, FIXED, model=model.UNICAST2, actions=GATED))
+    states = sum(1 for inv in INVARIANTS if inv.state)
+    assert len(results) == states + len(GATED) * len(INVARIANTS)
+    assert [r.name for r in results if r.result != PROVED] == []
+
+
+def test_as_shipped_exactly_the_expected_obligations_fail() -> None:
+    failed = {(r.action, r.invariant): r.result for r in obligations(INVARIANTS, SHIPPED, model=model.UNICAST2,
+                                                                     actions=GATED, timeout_ms=3000)
+              if r.result != PROVED}
+    assert failed == {key: COUNTEREXAMPLE for key in EXPECTED_SHIPPED}
+
+
+def test_the_ungated_removals_break_induction_even_with_the_fixes() -> None:
+    for action, invariant in UNGATED_COUNTEREXAMPLES:
+        results = [r.result for r in obligations(INVARIANTS, FIXED, model=model.UNICAST2,
+                                                 actions=(model.ACTION_BY_NAME[action],),
+                                                 only=lambda a, i, t=invariant: i == t and a != "init")]
+        assert results == [COUNTEREXAMPLE], (action, invariant)
+
+
+def test_dropping_the_stable_order_strengthening_leaves_a_gap() -> None:
+    weaker = TARGETS + tuple(s for s in STRENGTHENINGS if s.name != "stables_in_order_need_window")
+    failed = [r.name for r in obligations(weaker, FIXED, model=model.UNICAST2, timeout_ms=3000,
+                                          actions=(model.ACTION_BY_NAME["deliver_stable"],)) if r.result != PROVED]
+    assert "deliver_stable / live_stable_below_first" in failed
+
+
+def test_the_invariants_hold_on_a_fixed_world_s_reachable_states() -> None:
+    """jgrp1873-fixed's world with every fix flag: each explored state satisfies every invariant."""
+    path = MODELS / "jgrp1873-fixed.toml"
+    world = load_world(path)
+    world.cfg = replace(world.cfg, variant=FIXED)
+
+    def holds(state: State) -> bool:
+        return all(inv.state(CONCRETE, state, FIXED) for inv in INVARIANTS if inv.state)
+
+    report = crosscheck(path, 1500, binding=binding_for(world), invariant=holds, world=world)
+    assert report.mismatches == []
+    assert report.witnessed >= {"send", "deliver_data", "deliver_stable", "remove_recv", "stable_b"}
