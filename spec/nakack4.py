@@ -91,7 +91,8 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    counter, ignoring the result: hitting the threshold there resets the counter and sends
    nothing (JGroups' code; so with a threshold of 0 or 1, which capacity < 8 gives by default, a
    HIGHEST_SEQNO never produces an ACK and a lost ACK is never resent:
-   ``models/nakack4/lost-ack-threshold-0.toml``).
+   ``models/nakack4/lost-ack-threshold-0.toml``; nor does a joiner whose digest already covers
+   the sender's unacknowledged messages ever ack them: ``models/nakack4/join-threshold-0.toml``).
 6. The AckTable (6.13, 6.14, JGRP-2904): entries for the current members only; ``ack(P, a)``
    from a non-member is ignored (variant ``ack_from_non_members``: it re-creates P's entry);
    a <= the entry changes nothing; otherwise the minimum is recomputed and, if it rose, the own

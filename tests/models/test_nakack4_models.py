@@ -43,6 +43,8 @@ CATALOGUE = {
     "jgrp3034-fixed": ("violation:eventually_delivered", 5),
     "join-purge-race": ("violation:purge_covered", 8),
     "join-queue-drops-newest": ("pass", 0),
+    "join-threshold-0": ("violation:senders_released", 7),
+    "three-members-crash": ("pass", 0),
     "lost-ack-threshold-0": ("violation:senders_released", 6),
     "lost-ack-threshold-2": ("pass", 0),
     "three-members-loss": ("pass", 0),
@@ -79,10 +81,14 @@ def test_each_variant_has_a_violation_model_beside_a_twin_that_passes(alias: str
         assert twins and all(t.expect == "pass" or t.path.stem in TWINS_THAT_FAIL for t in twins), model.path
 
 
-def test_the_lost_ack_pair_differs_in_the_ack_threshold_alone() -> None:
-    broken, fixed = (load(FOLDER / f"lost-ack-threshold-{t}.toml").world for t in (0, 2))
-    assert isinstance(broken, MulticastWorld) and isinstance(fixed, MulticastWorld)
-    assert broken.bounds == fixed.bounds and replace(broken.cfg, ack_threshold=2) == fixed.cfg
+@pytest.mark.parametrize(("broken_path", "fixed_path"), [
+    (FOLDER / "lost-ack-threshold-0.toml", FOLDER / "lost-ack-threshold-2.toml"),
+    (FOLDER / "join-threshold-0.toml", MODELS_DIR / "bench" / "nakack4-join-threshold-2.toml")])
+def test_the_threshold_pairs_differ_in_the_ack_threshold_alone(broken_path: Path, fixed_path: Path) -> None:
+    broken, fixed = load(broken_path), load(fixed_path)
+    assert isinstance(broken.world, MulticastWorld) and isinstance(fixed.world, MulticastWorld)
+    assert broken.world.bounds == fixed.world.bounds and replace(broken.world.cfg, ack_threshold=2) == fixed.world.cfg
+    assert broken.expect.startswith("violation:") and fixed.expect == "pass"
 
 
 def world_of(tmp_path: Path, config: str) -> MulticastWorld:
