@@ -20,7 +20,7 @@ Rules
    blocked send is state: the thread's (seqno, payload) in ``Node.sending``; its ``Timer(SEND,
    seqno)`` is enabled only once the own window has room for it; DISCONNECT fails it.
 5. Every name a world needs is importable from here: ``initial_node``, ``can_send``, the handlers
-   ``on_send``, ``on_receive``, ``on_ack``, ``on_view``, ``on_join``, ``on_disconnect``,
+   ``on_send``, ``on_receive``, ``on_ack``, ``on_view``, ``on_join``, ``on_merge_digest``, ``on_disconnect``,
    ``enabled_timers``, ``on_timer``, and the state properties. The checked models, one beside
    each variant's twin, are in ``models/nakack4/`` (tests/models/test_nakack4_models.py lists
    them with their verdicts and counterexample lengths).
@@ -137,8 +137,11 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
     delivered by the next removeAndDeliver, which only a message from that sender (a duplicate
     included) runs: if the exception hits the sender's last message, nothing runs it again
     (``models/nakack4/jgrp3034-fixed.toml``: the fix does not deliver a stranded last message).
-15. Left out: OOB, batches and the ACK-batch maximum, dynamic_buffers (JGRP-2969), merges,
-    JGRP-2875 (views are not NAKACK4 messages in the world).
+15. Merge (1.6 (c): as NAKACK2): ``on_merge_digest`` keeps the own window and any window whose
+    hd is at least the merge digest's, and replaces the others with a window at that hd; the
+    merge view that follows adjusts the AckTable like any view.
+16. Left out: OOB, batches and the ACK-batch maximum, dynamic_buffers (JGRP-2969), JGRP-2875
+    (views are not NAKACK4 messages in the world).
 
 Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
 
@@ -480,6 +483,27 @@ def set_digest(node: Node, digest: Digest) -> tuple[Node, list[Effect]]:
             windows[sender] = new_window(entry[0])
             effects.append(WindowCreated(sender, 0, entry[0]))
     return replace(node, windows=tuple(windows)), effects
+
+
+def on_merge_digest(cfg: Config, node: Node, digest: Digest) -> Step:
+    """MERGE_DIGEST (decision 15; ReliableMulticast.setDigest with merge): keep the own window and
+    every window at or above the digest's hd; replace the others by a window at that hd, with a
+    fresh ack counter and deliverer (a new Entry)."""
+    effects: list[Effect] = []
+    windows, counted = list(node.windows), list(node.acks_counted)
+    pending, deliverer = list(node.ack_pending), list(node.deliverer)
+    for sender, entry in enumerate(digest):
+        window = windows[sender]
+        if entry is None or sender == node.me or (window is not None and window.delivered >= entry[0]):
+            continue
+        if window is not None:
+            effects.append(WindowRemoved(sender))
+        windows[sender] = new_window(entry[0])
+        counted[sender], pending[sender], deliverer[sender] = 0, False, READY
+        effects.append(WindowCreated(sender, 0, entry[0]))
+    node = replace(node, windows=tuple(windows), acks_counted=tuple(counted), ack_pending=tuple(pending),
+                   deliverer=tuple(deliverer))
+    return Step(node, tuple(effects))
 
 
 def on_disconnect(cfg: Config, node: Node) -> Step:

@@ -110,13 +110,24 @@ class Nakack4Adapter(ProtocolAdapter):
             step = nak.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif stimulus[0] == "view":  # type: ignore[index]
             step = nak.on_view(cfg, node, stimulus[1])  # type: ignore[index]
-        else:  # ("join", joiner, view): the digest and JoinRsp, then the coordinator's new view
+        elif stimulus[0] == "merge":  # type: ignore[index]  # ("merge", digest, view): MERGE_DIGEST, then the view
+            merged = nak.on_merge_digest(cfg, node, stimulus[1])  # type: ignore[index]
+            step = nak.on_view(cfg, merged.node, stimulus[2])  # type: ignore[index]
+            return step.node, merged.effects + step.effects
+        elif stimulus[0] == "join":  # type: ignore[index]  # ("join", joiner, view): digest and JoinRsp, then the view
             joiner: int = stimulus[1]  # type: ignore[index]
             view: frozenset[int] = stimulus[2]  # type: ignore[index]
             joined = nak.on_join(cfg, node, joiner, view)
             step = nak.on_view(cfg, joined.node, view)
             return step.node, joined.effects + step.effects
+        else:
+            raise ValueError(f"nakack4: no handler for the world's stimulus {stimulus!r}")
         return step.node, step.effects
+
+    def own_digest(self, node: Any) -> tuple[int, int] | None:
+        """(hd, high) of the member's own window, None without one (a merge digest's entry for it)."""
+        entry: tuple[int, int] | None = nak.digest_of(node)[node.me]
+        return entry
 
     def can_send(self, cfg: Any, node: Any) -> bool:
         """May an application thread enter send (own window, fewer than sender_threads inside)?"""

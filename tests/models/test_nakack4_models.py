@@ -190,3 +190,12 @@ def test_a_silent_member_stalls_nakack2s_memory_and_blocks_nakack4s_sender() -> 
                        and world.view(s).nodes[0].ack_table[1] == 0]
             assert blocked
             assert all(world.view(s).nodes[0].sending == ((2, 2),) for s in reachable(world, blocked))
+
+
+def test_the_adapter_refuses_a_stimulus_it_has_no_handler_for() -> None:
+    config = nk.Config(2, capacity=4)
+    node = nk.initial_node(0, config, frozenset({0, 1}))
+    with pytest.raises(ValueError, match="no handler"):
+        NAKACK4.handle(config, node, ("rejoin", 1))
+    merged, _ = NAKACK4.handle(config, node, ("merge", ((0, 0), (2, 2)), frozenset({0, 1})))
+    assert merged.windows[1] == nk.new_window(2) and NAKACK4.own_digest(merged) == (0, 0)

@@ -398,3 +398,13 @@ def test_an_exception_in_the_deliverer_strands_a_message_until_the_next_one_or_f
     after = nk.on_receive(broken, stuck, A, nk.Data(2, 2))
     assert after.effects == () and win(after.node, A).delivered == 0 and win(after.node, A).high == 2
     assert nk.Timer(nk.DELIVER_FAULT, A) not in nk.enabled_timers(broken, after.node)
+
+
+def test_a_merge_digest_replaces_only_windows_behind_it_and_never_the_own() -> None:
+    config = cfg(capacity=4)
+    node = nk.on_receive(config, founder(config, B), A, nk.Data(1, 1)).node  # B's window for A at hd 1
+    node = nk.on_receive(config, node, C, nk.Data(1, 1)).node  # and for C at hd 1
+    step = nk.on_merge_digest(config, node, ((0, 0), (5, 5), (3, 3)))
+    assert typed(step.effects) == typed((WindowRemoved(C), WindowCreated(C, 0, 3)))
+    assert win(step.node, A).delivered == 1 and win(step.node, B).delivered == 0  # ahead: kept; own: kept
+    assert win(step.node, C) == nk.new_window(3) and step.node.acks_counted[C] == 0
