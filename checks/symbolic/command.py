@@ -178,7 +178,7 @@ def _counters(trace_dir: Path) -> Iterator[Line]:
 def _unicast2(trace_dir: Path) -> Iterator[Line]:
     from checks.symbolic.unicast2_proofs import rows
 
-    for row in rows():
+    for row in rows(trace_dir):
         yield Line(*row)
 
 

@@ -16,7 +16,7 @@ searched for among reachable states and drawn as a trace.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,15 +26,14 @@ import z3
 from checks.explore.system import Always
 from checks.explore.trace import Trace, make_trace, validate
 from checks.symbolic.bounded import PACKETS, SLOTS, bounded
-from checks.symbolic.crosscheck import CONCRETE
+from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, Binding
 from checks.symbolic.obligations import COUNTEREXAMPLE, obligations
 from checks.symbolic.ops import EMPTY
-from checks.symbolic.unicast3_abstraction import abstract, action_instance, concretize, world_action
+from checks.symbolic.unicast3_abstraction import concretize
 from checks.symbolic.unicast3_invariants import Invariant
-from checks.symbolic.unicast3_model import ACTION_BY_NAME, FIELDS, INT, RECEIVER, SENDER, State
+from checks.symbolic.unicast3_model import INT, UNICAST3, ModelSpec, State
 from models.modelfile import load
-from models.world import World
-from spec.unicast3 import Variant
+from models.world import World, WorldView
 
 
 @dataclass
@@ -61,9 +60,22 @@ def _value(model: z3.ModelRef, term: Any, kind: Any) -> Any:
     raise ValueError(kind)
 
 
-def _read_state(model: z3.ModelRef, p: State) -> State:
+@dataclass(frozen=True)
+class Subject:
+    """What a CTI needs of a protocol: its symbolic model, how a symbolic state becomes spec nodes
+    and packets, and the cross-check's binding (abstraction, action names) in a given world."""
+
+    model: ModelSpec
+    concretize: Callable[[State, Any], WorldView]
+    binding: Callable[[World], Binding]
+
+
+UNICAST3_SUBJECT = Subject(UNICAST3, concretize, lambda world: UNICAST3_BINDING)
+
+
+def _read_state(model: z3.ModelRef, p: State, spec: ModelSpec) -> State:
     out = State()
-    for name, kind in FIELDS.items():
+    for name, kind in spec.fields.items():
         if isinstance(kind, str):
             out[name] = _value(model, p[name], kind)
         elif kind[0] == "set":
@@ -80,44 +92,48 @@ def _read_state(model: z3.ModelRef, p: State) -> State:
     out["r_buf"] = slots
     # Fields of an entry that does not exist mean nothing: the spec has no entry to hold them.
     if not out.s_exists:
-        out.update({f: 0 if FIELDS[f] == INT else False for f in SENDER})
+        out.update({f: 0 if spec.fields[f] == INT else False for f in spec.sender})
     if not out.r_exists:
-        out.update({f: 0 if FIELDS[f] == INT else False for f in RECEIVER if f != "r_buf"}, r_buf={})
+        out.update({f: 0 if spec.fields[f] == INT else False for f in spec.receiver if f != "r_buf"}, r_buf={})
     return out
 
 
-def concrete_cti(invariants: Sequence[Invariant], v: Variant, action: str, invariant: str) -> ConcreteCti | None:
+def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str,
+                 subject: Subject = UNICAST3_SUBJECT) -> ConcreteCti | None:
     """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state."""
-    for result in obligations(invariants, v, actions=(ACTION_BY_NAME[action],),
-                              only=lambda a, i: a == action and i == invariant, extra=bounded(FIELDS)):
+    spec = subject.model
+    for result in obligations(invariants, v, model=spec, actions=(spec.action(action),),
+                              only=lambda a, i: a == action and i == invariant, extra=bounded(spec.fields)):
         if result.result != COUNTEREXAMPLE or result.model is None or result.pre is None:
             return None
         params = {}
-        for name, kind in ACTION_BY_NAME[action].params:
+        for name, kind in spec.action(action).params:
             if isinstance(kind, str):
                 params[name] = _value(result.model, result.params[name], kind)  # type: ignore[index]
             else:
                 return None  # a set-valued parameter (XMIT_REQ): not made concrete here
-        return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre), params)
+        return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre, spec), params)
     return None
 
 
-def validate_cti(cti: ConcreteCti, invariants: Sequence[Invariant], world: World) -> str | None:
+def validate_cti(cti: ConcreteCti, invariants: Sequence[Invariant], world: World,
+                 subject: Subject = UNICAST3_SUBJECT) -> str | None:
     """Run the CTI's step through the spec in ``world``; None if it is a genuine CTI, else why not."""
-    v: Variant = world.cfg.variant
+    v = world.cfg.variant
+    binding = subject.binding(world)
     broken = [inv.name for inv in invariants if inv.state and not inv.state(CONCRETE, cti.pre, v)]
     if broken:
         return f"the pre-state breaks {', '.join(broken)}"
     base = world.view(world.init_states()[0])
-    view = concretize(cti.pre, base)
-    if abstract(view) != cti.pre:
+    view = subject.concretize(cti.pre, base)
+    if binding.abstract(view) != cti.pre:
         return "the pre-state does not survive the round trip through spec nodes"
     state = world.adopt(view)
-    action = world_action(world, view, cti.action, cti.params)
+    action = binding.world_action(world, view, cti.action, cti.params)
     if action is None:
         return f"{cti.action} {cti.params} names no packet of the pre-state"
     after = world.successor(state, action)
-    cti.post = abstract(world.view(after)) if after is not None else cti.pre
+    cti.post = binding.abstract(world.view(after)) if after is not None else cti.pre
     target = next(inv for inv in invariants if inv.name == cti.invariant)
     if target.state is not None and target.state(CONCRETE, cti.post, v):
         return f"the spec's step keeps {cti.invariant}"
@@ -133,12 +149,14 @@ class Reached:
 
 
 def reachable_cti(model_path: Path, invariants: Sequence[Invariant], action: str, invariant: str,
-                  max_states: int = 20_000) -> Reached | None:
+                  max_states: int = 20_000, subject: Subject = UNICAST3_SUBJECT) -> Reached | None:
     """Bounded BFS of the model's world for a reachable CTI of ``action / invariant`` (see the
     module docstring), extended to the first violation of a checked safety property."""
     model = load(model_path)
     world = model.world
-    v: Variant = world.cfg.variant
+    v = world.cfg.variant
+    binding = subject.binding(world)
+    abstract = binding.abstract
     target = next(inv for inv in invariants if inv.name == invariant)
 
     def holds(state: tuple[int, ...]) -> bool:
@@ -154,7 +172,7 @@ def reachable_cti(model_path: Path, invariants: Sequence[Invariant], action: str
             if after not in parents:
                 parents[after] = (state, act)
                 queue.append(after)
-            if good and action_instance(act)[0] == action and target.state is not None and not target.state(
+            if good and binding.action_instance(act)[0] == action and target.state is not None and not target.state(
                     CONCRETE, abstract(world.view(after)), v):
                 prefix = _path(parents, state) + [(act, after)]
                 suffix = _to_violation(world, after, max_states)

@@ -13,15 +13,19 @@ from models.world import (
     AppSend,
     DeliverPacket,
     DuplicatePacket,
+    Env,
     FireTimer,
+    History,
     InstallView,
     LosePacket,
     Packet,
     RemoveReceiver,
     World,
     WorldAction,
+    WorldView,
 )
 from spec import unicast2 as u2
+from spec.reliable_fifo import Channel
 
 A, B = 0, 1
 TIMER_ACTIONS = {(A, u2.XMIT): "xmit_a", (B, u2.XMIT): "xmit_b", (B, u2.STABLE): "stable_b",
@@ -134,3 +138,29 @@ def binding_for(world: World) -> Binding:
 
     return Binding(ACTION_BY_NAME, abstract, lambda action: action_instance(action, limit), world_action, u2,
                    TIMER_OF_ACTION, PACKETS, switched_off, {"stable_b": {MAX_STABLE_MSGS: limit}})
+
+
+def concretize(state: State, base: Any = None) -> WorldView:
+    """A concrete ``State`` as UNICAST2 nodes and packets (payload n for seqno n; a held message's
+    first flag is ``seqno == 1``); budgets and view scripts from ``base``, a fresh history."""
+    send = None
+    if state.s_exists:
+        send = u2.SendEntry(state.s_conn, state.s_acked, tuple(range(state.s_acked + 1, state.s_hs + 1)),
+                            state.s_ack_received, (state.s_wm_lo, state.s_wm_hi), state.s_last_ts)
+    recv = None
+    if state.r_exists:
+        slots = tuple(None if s not in state.r_buf else u2.Data(s, state.r_buf[s], s == 1, s)
+                      for s in range(state.r_hd + 1, state.r_hr + 1))
+        recv = u2.RecvEntry(state.r_conn, state.r_hd, slots, state.r_last_highest, state.r_stable_count)
+    node_a = u2.Node(A, frozenset({A, B} if state.a_view_b else {A}), (None, send), (None, None), (0, 0), 0,
+                     state.a_next_conn)
+    node_b = u2.Node(B, frozenset({A, B} if state.b_view_a else {B}), (None, None), (recv, None), (0, 0),
+                     state.b_ts, 0)
+    packets = [Packet(A, B, "Data", u2.Data(s, c, f, s)) for s, c, f in state.n_data]
+    packets += [Packet(B, A, "Stable", u2.Stable(*key)) for key in state.n_stable]
+    packets += [Packet(B, A, "SendFirstSeqno", u2.SendFirstSeqno(*key)) for key in state.n_sfs]
+    packets += [Packet(B, A, "Ack", u2.Ack(*key)) for key in state.n_ack]
+    packets += [Packet(B, A, "XmitReq", u2.XmitReq((s,))) for (s,) in state.n_xreq]
+    env = base.env if base is not None else Env(9, 9, 9, (0, 0))
+    history = History(tuple(Channel() for _ in range(4)), 0, (0,) * 4)
+    return WorldView((node_a, node_b), tuple(sorted(packets)), env, history)

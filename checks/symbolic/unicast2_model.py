@@ -237,4 +237,4 @@ def initial(o: Ops, p: State) -> Any:
                  *[_none(o, p[n]) for n in NETWORK])
 
 
-UNICAST2 = ModelSpec("unicast2", FIELDS, ACTIONS, initial)
+UNICAST2 = ModelSpec("unicast2", FIELDS, ACTIONS, initial, SENDER, RECEIVER)

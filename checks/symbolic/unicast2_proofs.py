@@ -8,7 +8,9 @@
    ``UNGATED_COUNTEREXAMPLES`` are expected to fail (an entry dropped with its packets in flight);
 4. every obligation as shipped (no fix flag): proved except ``EXPECTED_SHIPPED``, the three ways a
    first DATA starts a window below a STABLE A still accepts (no timestamps: JGRP-1873; the
-   whole-range sync answer; the first-message resend of JGRP-1563's fix).
+   whole-range sync answer; the first-message resend of JGRP-1563's fix);
+5. each of those made concrete and replayed on the spec, and two of them reached from a shipped
+   model's initial state and on to a no_spurious_purge violation: traces ``seqcheck show`` draws.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from checks.symbolic.crosscheck import CONCRETE, crosscheck, load_world
+from checks.symbolic.cti import Subject, concrete_cti, reachable_cti, validate_cti
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
-from checks.symbolic.unicast2_abstraction import binding_for
+from checks.symbolic.unicast2_abstraction import binding_for, concretize
 from checks.symbolic.unicast2_invariants import FIXED, INVARIANTS, SHIPPED
 from checks.symbolic.unicast2_model import ACTION_BY_NAME, ACTIONS, UNGATED_REMOVALS, UNICAST2
 from checks.symbolic.unicast3_invariants import conn_id_purity, purge_covered, timestamps_issued, window_order
@@ -34,6 +37,10 @@ CROSSCHECK_STATES = 600
 GATED = tuple(a for a in ACTIONS if a.name not in UNGATED_REMOVALS)
 UNGATED_COUNTEREXAMPLES = (("view_a", "data_current"), ("idle_send", "data_current"),
                            ("view_b", "first_data_above_acked"))
+# Where the bounded search reaches a shipped CTI (the STABLE-resend one needs two STABLEs of one window in
+# flight after its removal, which no shipped model's budget allows).
+REACHED_IN = {("deliver_sfs", "live_stable_below_first"): "jgrp1873-delayed-stable",
+              ("xmit_a", "live_stable_below_first"): "jgrp1873-view-change"}
 EXPECTED_SHIPPED = frozenset({("deliver_stable", "live_stable_below_first"), ("deliver_sfs", "live_stable_below_first"),
                               ("xmit_a", "live_stable_below_first")})
 
@@ -73,7 +80,7 @@ def crosschecks() -> Iterator[Row]:
                "agrees", time.perf_counter() - started, detail)
 
 
-def rows() -> Iterator[Row]:
+def rows(trace_dir: Path) -> Iterator[Row]:
     yield from crosschecks()
     for r in obligations(INVARIANTS, FIXED, model=UNICAST2, actions=GATED):
         yield f"unicast2[fixed]: {r.name}", r.result, PROVED, r.seconds, ""
@@ -87,3 +94,37 @@ def rows() -> Iterator[Row]:
     for r in obligations(INVARIANTS, SHIPPED, model=UNICAST2, actions=GATED):
         expected = COUNTEREXAMPLE if (r.action, r.invariant) in EXPECTED_SHIPPED else PROVED
         yield f"unicast2: {r.name}", r.result, expected, r.seconds, ""
+    yield from shipped_ctis(trace_dir)
+
+
+def shipped_ctis(trace_dir: Path) -> Iterator[Row]:
+    """Each shipped counterexample-to-induction made concrete and replayed on spec/unicast2.py;
+    those of ``REACHED_IN`` also searched for in a shipped model and written as traces."""
+    subject = Subject(UNICAST2, concretize, binding_for)
+    world = load_world(MODELS / "jgrp1873-delayed-stable.toml")
+    for action, invariant in sorted(EXPECTED_SHIPPED):
+        started = time.perf_counter()
+        cti = concrete_cti(INVARIANTS, SHIPPED, action, invariant, subject)
+        problem = "z3 gave no bounded counterexample" if cti is None else validate_cti(cti, INVARIANTS, world, subject)
+        detail = problem or ("" if cti is None else " ".join(" ".join(cti.describe()[1:3]).split()))
+        yield (f"unicast2: CTI of {action} / {invariant} replays on spec/unicast2.py",
+               "validated" if problem is None else "not validated", "validated", time.perf_counter() - started, detail)
+        if (action, invariant) in REACHED_IN:
+            yield _reach(trace_dir, REACHED_IN[action, invariant], action, invariant, subject)
+
+
+def _reach(trace_dir: Path, model: str, action: str, invariant: str, subject: Subject) -> Row:
+    from checks.check import portable_path
+
+    started = time.perf_counter()
+    path = MODELS / f"{model}.toml"
+    reached = reachable_cti(path, INVARIANTS, action, invariant, subject=subject)
+    detail = "no reachable CTI within the bound"
+    if reached is not None and reached.trace is not None:
+        t = reached.trace
+        t = type(t)(str(portable_path(path)), t.model_digest, t.prop, t.kind, t.actions, t.seed, t.summary)
+        saved = t.save(trace_dir / "prove" / f"unicast2-{model}-{action}.json")
+        detail = (f"{reached.states} states searched; step {reached.cti_step + 1} of {len(reached.path)} "
+                  f"({t.summary[reached.cti_step]}) is the CTI; ends in {t.prop}; seqcheck show {saved}")
+    return (f"unicast2: the CTI of {action} is reachable (bounded search, {model}.toml)",
+            "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)

@@ -353,6 +353,11 @@ class ModelSpec:
     fields: dict[str, Any]
     actions: tuple[Action, ...]
     initial: Callable[[Ops, State], Any]
+    sender: tuple[str, ...] = ()  # the send entry's fields (meaningless while it does not exist)
+    receiver: tuple[str, ...] = ()  # the receive entry's
+
+    def action(self, name: str) -> Action:
+        return next(a for a in self.actions if a.name == name)
 
 
-UNICAST3 = ModelSpec("unicast3", FIELDS, ACTIONS, initial)
+UNICAST3 = ModelSpec("unicast3", FIELDS, ACTIONS, initial, SENDER, RECEIVER)

@@ -81,3 +81,17 @@ def test_the_invariants_hold_on_a_fixed_world_s_reachable_states() -> None:
     report = crosscheck(path, 1500, binding=binding_for(world), invariant=holds, world=world)
     assert report.mismatches == []
     assert report.witnessed >= {"send", "deliver_data", "deliver_stable", "remove_recv", "stable_b"}
+
+
+def test_the_first_message_resend_cti_replays_on_the_spec_and_is_reachable() -> None:
+    from checks.symbolic.cti import Subject, concrete_cti, reachable_cti, validate_cti
+    from checks.symbolic.unicast2_abstraction import concretize
+
+    subject = Subject(model.UNICAST2, concretize, binding_for)
+    cti = concrete_cti(INVARIANTS, SHIPPED, "xmit_a", "live_stable_below_first", subject)
+    assert cti is not None
+    assert validate_cti(cti, INVARIANTS, load_world(MODELS / "jgrp1873-delayed-stable.toml"), subject) is None
+    reached = reachable_cti(MODELS / "jgrp1873-view-change.toml", INVARIANTS, "xmit_a", "live_stable_below_first",
+                            subject=subject)
+    assert reached is not None and reached.trace is not None and reached.trace.prop == "no_spurious_purge"
+    assert "first-message resend" in reached.trace.summary[reached.cti_step]
