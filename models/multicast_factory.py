@@ -11,7 +11,8 @@ the group, the coordinator answers it with its next scripted view, which must ho
 ``[config]`` the protocol's settings (whole numbers, or true/false for switches); ``window_bound``
 (the ``window_bounded`` property's limit, default 2); ``sends_after_joins`` (true: no multicast
 before every join is answered, ``models/multicast_world.py`` rule 6); ``views_are_progress`` (true: the
-scripted views are not faults, rule 7). Every mistake is one line naming the key.
+scripted views are not faults, rule 7); ``merges`` (member names: each installs the last view of its
+script as a merge view, MERGE_DIGEST first, rule 10). Every mistake is one line naming the key.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
 
 FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3}
 MODEL_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "joins", "config", "window_bound",
-                        "sends_after_joins", "stops", "views_are_progress"})
+                        "sends_after_joins", "stops", "views_are_progress", "merges"})
 
 
 class MulticastFactory:
@@ -70,7 +71,8 @@ class MulticastFactory:
                              read_stops(reader, members),
                              ("no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
                              or "no_spurious_xmit_req" in selected,
-                             reader.flag("views_are_progress", reader.raw.get("views_are_progress", False)))
+                             reader.flag("views_are_progress", reader.raw.get("views_are_progress", False)),
+                             read_merges(reader, members, views))
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)
@@ -177,3 +179,17 @@ def read_stops(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[int
             raise reader.fail(f"stops[{i}].member", f"a member that stops once, got {members[member]!r} again")
         stops.append((member, item["kind"]))
     return tuple(stops)
+
+
+def read_merges(reader: ModelReader, members: tuple[str, ...],
+                views: tuple[tuple[frozenset[int], ...], ...]) -> frozenset[int]:
+    """``merges``: members whose last scripted view is installed as a merge view (world rule 10)."""
+    raw = reader.raw.get("merges", [])
+    if not isinstance(raw, list):
+        raise reader.fail("merges", "a list of member names")
+    merging = frozenset(member_index(reader, "merges", name, members) for name in raw)
+    for member in sorted(merging):
+        if not views[member]:
+            raise reader.fail("merges", f"members with a [[views]] script (its last view is the merge view), "
+                                        f"got {members[member]!r}")
+    return merging

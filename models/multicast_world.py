@@ -71,8 +71,14 @@ Rules
    JGRP-2780) sets the bit too; originals are what the adapter's ``sends_originals`` actions send
    (an application multicast, or NAKACK4's thread passing its message down).
 
-Left out (issue 14 lists them; not built yet): merge digests (``spec/nakack2.on_merge_digest``
-exists; no world action installs one), batch expansion, packed states and symmetry reduction
+10. Merges (``merges``, a model-file list of members): a listed member installs the *last* view of
+   its script as a merge view, ``MergeView(member, view)``: in one step MERGE_DIGEST (each sender of
+   the view at the (hd, hr) of its own window, read from the sender's node at that moment: the
+   adapter's ``own_digest``), then the view. JGroups' merge leader collects the digests of the
+   subgroups' coordinators; reading each sender's own entry is the value those digests hold for
+   it once its subgroup delivered its messages, and the earliest the merge could use.
+
+Left out (issue 14 lists them; not built yet): batch expansion, packed states and symmetry reduction
 (the coordinator is the lowest member of a view, so renaming members does not commute with the
 handlers: this world offers no symmetry).
 """
@@ -121,9 +127,17 @@ class Stop(NamedTuple):
     crash: bool
 
 
+class MergeView(NamedTuple):
+    """``member`` installs its last scripted view as a merge view: MERGE_DIGEST first (each sender
+    of the view at the (hd, hr) of its own window, read from its node now), then the view (rule 10)."""
+
+    member: int
+    members: tuple[int, ...]
+
+
 McastAction = (AppMcast | DeliverPacket | DuplicatePacket | LosePacket | DropBelow | FireTimer | InstallView
-               | AnswerJoin | Stop)
-FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin, Stop)
+               | AnswerJoin | Stop | MergeView)
+FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin, Stop, MergeView)
 LEAVE, CRASH = "leave", "crash"
 PREMATURE = 1  # History.step_violations: a step asked for a young copy (rule 9)
 
@@ -143,6 +157,7 @@ class McastBounds:
     stops: tuple[tuple[int, str], ...] = ()  # (member, LEAVE or CRASH), each at most once (rule 8)
     track_young: bool = False  # keep McastEnv.young (rule 9): the model checks no_premature_xmit_req
     views_are_progress: bool = False  # scripted views may be installed by fault-free continuations (rule 7)
+    merges: frozenset[int] = frozenset()  # members whose last scripted view is a merge view (rule 10)
 
 
 class McastEnv(NamedTuple):
@@ -241,6 +256,10 @@ class MulticastWorld:
                 continue
             if any(j in view and not self.joined(env, i) for i, (j, c) in enumerate(self.bounds.joins) if c == member):
                 continue  # that view is installed by the join's answer
+            if member in self.bounds.merges and env.view_index[member] == len(self.bounds.views[member]) - 1:
+                yield from self._after(world, member, MergeView(member, tuple(sorted(view))),
+                                       self.merge_stimulus(world, view), None, _next_view(env, member))
+                continue
             yield from self._after(world, member, InstallView(member, tuple(sorted(view))), ("view", view), None,
                                    _next_view(env, member))
         for i, (joiner, coordinator) in enumerate(self.bounds.joins):
@@ -250,6 +269,13 @@ class MulticastWorld:
             after = _next_view(env, coordinator)._replace(joined=env.joined | 1 << i)
             yield from self._after(world, coordinator, AnswerJoin(coordinator, joiner), ("join", joiner, view),
                                    None, after)
+
+    def merge_stimulus(self, world: tuple[int, ...], view: frozenset[int]
+                       ) -> tuple[str, tuple[Any, ...], frozenset[int]]:
+        """Rule 10: ("merge", digest, view), the digest naming each member of ``view`` at the (hd, hr)
+        of its own window now (None for a member without one)."""
+        digest = tuple(self.adapter.own_digest(self.node(world, s)) if s in view else None for s in range(self.n))
+        return "merge", digest, view
 
     def next_view(self, env: McastEnv, member: int) -> frozenset[int] | None:
         script = self.bounds.views[member]
@@ -322,6 +348,8 @@ class MulticastWorld:
         if isinstance(action, AnswerJoin):
             env: McastEnv = self.env_table.values[world[self.n + 1]]
             return action.coordinator, ("join", action.joiner, self.next_view(env, action.coordinator))
+        if isinstance(action, MergeView):
+            return action.member, self.merge_stimulus(world, frozenset(action.members))
         return None
 
     # -- the lockstep harness (checks/conform/differential.py) ---------------------------------

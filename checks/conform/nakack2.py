@@ -14,6 +14,7 @@ World actions (``models/multicast_world.py`` rules 2 to 8) and the engine calls 
 - ``InstallView``: ``install_view(members)``;
 - ``AnswerJoin(coordinator, joiner)``: at the coordinator, ``answer_join(joiner, view)`` then
   ``install_view(view)``, ``view`` being the coordinator's next scripted view (one step, rule 5);
+- ``MergeView(member, view)``: ``merge_digest(digest)`` then ``install_view(view)`` (rule 10);
 - ``Stop``: the member acts no more; ``LosePacket``, ``DropBelow``: no member acts.
 
 Time: the harness never calls ``handle_timer`` and keeps ``now`` at 0, so only the timers the
@@ -42,7 +43,7 @@ from impl.nakack2.codec import (
     encode,
 )
 from impl.wire import XmitReqMsg
-from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, MulticastWorld, Stop
+from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, MergeView, MulticastWorld, Stop
 from models.world import DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, Packet
 from spec import nakack2 as nak
 from spec.nakack2_state import NO_ENTRY, Digest
@@ -142,6 +143,13 @@ class Nakack2Engines(WorldEngines):
             coordinator.answer_join(action.joiner, view, now=now)
             coordinator.install_view(view, now=now)
             return int(action.coordinator)
+        if isinstance(action, MergeView):
+            assert self.world is not None and before is not None, "MergeView needs the world and its state"
+            _, digest, members = self.world.merge_stimulus(before, frozenset(action.members))
+            engine = self.engines[action.member]
+            engine.merge_digest(wire_digest(digest), now=now)
+            engine.install_view(members, now=now)
+            return int(action.member)
         if isinstance(action, Stop):
             self.stopped.add(action.member)
             return None

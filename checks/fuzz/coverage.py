@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 from typing import Any
 
-from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MulticastWorld, Stop
+from checks.fuzz.scheme import Scheme
+from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MergeView, MulticastWorld, Stop
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -52,7 +52,7 @@ KIND_DOCS = {
 _KIND_OF_TYPE = {AppSend: "send", DeliverPacket: "deliver", DuplicatePacket: "duplicate", LosePacket: "loss",
                  InstallView: "view", RemoveReceiver: "remove",
                  # the multicast world's own actions (checks/fuzz/mcast_coverage.py says what each stands for)
-                 AppMcast: "send", DropBelow: "loss", AnswerJoin: "view", Stop: "reap"}
+                 AppMcast: "send", DropBelow: "loss", AnswerJoin: "view", Stop: "reap", MergeView: "view"}
 # the periodic tasks (and the multicast world's BECOME_SERVER, a progress timer); the rest reap
 _TIMER_KIND = {"xmit": "xmit", "stable": "xmit", "sync_expired": "sync", "become_server": "xmit"}
 
@@ -212,37 +212,6 @@ def phases_met(view: WorldView, action: Any) -> list[str]:
     packet = getattr(action, "packet", None)
     conns = connections(view, action)
     return [name for name, _, test in PHASES if any(test(view, s, r, packet) for s, r in conns)]
-
-
-@dataclass(frozen=True)
-class Scheme:
-    """What the fuzz jobs of one kind of world count: which actions are faults (the columns), the
-    protocol phases a fault may meet (the rows), which world actions each kind of ``KINDS`` draws,
-    and what each kind stands for there. ``UNICAST`` (this module) for the point-to-point world,
-    ``checks.fuzz.mcast_coverage.MULTICAST`` for the multicast world; ``scheme_for`` picks."""
-
-    name: str
-    faults: tuple[str, ...]
-    fault_docs: dict[str, str]
-    phases: tuple[tuple[str, str], ...]  # (name, what it means)
-    fault_of: Callable[[Any], str | None]
-    phases_met: Callable[[Any, Any], list[str]]  # (world view, fault action) -> phase names, in order
-    kind_types: dict[str, tuple[type, ...]]  # the world action types a kind draws (timers split by kind_of)
-    kind_docs: dict[str, str]
-
-    @property
-    def phase_names(self) -> tuple[str, ...]:
-        return tuple(name for name, _ in self.phases)
-
-    @property
-    def cells(self) -> tuple[tuple[str, str], ...]:
-        """(phase, fault), row-major."""
-        return tuple((phase, fault) for phase in self.phase_names for fault in self.faults)
-
-    @property
-    def width(self) -> int:
-        """The length of a run's ``phase_hits``: the cells, then one total per fault."""
-        return len(self.phases) * len(self.faults) + len(self.faults)
 
 
 UNICAST = Scheme("point-to-point", FAULTS, FAULT_DOCS, tuple((name, doc) for name, doc, _ in PHASES), fault_of,

@@ -29,14 +29,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
-from checks.fuzz.coverage import Scheme
-from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, Stop, stopped
+from checks.fuzz.scheme import Scheme
+from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, MergeView, Stop, stopped
 from models.world import DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, WorldView
 
 FAULTS = ("loss", "duplicate", "below", "view", "stop")
 FAULT_DOCS = {"loss": "a copy lost on the network", "duplicate": "a copy duplicated",
               "below": "a copy dropped below the protocol (DropBelow)",
-              "view": "a view installed or a join answered", "stop": "a member leaves or crashes"}
+              "view": "a view installed (a merge view too) or a join answered", "stop": "a member leaves or crashes"}
 KIND_DOCS = {
     "send": "an application multicast (AppMcast)",
     "deliver": "a copy in flight arrives (DeliverPacket)",
@@ -45,7 +45,7 @@ KIND_DOCS = {
     "xmit": "the retransmit task, STABLE's gossip or BECOME_SERVER (FireTimer)",
     "sync": "(no such action in the multicast world)",
     "reap": "a member leaves or crashes (Stop)",
-    "view": "a member installs its next view, or a coordinator answers a join (InstallView, AnswerJoin)",
+    "view": "a member installs its next view (or a merge view), or a coordinator answers a join",
     "remove": "(no such action in the multicast world)",
 }
 
@@ -59,7 +59,7 @@ def _fault_of(action: Any) -> str | None:
         return "duplicate"
     if isinstance(action, DropBelow):
         return "below"
-    if isinstance(action, (InstallView, AnswerJoin)):
+    if isinstance(action, (InstallView, AnswerJoin, MergeView)):
         return "view"
     if isinstance(action, Stop):
         return "stop"
@@ -166,5 +166,5 @@ MULTICAST = Scheme(
     "multicast", FAULTS, FAULT_DOCS, tuple((name, doc) for name, doc, _ in PHASES), _fault_of, _phases_met,
     {"send": (AppMcast,), "deliver": (DeliverPacket,), "duplicate": (DuplicatePacket,),
      "loss": (LosePacket, DropBelow), "xmit": (FireTimer,), "sync": (), "reap": (Stop,),
-     "view": (InstallView, AnswerJoin), "remove": ()},
+     "view": (InstallView, AnswerJoin, MergeView), "remove": ()},
     KIND_DOCS)

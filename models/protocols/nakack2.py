@@ -44,7 +44,8 @@ DOCS = {
     "queue_within_bound": doc_of(nak.queue_within_bound),
     "window_bounded": "No window for another member holds more than the model's window_bound messages above a gap "
                       "(JGRP-2675: a permanent gap makes the joiner's window grow with every message).",
-    "purge_covered": doc_of(nak.purge_covered),
+    "purge_covered": doc_of(nak.purge_covered) + " (A member still to install its merge view is exempt: the "
+                     "merge digest, not retransmission, resets its windows; multicast world rule 10.)",
     "no_premature_xmit_req": "No retransmit task run and no STABILITY asks a sender for a message whose original "
                              "copy to the asker is still in flight and was sent since the asker's last round "
                              "(multicast world rule 9; JGRP-1539, JGRP-2678: needless retransmissions). Checked "
@@ -101,6 +102,10 @@ class Nakack2Adapter(ProtocolAdapter):
             step = nak.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif stimulus[0] == "view":  # type: ignore[index]
             step = nak.on_view(cfg, node, stimulus[1])  # type: ignore[index]
+        elif stimulus[0] == "merge":  # type: ignore[index]
+            merged = nak.on_merge_digest(cfg, node, stimulus[1])  # type: ignore[index]
+            step = nak.on_view(cfg, merged.node, stimulus[2])  # type: ignore[index]
+            return step.node, merged.effects + step.effects
         else:  # ("join", joiner, view): the digest and JoinRsp, then the coordinator's new view
             joiner: int = stimulus[1]  # type: ignore[index]
             view: frozenset[int] = stimulus[2]  # type: ignore[index]
@@ -108,6 +113,11 @@ class Nakack2Adapter(ProtocolAdapter):
             step = nak.on_view(cfg, joined.node, view)
             return step.node, joined.effects + step.effects
         return step.node, step.effects
+
+    def own_digest(self, node: Any) -> tuple[int, int] | None:
+        """(hd, hr) of the member's own window, None without one (a merge digest's entry for it)."""
+        entry: tuple[int, int] | None = nak.digest_of(node)[node.me]
+        return entry
 
     def can_send(self, cfg: Any, node: Any) -> bool:
         """A member with its own window (not a joiner before its JoinRsp) may multicast."""
@@ -161,6 +171,9 @@ class Nakack2Adapter(ProtocolAdapter):
             return f"{name(action.member)} " + ("crashes" if action.crash else "leaves (disconnects)")
         if kind == "AnswerJoin":
             return f"{name(action.coordinator)} answers {name(action.joiner)}'s join (digest, new view)"
+        if kind == "MergeView":
+            return (f"{name(action.member)} installs merge view [{', '.join(map(name, action.members))}] "
+                    "(MERGE_DIGEST first)")
         if kind == "FireTimer":
             return f"{name(action.member)}: {self.timer_text[action.timer.kind]}"
         return format_world_action(action, name, self.timer_text)
@@ -207,8 +220,13 @@ class Nakack2Properties:
         return all(nak.held_undelivered(node, s) <= self.window_bound for s in range(self.n) if s != node.me)
 
     def purge_covered(self, w: tuple[int, ...]) -> bool:
-        nodes = self.nodes
-        return all(nak.purge_covered(nodes[w[s]], nodes[w[r]]) for s, r in self.world.pairs)
+        """``nak.purge_covered`` for every pair, but a receiver whose merge view is still to come
+        (world rule 10): its windows are reset by the merge digest, not by retransmission."""
+        nodes, world = self.nodes, self.world
+        merges = world.bounds.merges
+        env = world.env_table.values[w[self.n + 1]] if merges else None
+        return all(nak.purge_covered(nodes[w[s]], nodes[w[r]]) for s, r in world.pairs
+                   if env is None or r not in merges or env.view_index[r] >= len(world.bounds.views[r]))
 
     def delivered(self, w: tuple[int, ...]) -> bool:
         """Every running member sharing a view with a running sender, with a window for it,

@@ -16,7 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from checks.conform.differential import Divergence, Lockstep
 from models.modelfile import Model
-from models.multicast_world import AnswerJoin, AppMcast, DropBelow, Stop
+from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MergeView, Stop
 from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, RemoveReceiver
 
 CHOICE = st.integers(min_value=0, max_value=1_000)
@@ -89,6 +89,11 @@ class WorldAgreement(RuleBasedStateMachine):
     @rule(choice=CHOICE)
     def join_answered(self, choice: int) -> None:
         self._take(AnswerJoin, choice)
+
+    @precondition(lambda self: bool(self._enabled(MergeView)))
+    @rule(choice=CHOICE)
+    def merge_view_installed(self, choice: int) -> None:
+        self._take(MergeView, choice)
 
     @precondition(lambda self: bool(self._enabled(Stop)))
     @rule(choice=CHOICE)

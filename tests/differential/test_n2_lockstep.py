@@ -111,6 +111,13 @@ def forget_nothing(m: Member[Any], member: Any) -> None:
     pass  # STABLE's record of a departed member's hr survives the view change
 
 
+ORIGINAL_MERGE = membership.merge_digest
+
+
+def merge_digest_at_hr(m: Member[Any], digest: dict[Any, tuple[int, int]]) -> None:
+    ORIGINAL_MERGE(m, {p: (hr, hr) for p, (_hd, hr) in digest.items()})  # windows start past what is delivered
+
+
 DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "HIGHEST_SEQNO right after an application send": (tasks, "resend_last_seqno", resend_after_an_application_send,
                                                        "fuzz"),
@@ -119,6 +126,7 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
                                                                    request_every_gap, "fuzz"),
     "a full become_server_queue evicts the oldest": (receive, "queue", queue_evicting_the_oldest, "queue"),
     "a departed member's STABLE record kept": (membership, "forget", forget_nothing, "fuzz"),
+    "a merge digest read at hr, not hd": (membership, "merge_digest", merge_digest_at_hr, "merge"),
 }
 
 
@@ -126,7 +134,10 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
 def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Model]:
     owner, name, defect, where = DEFECTS[request.param]
     monkeypatch.setattr(owner, name, defect)
-    yield with_config(tmp_path, "xmit_interval = 1\nbecome_server_queue_size = 1") if where == "queue" else load(FUZZ)
+    if where == "merge":
+        yield load(MODELS_DIR / "nakack2" / "merge-digest-lags-loopback.toml")
+    else:
+        yield with_config(tmp_path, "xmit_interval = 1\nbecome_server_queue_size = 1") if where == "queue" else load(FUZZ)
 
 
 def test_harness_catches_planted_defect(planted: Model) -> None:

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from models.modelfile import ModelError, load
-from models.multicast_world import PREMATURE, AnswerJoin, AppMcast, DropBelow, McastEnv, MulticastWorld, Stop
+from models.multicast_world import (
+    PREMATURE,
+    AnswerJoin,
+    AppMcast,
+    DropBelow,
+    McastEnv,
+    MergeView,
+    MulticastWorld,
+    Stop,
+)
 from models.world import DeliverPacket, FireTimer, InstallView, LosePacket
 
 HEAD = 'protocol = "nakack2"\nmembers = ["A", "B", "C"]\n'
@@ -92,6 +101,9 @@ def test_a_joiner_gets_the_coordinators_digest(tmp_path: Path) -> None:
     ('[[stops]]\nmember = "B"\nkind = "quit"\n', "stops[0].kind"),
     ('[[stops]]\nmember = "B"\nkind = "crash"\n[[stops]]\nmember = "B"\nkind = "leave"\n', "stops[1].member"),
     ('[[stops]]\nmember = "B"\n', "stops"),
+    ('merges = "A"\n', "merges"),
+    ('merges = ["D"]\n', "merges"),
+    ('merges = ["A"]\n', "merges"),  # A has no view script: nothing to install as a merge view
 ])
 def test_bad_model_files_are_one_line_errors(tmp_path: Path, text: str, key: str) -> None:
     path = tmp_path / "bad.toml"
@@ -188,3 +200,21 @@ def test_a_request_for_a_young_copy_sets_the_premature_bit(tmp_path: Path) -> No
     run = next(s for a, s in world.successors(state) if a == FireTimer(1, world.adapter.spec.Timer(0)))
     assert world.view(run).history.step_violations & PREMATURE
     assert not any(p.dst == 1 for p in env_of(world, run).young)  # B's run aged its copies
+
+
+def test_a_merge_view_sets_the_merge_digest_from_each_senders_own_window(tmp_path: Path) -> None:
+    """Rule 10: the merge view installs MERGE_DIGEST first; a window below the digest restarts at it."""
+    world = world_of(tmp_path, 'merges = ["C"]\n[sends]\nA = 1\n[[views]]\nmember = "C"\nview = ["C"]\n'
+                               '[[views]]\nmember = "C"\nview = ["A", "B", "C"]\n')
+    state = world.init_states()[0]
+    _, state = step(world, state, AppMcast)  # A multicasts #1, its loopback copy in flight
+    loopback = next(a for a, _ in world.successors(state)
+                    if isinstance(a, DeliverPacket) and a.packet.src == a.packet.dst == 0)
+    state = dict(world.successors(state))[loopback]  # A delivers its own #1: its hd is 1
+    action, state = step(world, state, InstallView)  # C installs [C]: its window for A goes
+    assert action == InstallView(2, (2,))
+    assert not any(isinstance(a, InstallView) and a.member == 2 for a, _ in world.successors(state))
+    action, state = step(world, state, MergeView)
+    assert action == MergeView(2, (0, 1, 2))
+    c = world.view(state).nodes[2]
+    assert c.members == frozenset({0, 1, 2}) and c.windows[0].delivered == 1 and c.windows[1].delivered == 0
