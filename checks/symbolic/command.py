@@ -8,7 +8,8 @@ should have, and z3's seconds. What runs, per ``--protocol``:
   (JGRP-1873; expected: proved except the one counterexample-to-induction of
   ``EXPECTED_1873``), that counterexample made concrete and replayed on the spec, and the bounded
   search that reaches it and on to a violation, written as a trace file ``seqcheck show`` draws.
-- ``table``: ``impl/window.Table``'s arithmetic for every 64-bit value (``checks/symbolic/table``).
+- ``table``: the engines' window arithmetic for every 64-bit value: ``impl/window.Table``
+  (``checks/symbolic/table``) and ``impl/fixed_window.FixedBuffer`` (``checks/symbolic/fixed_buffer``).
 - ``counters``: the wrapping timestamps and conn_ids of ``impl/common.py`` (``checks/symbolic/counters``).
 - ``unicast2``: the same for UNICAST2's STABLE-based purge (``checks/symbolic/unicast2_proofs``):
   proved with the fix flags (for the removals rule 6 gates), failing as shipped.
@@ -166,7 +167,9 @@ def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
 
 
 def _table(trace_dir: Path) -> Iterator[Line]:
-    for lemma in prove_table():
+    from checks.symbolic.fixed_buffer import prove_fixed_buffer
+
+    for lemma in prove_table() + prove_fixed_buffer():
         yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.detail)
 
 
