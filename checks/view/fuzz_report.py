@@ -26,8 +26,13 @@ font-size: 0.9em; } td, th { border-bottom: 1px solid #ddd; padding: 0.2em 0.6em
 td.num { text-align: right; } .mismatch { background: #fde2e2; } .ok { background: #e2f5e2; }
 svg text { font-family: sans-serif; font-size: 11px; } dt { font-weight: bold; } dd { margin-bottom: 0.3em; }"""
 
-_HEAT_CAPTION = ("Each fault counted once per phase that held on a connection it touched, just before it; summed "
-                 "over every run. Shade: log of the count. Grey: never.")
+def _heat_caption(scheme: Scheme) -> str:
+    where = "on a connection it touched" if scheme is UNICAST else "at a member it concerned"
+    return (f"Each fault counted once per phase that held {where}, just before it; summed over every run. "
+            "Shade: log of the count. Grey: never.")
+
+
+
 _LIGHT, _DARK = (0xF7, 0xFB, 0xFF), (0x08, 0x30, 0x6B)  # the heat map's ends (no hits: grey)
 
 
@@ -40,7 +45,7 @@ def write_fuzz_report(folder: Path, report: Any) -> Path:
              coverage_svg(t.coverage_curve, report.exhaustive_states[0]),
              f"<p>{_e(_coverage_caption(report))}</p>",
              "<h2>Faults met in protocol phases</h2>",
-             f"<p>{_e(_HEAT_CAPTION)}</p>",
+             f"<p>{_e(_heat_caption(scheme_for(report.model.world)))}</p>",
              heat_map_svg(t.phase_hits, scheme_for(report.model.world)), _legend(scheme_for(report.model.world)),
              "<h2>Failures</h2>", _failures(folder, report)]
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>seqcheck fuzz report</title>'
