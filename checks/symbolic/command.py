@@ -66,7 +66,9 @@ class Line:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--protocol", default="all", metavar="|".join(PROTOCOLS),
+    parser.add_argument("what", nargs="?", metavar="|".join(PROTOCOLS[:-1] + ("lemmas", "all")),
+                        help="what to prove, as --protocol (lemmas: table and counters)")
+    parser.add_argument("--protocol", metavar="|".join(PROTOCOLS),
                         help="what to prove (default: all): unicast3's invariants, the Table's arithmetic, ...")
     parser.add_argument("--json", action="store_true", help="print one JSON object per obligation, then the verdict")
     parser.add_argument("--trace-dir", type=Path, default=Path("traces"),
@@ -76,10 +78,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from checks.cli import UsageError, writable_folder
 
-    if args.protocol not in PROTOCOLS:
+    choices = {**{p: (p,) for p in PROTOCOLS[:-1]}, "lemmas": ("table", "counters"), "all": PROTOCOLS[:-1]}
+    if args.what is not None and args.what not in choices:
+        raise UsageError(f"what to prove: expected one of {', '.join(choices)}, got {args.what!r}")
+    if args.protocol is not None and args.protocol not in PROTOCOLS:
         raise UsageError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {args.protocol!r}")
+    if args.what is not None and args.protocol is not None and args.what != args.protocol:
+        raise UsageError(f"what to prove: {args.what!r} and --protocol {args.protocol!r} disagree; give one")
     trace_dir = writable_folder("--trace-dir", args.trace_dir)
-    wanted = PROTOCOLS[:-1] if args.protocol == "all" else (args.protocol,)
+    wanted = choices[args.what or args.protocol or "all"]
     out: Callable[[Line], None] = _print_json if args.json else _print_text
     started = time.perf_counter()
     lines = []

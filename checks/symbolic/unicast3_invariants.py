@@ -201,7 +201,8 @@ STRENGTHENINGS: tuple[Invariant, ...] = (
               "means B's window on that connection is still there: B sends XMIT_REQs only from a window and "
               "drops it only when none is in flight.", state=xmit_req_needs_window),
     Invariant("watermark_read_earlier", "The watermark is (HA, HS) as an earlier retransmit run read them, "
-              "and HA never decreases on a connection.", state=watermark_read_earlier),
+              "and HA never decreases on a connection. (No target needs it: it keeps z3's counterexamples to "
+              "states a run could have.)", state=watermark_read_earlier),
     Invariant("first_data_above_acked", "While B has no window on the connection, no first DATA in flight lies "
               "below what A has purged: every ACK that could purge is below it.", state=first_data_above_acked),
 )

@@ -39,7 +39,7 @@ def test_an_obligation_not_as_expected_exits_1(tmp_path: Path, monkeypatch: pyte
 
 
 def test_counters_print_one_line_per_lemma_and_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["prove", "--protocol", "counters", "--trace-dir", str(tmp_path)]) == 0
+    assert cli.main(["prove", "counters", "--trace-dir", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 9 and lines[-1].endswith("as expected") and "0 not as expected" in lines[-1]
     assert sum("counterexample" in line for line in lines[:-1]) == 2
@@ -56,6 +56,8 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert cli.main(["prove", "--protocol", "nakack9"]) == 2
     expected = "seqcheck: --protocol: expected one of unicast3, table, counters, unicast2, all, got 'nakack9'\n"
     assert capsys.readouterr().err == expected
+    assert cli.main(["prove", "table", "--protocol", "counters"]) == 2
+    assert capsys.readouterr().err == "seqcheck: what to prove: 'table' and --protocol 'counters' disagree; give one\n"
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert cli.main(["prove", "--protocol", "table", "--trace-dir", str(blocker / "sub")]) == 2
