@@ -106,6 +106,8 @@ STEPS: tuple[tuple[str, Any, Any], ...] = (
     ("shift: (a << sh) + c splits back into a and c when 0 <= c < 2**sh and nothing overflows",
      z3.And(_SHIFTS, _A >= 0, _C >= 0, _C < (1 << _SH), (_A << _SH) >> _SH == _A, (_A << _SH) + _C >= 0),
      z3.And(((_A << _SH) + _C) >> _SH == _A, ((_A << _SH) + _C) & ((1 << _SH) - 1) == _C)),
+    ("shift: a is (a >> sh) << sh plus its low sh bits", _SHIFTS,
+     ((_A >> _SH) << _SH) + (_A & ((1 << _SH) - 1)) == _A),
 )
 
 
@@ -138,7 +140,11 @@ def _instances(t: TableArithmetic, v: dict[str, Any]) -> Any:
     at_row = fr + v["row"]
     return z3.And(_step(0, new_low, low, 0, sh), _step(0, i, low, 0, sh), _step(0, i2, low, 0, sh),
                   _step(0, i, new_low, 0, sh), _step(1, low, 0, 0, sh), _step(1, i, 0, 0, sh),
-                  _step(1, v["low"] + 1 - off - 1, 0, 0, sh), _step(2, at_row, 0, v["column"], sh))
+                  _step(1, v["low"] + 1 - off - 1, 0, 0, sh), _step(2, at_row, 0, v["column"], sh),
+                  _step(3, i, 0, 0, sh))
+
+
+INJECTIVE = "table: distinct live seqnos get distinct slots (injective on (low, hr]; by the read-back lemma)"
 
 
 def _claims(t: TableArithmetic, v: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
@@ -152,8 +158,15 @@ def _claims(t: TableArithmetic, v: dict[str, Any]) -> Iterator[tuple[str, Any, A
            _live(v, v["s"]), z3.And(r1 >= 0, c1 >= 0, c1 < width))
     yield ("table: row 0 holds low + 1 (first_row = (low - offset) >> shift)", True,
            t.locate(v["low"] + 1, off, shift, fr)[0] == 0)
-    yield ("table: distinct live seqnos get distinct slots (injective on (low, hr])",
-           z3.And(_live(v, v["s"]), _live(v, v["s2"]), v["s"] != v["s2"]), z3.Or(r1 != r2, c1 != c2))
+    # Injectivity from the read-back lemma (next) alone: equal slots read back the same seqno. The read-back
+    # is an uninterpreted function here, so z3 reasons by congruence instead of bit-blasting it.
+    read = z3.Function("read_back", *[z3.BitVecSort(BITS)] * 3)
+
+    def read_back(s: Any, row: Any, column: Any) -> Any:
+        return z3.Implies(_live(v, s), read(row, column) == s)
+
+    yield (INJECTIVE, z3.And(_live(v, v["s"]), _live(v, v["s2"]), v["s"] != v["s2"], read_back(v["s"], r1, c1),
+                             read_back(v["s2"], r2, c2)), z3.Or(r1 != r2, c1 != c2))
     yield ("table: reading a live seqno's slot back gives the seqno (check_invariants' base)",
            _live(v, v["s"]), t.seqno_at(r1, c1, off, shift, fr) == v["s"])
     at = t.seqno_at(v["row"], v["column"], off, shift, fr)
@@ -188,8 +201,9 @@ def prove_table(t: TableArithmetic | None = None, timeout_ms: int = 60_000,
     out += [_prove(name, "proved", domain, fact, v, timeout_ms) for name, fact in facts if chosen(name)]
     known = z3.And(domain, *[fact for _, fact in facts], _instances(t, v))
     for name, hypothesis, conclusion in _claims(t, v):
-        if chosen(name):
-            out.append(_prove(name, "proved", z3.And(known, hypothesis), conclusion, v, timeout_ms))
+        if chosen(name):  # injectivity follows from the read-back lemma alone (equal slots read back equal)
+            assumed = hypothesis if name == INJECTIVE else z3.And(known, hypothesis)
+            out.append(_prove(name, "proved", assumed, conclusion, v, timeout_ms))
     engine = "table: the encoding's locate is the engine's own Table._locate run on the same 64-bit terms"
     if chosen(engine):
         out.append(_prove(engine, "proved", True, _same_as_engine(t, v), v, timeout_ms))
