@@ -7,7 +7,8 @@ should have, and z3's seconds. What runs, per ``--protocol``:
   obligation of the shipped protocol (expected: proved); every obligation without timestamps
   (JGRP-1873; expected: proved except the one counterexample-to-induction of
   ``EXPECTED_1873``), that counterexample made concrete and replayed on the spec, and the bounded
-  search that reaches it and on to a violation, written as a trace file ``seqcheck show`` draws.
+  search that reaches it and on to a violation, written as a trace file ``seqcheck show`` draws;
+  and the removal hook without the world's rule 6 (expected: a counterexample).
 - ``table``: the engines' window arithmetic for every 64-bit value: ``impl/window.Table``
   (``checks/symbolic/table``) and ``impl/fixed_window.FixedBuffer`` (``checks/symbolic/fixed_buffer``).
 - ``counters``: the wrapping timestamps and conn_ids of ``impl/common.py`` (``checks/symbolic/counters``).
@@ -126,6 +127,21 @@ def _unicast3(trace_dir: Path) -> Iterator[Line]:
         expected = COUNTEREXAMPLE if (r.action, r.invariant) == EXPECTED_1873 else PROVED
         yield Line(f"unicast3[JGRP-1873]: {r.name}", r.result, expected, r.seconds)
     yield from _jgrp1873(trace_dir)
+    yield from _without_rule_6()
+
+
+def _without_rule_6() -> Iterator[Line]:
+    """The removal hook without the world's rule 6 (stale packets may outlive the window: the
+    2 x MSL assumption dropped, as models/unicast3/residual-stale-packets.toml does) breaks
+    induction: a stale first DATA can open a window below what a stale ACK purges."""
+    from dataclasses import replace
+
+    from checks.symbolic.unicast3_model import ACTION_BY_NAME
+
+    ungated = replace(ACTION_BY_NAME["remove_recv"], guard=lambda o, p, a, v: p.r_exists)
+    for r in obligations(TARGETS + STRENGTHENINGS, Variant(), actions=(ungated,),
+                         only=lambda a, i: i == "first_data_above_acked" and a != "init"):
+        yield Line(f"unicast3 without rule 6 (stale packets): {r.name}", r.result, COUNTEREXAMPLE, r.seconds)
 
 
 def _crosschecks() -> Iterator[Line]:
