@@ -1,0 +1,110 @@
+"""Lockstep under tiny window geometry (checks/conform/geometry.py; issue 19, item 5).
+
+Invariants tested: under rows of 1 to 4 slots, one initial row and the smallest retransmit scan
+the spec cannot tell apart, the UNICAST2 and UNICAST3 engines agree with their specs on every seeded
+random walk of the fuzz models, and their windows really crossed row boundaries; a scan limit the
+spec can tell apart, or a row of 0 slots, is refused with a one-line error; and an off-by-one
+planted at a row's last slot in ``impl.window.Table.remove_many`` (monkeypatched) is caught by the
+lockstep under tiny geometry and by nothing under the production geometry.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any, cast
+
+import pytest
+
+from checks.cli import MODELS_DIR
+from checks.conform.differential import EngineFactory, Lockstep, random_walk
+from checks.conform.engines import engines_for
+from checks.conform.geometry import TINY, Geometry, engines_with, two_slot_rows
+from impl import window
+from impl.window import Table
+from models.modelfile import Model, load
+
+WALKS, STEPS = 25, 250
+FUZZ = {name: MODELS_DIR / "fuzz" / f"{name}-lockstep.toml" for name in ("unicast2", "unicast3")}
+
+
+@pytest.fixture(scope="module", params=sorted(FUZZ))
+def model(request: pytest.FixtureRequest) -> Model:
+    return load(FUZZ[request.param])
+
+
+def _first_divergence(model: Model, factory: EngineFactory, walks: int = WALKS) -> str | None:
+    for seed in range(walks):
+        result = random_walk(model, seed, STEPS, engines_for=factory, check_properties=False)
+        if result.divergence is not None:
+            return f"seed {seed}: {result.divergence}"
+    return None
+
+
+@pytest.mark.parametrize("geometry", TINY, ids=str)
+def test_engines_agree_with_the_spec_under_tiny_geometry(model: Model, geometry: Geometry) -> None:
+    assert _first_divergence(model, engines_with(geometry)) is None
+
+
+def _windows(run: Lockstep) -> Iterator[Table[Any]]:
+    for engine in run.engines.engines:
+        member = engine._m if hasattr(engine, "_m") else engine
+        for table in (member.send, member.recv):
+            for entry in table.values():
+                yield cast("Table[Any]", entry.window)
+
+
+def test_tiny_geometry_reaches_row_boundaries(model: Model) -> None:
+    """The walks are not vacuous: some window holds seqnos past its first row of one slot, and its
+    rows follow the geometry."""
+    factory, deepest = engines_with(Geometry(1)), 0
+    for seed in range(5):
+        run = Lockstep(model, factory, check_properties=False)
+        rng = random.Random(seed)
+        for _ in range(STEPS):
+            enabled = run.enabled()
+            if not enabled:
+                break
+            assert run.step(*enabled[rng.randrange(len(enabled))]) is None
+            for table in _windows(run):
+                assert table.msgs_per_row == 1
+                deepest = max(deepest, table.hr - table.offset)
+    assert deepest >= 3
+
+
+def test_a_scan_the_spec_can_tell_apart_is_refused(model: Model) -> None:
+    with pytest.raises(ValueError, match=r"^geometry scan: expected >= 6 .* got 2$"):
+        Lockstep(model, engines_with(Geometry(2, scan=2)))
+    with pytest.raises(ValueError, match=r"^geometry msgs_per_row: expected >= 1, got 0$"):
+        Geometry(0)
+    assert Lockstep(model, engines_with(Geometry(2, scan=7))).engines.engines  # wider is fine
+
+
+# -- a Table defect at a row boundary --------------------------------------------------------------
+ORIGINAL_REMOVE_MANY = Table.remove_many
+
+
+def remove_many_short_of_the_row_end(self: Table[Any], max_items: int = 0) -> list[Any]:
+    """``remove_many`` that never takes a row's last slot (``stop`` capped at width - 1): the
+    message there, and everything after it, is never delivered."""
+    out: list[Any] = []
+    while True:
+        hd, width = self.hd, self.msgs_per_row
+        column = (hd - self.offset) % width  # the column of hd + 1
+        if column == width - 1:
+            return out  # the planted defect: the row's last slot is never taken
+        wanted = width - 1 - column if max_items == 0 else min(width - 1 - column, max_items - len(out))
+        if wanted <= 0:
+            return out
+        got = ORIGINAL_REMOVE_MANY(self, wanted)
+        out += got
+        if len(got) < wanted:
+            return out
+
+
+def test_a_row_boundary_defect_is_caught_only_under_tiny_geometry(model: Model,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(window.Table, "remove_many", remove_many_short_of_the_row_end)
+    found = _first_divergence(model, two_slot_rows)
+    assert found is not None and ("deliveries of" in found or "state of" in found), found
+    assert _first_divergence(model, engines_for) is None  # 1024-slot rows: the last slot is never reached
