@@ -111,7 +111,8 @@ def make_trace(system: TransitionSystem, model_path: str | Path, prop: str, kind
 def validate(system: TransitionSystem, trace: Trace, *, max_states: int = 2_000_000) -> list[tuple[Hashable, Hashable]]:
     """Replay ``trace`` on ``system`` and confirm it shows its violation; returns the replayed path.
 
-    Raises ``TraceError`` (one line) when the actions do not replay or the property is not violated
+    Raises ``TraceError`` (one line) when the actions do not replay, go on from a state beyond the
+    model's bounds (which the checker checks but never expands), or the property is not violated
     where the trace says.
     """
     try:
@@ -120,6 +121,10 @@ def validate(system: TransitionSystem, trace: Trace, *, max_states: int = 2_000_
         raise TraceError(f"trace does not replay on {trace.model}: {error}") from None
     init = system.init_states()[0]
     states = [init] + [s for _, s in path]
+    beyond = next((i for i, s in enumerate(states[:-1]) if not system.within_bounds(s)), None)
+    if beyond is not None:  # the checker never expands such a state, so no trace of it goes on from there
+        raise TraceError(f"after step {beyond} the trace is beyond the model's bounds (max_in_flight), where "
+                         "the checker expands nothing; it cannot go on from there")
     if trace.kind == "deadlock":
         last = states[-1]
         if any(True for _ in system.successors(last)) or system.accepts_end(last):

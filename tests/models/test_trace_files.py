@@ -191,9 +191,6 @@ def test_trace_is_a_shortest_counterexample(checked: Checked, case: Case) -> Non
 
 @pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
 def test_no_single_step_can_be_dropped(checked: Checked, case: Case) -> None:
-    if case.id.startswith("nakack2/jgrp2675-window-grows"):
-        pytest.xfail("open defect (note of stop 22): a step of this window_bounded trace can be dropped and it "
-                     "still validates, which a shortest BFS trace should not allow")
     model, _, written = checked(case)
     trace = Trace.load(written)
     for drop in range(len(trace.actions)):
