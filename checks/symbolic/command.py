@@ -33,7 +33,7 @@ from typing import Any
 
 from checks.symbolic import cti as ctis
 from checks.symbolic.counters import prove_counters
-from checks.symbolic.crosscheck import CONCRETE, crosscheck, load_world
+from checks.symbolic.crosscheck import CONCRETE, CrossCheckReport, crosscheck, load_world
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
 from checks.symbolic.table import prove_table
 from checks.symbolic.unicast3_invariants import SPEC_AGREEMENT, STRENGTHENINGS, TARGETS
@@ -42,11 +42,18 @@ from spec.unicast3 import Variant
 
 MODELS = Path(__file__).resolve().parents[2] / "models" / "unicast3"
 CROSSCHECKED = ("receiver-removal", "idle-expiry", "asymmetric-view-heal", "jgrp1586-fixed", "jgrp1873-no-timestamps")
-CROSSCHECK_STATES = 800
+CROSSCHECK_STATES = 800  # breadth first, then CROSSCHECK_WALKS random walks of CROSSCHECK_DEPTH steps
+CROSSCHECK_WALKS, CROSSCHECK_DEPTH = 40, 60
 JGRP1873_MODEL = MODELS / "jgrp1873-no-timestamps.toml"
 EXPECTED_1873 = ("deliver_sfs", "live_ack_below_first")
 PROTOCOLS = ("unicast3", "table", "counters", "unicast2", "all")
 NOT_YET = "note"
+
+
+@dataclass(frozen=True)
+class Settings:
+    trace_dir: Path  # where traces of reachable counterexamples-to-induction go
+    seed: int  # of the cross-checks' random walks
 
 
 @dataclass
@@ -74,6 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object per obligation, then the verdict")
     parser.add_argument("--trace-dir", type=Path, default=Path("traces"),
                         help="where a reachable counterexample-to-induction's trace is written (default: ./traces)")
+    parser.add_argument("--seed", type=int, default=1,
+                        help="seed of the cross-check's random walks (default 1; printed on each cross-check line)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
     out: Callable[[Line], None] = _print_json if args.json else _print_text
     started = time.perf_counter()
     lines = []
+    settings = Settings(trace_dir, args.seed)
     for what in wanted:
-        for line in SECTIONS[what](trace_dir):
+        for line in SECTIONS[what](settings):
             lines.append(line)
             out(line)
     failed = [line for line in lines if not line.ok and line.expected != NOT_YET]
@@ -107,6 +117,14 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def crosscheck_detail(report: CrossCheckReport, seed: int) -> str:
+    if report.mismatches:
+        return report.mismatches[0][:300]
+    scope = "every reachable one" if report.complete else "bounded BFS"
+    return (f"{report.states} states checked ({scope} and random walks, seed {seed}), {report.steps} steps, "
+            f"{report.instances} enabled instances")
+
+
 def _print_text(line: Line) -> None:
     mark = "" if line.ok or line.expected == NOT_YET else f"  (expected {line.expected})"
     detail = f"  {line.detail}" if line.detail else ""
@@ -118,15 +136,15 @@ def _print_json(line: Line) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-def _unicast3(trace_dir: Path) -> Iterator[Line]:
+def _unicast3(settings: Settings) -> Iterator[Line]:
     invariants = TARGETS + STRENGTHENINGS
-    yield from _crosschecks()
+    yield from _crosschecks(settings.seed)
     for r in obligations(invariants, Variant()):
         yield Line(f"unicast3: {r.name}", r.result, PROVED, r.seconds)
     for r in obligations(invariants, Variant(no_timestamps=True)):
         expected = COUNTEREXAMPLE if (r.action, r.invariant) == EXPECTED_1873 else PROVED
         yield Line(f"unicast3[JGRP-1873]: {r.name}", r.result, expected, r.seconds)
-    yield from _jgrp1873(trace_dir)
+    yield from _jgrp1873(settings.trace_dir)
     yield from _without_rule_6()
 
 
@@ -144,7 +162,7 @@ def _without_rule_6() -> Iterator[Line]:
         yield Line(f"unicast3 without rule 6 (stale packets): {r.name}", r.result, COUNTEREXAMPLE, r.seconds)
 
 
-def _crosschecks() -> Iterator[Line]:
+def _crosschecks(seed: int) -> Iterator[Line]:
     for name in CROSSCHECKED:
         started = time.perf_counter()
         world_variant = load_world(MODELS / f"{name}.toml").cfg.variant
@@ -154,10 +172,10 @@ def _crosschecks() -> Iterator[Line]:
 
         agreements = SPEC_AGREEMENT if world_variant == Variant() else ()
         report = crosscheck(MODELS / f"{name}.toml", CROSSCHECK_STATES, agreements,
-                            invariant=all_hold if world_variant == Variant() else None)
+                            invariant=all_hold if world_variant == Variant() else None,
+                            walks=CROSSCHECK_WALKS, depth=CROSSCHECK_DEPTH, seed=seed)
         result = "agrees" if not report.mismatches else "disagrees"
-        detail = (f"{report.states} states ({'all' if report.complete else 'bounded BFS'}), {report.steps} steps, "
-                  f"{report.instances} enabled instances") if not report.mismatches else report.mismatches[0][:300]
+        detail = crosscheck_detail(report, seed)
         yield Line(f"unicast3: cross-check with spec on {name}", result, "agrees", time.perf_counter() - started,
                    detail)
 
@@ -189,26 +207,26 @@ def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
                "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)
 
 
-def _table(trace_dir: Path) -> Iterator[Line]:
+def _table(settings: Settings) -> Iterator[Line]:
     from checks.symbolic.fixed_buffer import prove_fixed_buffer
 
     for lemma in prove_table() + prove_fixed_buffer():
         yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.detail)
 
 
-def _counters(trace_dir: Path) -> Iterator[Line]:
+def _counters(settings: Settings) -> Iterator[Line]:
     for lemma in prove_counters():
         yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.detail)
 
 
-def _unicast2(trace_dir: Path) -> Iterator[Line]:
+def _unicast2(settings: Settings) -> Iterator[Line]:
     from checks.symbolic.unicast2_proofs import rows
 
-    for row in rows(trace_dir):
+    for row in rows(settings.trace_dir, settings.seed):
         yield Line(*row)
 
 
-SECTIONS: dict[str, Callable[[Path], Iterator[Line]]] = {
+SECTIONS: dict[str, Callable[[Settings], Iterator[Line]]] = {
     "unicast3": _unicast3, "table": _table, "counters": _counters, "unicast2": _unicast2}
 
 

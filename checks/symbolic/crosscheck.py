@@ -1,7 +1,8 @@
 """Cross-validation of the symbolic UNICAST3 model against ``spec/unicast3.py`` on explicit states.
 
 A bounded breadth-first search of a shipped two-member model's world (timestamps *not* renumbered,
-so they are the spec's real values) visits up to ``max_states`` states. On each state ``w``:
+so they are the spec's real values) visits up to ``max_states`` states, and seeded random walks
+(fuzzing, as ``checks/fuzz`` does on the engines) go deeper. On each state ``w``:
 
 1. concrete -> symbolic: for every world step ``w --a--> w'``, the symbolic relation of ``a``'s
    action holds on (abstract(w), abstract(w')) with ``a``'s parameters, evaluated by
@@ -19,6 +20,7 @@ world, never the symbolic model.
 
 from __future__ import annotations
 
+import random
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -79,48 +81,70 @@ def load_world(path: Path) -> World:
     return world
 
 
-def crosscheck(path: Path, max_states: int = 2000,
-               agreements: tuple[tuple[str, Callable[[Any], bool], Callable[[State], bool]], ...] = (),
+Agreement = tuple[str, Callable[[Any], bool], Callable[[State], bool]]
+
+
+def crosscheck(path: Path, max_states: int = 2000, agreements: tuple[Agreement, ...] = (),
                invariant: Callable[[State], bool] | None = None, binding: Binding = UNICAST3_BINDING,
-               world: World | None = None) -> CrossCheckReport:
-    """Run checks 1-3 of the module docstring on up to ``max_states`` states of ``path``'s world.
+               world: World | None = None, walks: int = 0, depth: int = 40, seed: int = 0) -> CrossCheckReport:
+    """Run checks 1-3 of the module docstring on up to ``max_states`` states of ``path``'s world
+    (breadth first), then on every state of ``walks`` random walks of up to ``depth`` steps from
+    the initial state (each step a uniformly chosen successor; ``random.Random(seed)``: the same
+    seed, the same walks), which reach deeper than the breadth-first bound.
     ``agreements``: (name, spec predicate of a WorldView, symbolic invariant of a State).
     ``invariant``: a symbolic invariant; the report names every action seen changing a state that
     satisfies it (concrete witnesses that the proofs' hypotheses Inv and T_a are not vacuous)."""
     world = load_world(path) if world is None else world  # ``world``: path's world, e.g. with another variant
-    variant = world.cfg.variant
     report = CrossCheckReport(str(path))
     seen = set(world.init_states())
     queue = deque(seen)
     while queue and len(report.mismatches) < 5:
         state = queue.popleft()
-        report.states += 1
-        view = world.view(state)
-        pre = binding.abstract(view)
-        pre_holds = invariant is not None and invariant(pre)
-        for name, spec_holds, symbolic_holds in agreements:
-            report.agreements += 1
-            if spec_holds(view) != symbolic_holds(pre):
-                report.mismatches.append(f"{name}: spec says {spec_holds(view)} on {pre}")
-        for action, after in world.successors(state):
-            report.steps += 1
-            name, params = binding.action_instance(action)
-            post = binding.abstract(world.view(after))
-            if not binding.actions[name].relation(CONCRETE, pre, post, params, variant):
-                report.mismatches.append(f"step {action} ({name} {params}) breaks the symbolic relation: "
-                                         f"{pre} -> {post}")
-            elif pre_holds and post != pre:
-                report.witnessed.add(name)
+        for after in _check_state(world, binding, state, report, agreements, invariant):
             if after not in seen and len(seen) < max_states:
                 seen.add(after)
                 queue.append(after)
-        for name, params, instance in _enabled_instances(binding, world, view, pre, variant):
-            report.instances += 1
-            problem = _spec_agrees(binding, world, state, view, pre, name, params, instance, variant)
-            if problem:
-                report.mismatches.append(problem)
     report.complete = not queue and len(seen) < max_states
+    rng = random.Random(seed)
+    for _ in range(walks):
+        state = world.init_states()[0]
+        for _ in range(depth):
+            successors = _check_state(world, binding, state, report, agreements, invariant)
+            if not successors or len(report.mismatches) >= 5:
+                break
+            state = rng.choice(successors)
     return report
+
+
+def _check_state(world: World, binding: Binding, state: tuple[int, ...], report: CrossCheckReport,
+                 agreements: tuple[Agreement, ...], invariant: Callable[[State], bool] | None
+                 ) -> list[tuple[int, ...]]:
+    """Checks 1-3 on one state, recorded in ``report``; its successors."""
+    variant = world.cfg.variant
+    report.states += 1
+    view = world.view(state)
+    pre = binding.abstract(view)
+    pre_holds = invariant is not None and invariant(pre)
+    for name, spec_holds, symbolic_holds in agreements:
+        report.agreements += 1
+        if spec_holds(view) != symbolic_holds(pre):
+            report.mismatches.append(f"{name}: spec says {spec_holds(view)} on {pre}")
+    successors = []
+    for action, after in world.successors(state):
+        report.steps += 1
+        name, params = binding.action_instance(action)
+        post = binding.abstract(world.view(after))
+        if not binding.actions[name].relation(CONCRETE, pre, post, params, variant):
+            report.mismatches.append(f"step {action} ({name} {params}) breaks the symbolic relation: {pre} -> {post}")
+        elif pre_holds and post != pre:
+            report.witnessed.add(name)
+        successors.append(after)
+    for name, params, instance in _enabled_instances(binding, world, view, pre, variant):
+        report.instances += 1
+        problem = _spec_agrees(binding, world, state, view, pre, name, params, instance, variant)
+        if problem:
+            report.mismatches.append(problem)
+    return successors
 
 
 def _enabled_instances(binding: Binding, world: World, view: Any, pre: State, variant: Any

@@ -62,7 +62,9 @@ def _agreements(v: u2.Variant) -> tuple[tuple[str, Any, Any], ...]:
             ("purge_covered", pair(u2.purge_covered), symbolic(purge_covered)))
 
 
-def crosschecks() -> Iterator[Row]:
+def crosschecks(seed: int) -> Iterator[Row]:
+    from checks.symbolic.command import CROSSCHECK_DEPTH, CROSSCHECK_WALKS, crosscheck_detail
+
     for name in CROSSCHECKED:
         started = time.perf_counter()
         path = MODELS / f"{name}.toml"
@@ -73,15 +75,15 @@ def crosschecks() -> Iterator[Row]:
             return all(inv.state(CONCRETE, state, v) for inv in INVARIANTS if inv.state)
 
         report = crosscheck(path, CROSSCHECK_STATES, _agreements(v), binding=binding_for(world),
-                            invariant=all_hold if v == FIXED else None)
-        detail = (f"{report.states} states ({'all' if report.complete else 'bounded BFS'}), {report.steps} steps, "
-                  f"{report.instances} enabled instances") if not report.mismatches else report.mismatches[0][:300]
+                            invariant=all_hold if v == FIXED else None, walks=CROSSCHECK_WALKS,
+                            depth=CROSSCHECK_DEPTH, seed=seed)
+        detail = crosscheck_detail(report, seed)
         yield (f"unicast2: cross-check with spec on {name}", "agrees" if not report.mismatches else "disagrees",
                "agrees", time.perf_counter() - started, detail)
 
 
-def rows(trace_dir: Path) -> Iterator[Row]:
-    yield from crosschecks()
+def rows(trace_dir: Path, seed: int) -> Iterator[Row]:
+    yield from crosschecks(seed)
     for r in obligations(INVARIANTS, FIXED, model=UNICAST2, actions=GATED):
         yield f"unicast2[fixed]: {r.name}", r.result, PROVED, r.seconds, ""
     for action, invariant in UNGATED_COUNTEREXAMPLES:

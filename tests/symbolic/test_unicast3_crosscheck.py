@@ -66,3 +66,12 @@ def test_a_restated_property_that_disagrees_with_the_spec_is_caught() -> None:
     wrong = (("purge_covered", SPEC_AGREEMENT[3][1], lambda state: state.r_hd > state.s_acked),)
     report = crosscheck(MODELS / "basic-one-way.toml", max_states=200, agreements=wrong)
     assert any(m.startswith("purge_covered") for m in report.mismatches)
+
+
+def test_random_walks_go_deeper_and_repeat_with_their_seed() -> None:
+    path = MODELS / "receiver-removal.toml"
+    first = crosscheck(path, max_states=50, walks=10, depth=40, seed=3)
+    again = crosscheck(path, max_states=50, walks=10, depth=40, seed=3)
+    other = crosscheck(path, max_states=50, walks=10, depth=40, seed=4)
+    assert first.mismatches == [] and first.states > 50 + 10
+    assert (first.states, first.steps) == (again.states, again.steps) != (other.states, other.steps)
