@@ -1,7 +1,7 @@
 """``seqcheck prove``: every proof of this package as a table of obligations, with a verdict.
 
 One line per obligation: its name, its result (proved / counterexample / unknown), the result it
-should have, and z3's seconds. What runs, per ``--protocol``:
+should have, and z3's seconds. What runs (``seqcheck prove WHAT`` or ``--protocol WHAT``):
 
 - ``unicast3``: the cross-check of the symbolic model on shipped models' explicit states; every
   obligation of the shipped protocol (expected: proved); every obligation without timestamps
@@ -14,7 +14,7 @@ should have, and z3's seconds. What runs, per ``--protocol``:
 - ``counters``: the wrapping timestamps and conn_ids of ``impl/common.py`` (``checks/symbolic/counters``).
 - ``unicast2``: the same for UNICAST2's STABLE-based purge (``checks/symbolic/unicast2_proofs``):
   proved with the fix flags (for the removals rule 6 gates), failing as shipped.
-- ``all``: all of them.
+- ``lemmas``: ``table`` and ``counters``; ``all`` (the default): everything.
 
 Exit 0 when every line has its expected result, 1 otherwise (an obligation that should hold and
 does not, an expected counterexample not found, a CTI that does not replay); 2 for usage errors.

@@ -1,4 +1,5 @@
-"""Cross-validation of the symbolic UNICAST3 model against ``spec/unicast3.py`` on explicit states.
+"""Cross-validation of a symbolic model against its spec (``spec/unicast3.py``, ``spec/unicast2.py``)
+on explicit states; a ``Binding`` says how one model maps onto its spec and world.
 
 A bounded breadth-first search of a shipped two-member model's world (timestamps *not* renumbered,
 so they are the spec's real values) visits up to ``max_states`` states, and seeded random walks
@@ -14,8 +15,9 @@ so they are the spec's real values) visits up to ``max_states`` states, and seed
 3. the symbolic invariants that restate a spec property agree with the spec's own predicate.
 
 Declared differences (not mismatches): timers a model file switches off (``[timers]``) are not
-required to be enabled, and budgets (loss, duplicates, removals, sends, view scripts) bound the
-world, never the symbolic model.
+required to be enabled; budgets (loss, duplicates, removals, sends, view scripts) bound the
+world, never the symbolic model; an XMIT_REQ delivery symbolically enabled for one seqno of a
+request that names several is not a single spec step (the symbolic action over-approximates).
 """
 
 from __future__ import annotations
