@@ -69,18 +69,24 @@ def test_dropping_the_stable_order_strengthening_leaves_a_gap() -> None:
     assert "deliver_stable / live_stable_below_first" in failed
 
 
-def test_the_invariants_hold_on_a_fixed_world_s_reachable_states() -> None:
-    """jgrp1873-fixed's world with every fix flag: each explored state satisfies every invariant."""
-    path = MODELS / "jgrp1873-fixed.toml"
-    world = load_world(path)
-    world.cfg = replace(world.cfg, variant=FIXED)
+def test_the_invariants_hold_on_fixed_worlds_and_every_gated_action_is_witnessed() -> None:
+    """Shipped worlds run with every fix flag: each explored state satisfies every invariant, and
+    each gated action changes some such state (the proofs' hypotheses are not vacuous). Not
+    witnessed, by design: deliver_ack (no ACK without the first-message ACK) and idle_recv (the
+    models leave the reaper off; its effect is remove_recv's under a stronger guard)."""
+    witnessed: set[str] = set()
+    for name in ("jgrp1873-fixed", "jgrp1548-fixed"):
+        path = MODELS / f"{name}.toml"
+        world = load_world(path)
+        world.cfg = replace(world.cfg, variant=FIXED)
 
-    def holds(state: State) -> bool:
-        return all(inv.state(CONCRETE, state, FIXED) for inv in INVARIANTS if inv.state)
+        def holds(state: State) -> bool:
+            return all(inv.state(CONCRETE, state, FIXED) for inv in INVARIANTS if inv.state)
 
-    report = crosscheck(path, 1500, binding=binding_for(world), invariant=holds, world=world)
-    assert report.mismatches == []
-    assert report.witnessed >= {"send", "deliver_data", "deliver_stable", "remove_recv", "stable_b"}
+        report = crosscheck(path, 1000, binding=binding_for(world), invariant=holds, world=world, walks=20)
+        assert report.mismatches == []
+        witnessed |= report.witnessed
+    assert witnessed == {a.name for a in GATED} - {"deliver_ack", "idle_recv"}
 
 
 def test_the_first_message_resend_cti_replays_on_the_spec_and_is_reachable() -> None:
