@@ -25,7 +25,7 @@ def test_newer_is_the_engines_ts_newer(ts: int, last: int) -> None:
 @given(conn_id=st.one_of(st.integers(0, MAX_CONN_ID), st.integers(MAX_CONN_ID - 3, MAX_CONN_ID)))
 def test_next_id_is_the_engines_next_conn_id(conn_id: int) -> None:
     encoded = z3.simplify(next_id(z3.BitVecVal(conn_id, ID_BITS)))
-    assert encoded.as_long() == next_conn_id(conn_id)  # type: ignore[attr-defined]
+    assert encoded.as_long() == next_conn_id(conn_id)
 
 
 def test_the_counter_lemmas_are_as_expected() -> None:
