@@ -151,6 +151,7 @@ BUILT_IN = {
     "unicast2": "checks.conform.unicast2:BINDING",
     "unicast3": "checks.conform.unicast3:BINDING",
     "nakack2": "checks.conform.nakack2:BINDING",
+    "nakack4": "checks.conform.nakack4:BINDING",
 }
 BINDINGS: Registry[EngineBinding] = Registry(
     ENTRY_POINT_GROUP, BUILT_IN, lambda found, name: isinstance(found, EngineBinding) and found.protocol == name)

@@ -1,0 +1,167 @@
+"""The NAKACK4 engine's API on its own: blocking sends held and resumed, the ACK purge, the codec's
+round trip and its refusals, configuration errors, hostile input, and the names the engine shares
+with the spec.
+
+Invariant tested: a send on a full window never blocks the caller and never loses or duplicates
+a message: it is held with its seqno and passed down, in seqno order, once ACKs purge the own
+window; every member delivers every message exactly once, in order; malformed datagrams are
+counted and dropped without changing the state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import pytest
+
+from impl.common import LocalProtocolError, SendWindowFull
+from impl.nakack4 import Config, Nakack4Engine, SendStatus, Variant
+from impl.nakack4 import tasks as engine_tasks
+from impl.nakack4.codec import AckMsg, DecodeError, HighestSeqnoMsg, JoinRspMsg, McastMsg, decode, encode
+from impl.nakack4.state import ARMED, READY, STRANDED, STUCK
+from spec import nakack4 as spec
+
+
+def run(engines: dict[int, Nakack4Engine[int]], now: int = 0, drop: set[tuple[int, int]] | None = None,
+        rounds: int = 1000) -> None:
+    """Move datagrams between ``engines`` until quiet (those from src to dst in ``drop`` are lost)."""
+    for _ in range(rounds):
+        moved = False
+        for src, engine in engines.items():
+            for dst, data in engine.datagrams_to_send():
+                moved = True
+                if drop is None or (src, dst) not in drop:
+                    engines[dst].received(src, data, now=now)
+        if not moved:
+            return
+    raise AssertionError("too many rounds")
+
+
+def group(config: Config, n: int = 3) -> dict[int, Nakack4Engine[int]]:
+    return {m: Nakack4Engine(config, me=m, members=range(n), now=0) for m in range(n)}
+
+
+def test_full_window_holds_the_send_and_an_ack_purge_resumes_it() -> None:
+    g = group(Config(capacity=2, send_atomically=True))
+    a = g[0]
+    assert [a.multicast(p, now=0) for p in (b"1", b"2", b"3")] == [
+        (1, SendStatus.SENT), (2, SendStatus.SENT), (3, SendStatus.BLOCKED)]
+    assert a.held_sends == (3,)
+    run(g)  # capacity 2: threshold 0, every delivery acks at once; the purge releases #3
+    assert a.held_sends == ()
+    assert a.send_events() == [(3, SendStatus.SENT)]
+    for engine in g.values():
+        assert [p for _, p in engine.deliveries()] == [b"1", b"2", b"3"]
+        engine.check_invariants()
+    assert a.snapshot().windows[0][1].low == 3  # everybody acked everything
+
+
+def test_non_atomic_send_is_passed_down_at_once_when_there_is_room() -> None:
+    g = group(Config(capacity=4))
+    assert g[0].multicast(b"x", now=0) == (1, SendStatus.SENT)
+    assert g[0].send_events() == []
+
+
+def test_a_silent_member_blocks_the_sender_until_the_view_drops_it() -> None:
+    g = group(Config(capacity=2, send_atomically=True))
+    for p in (b"1", b"2", b"3"):
+        g[0].multicast(p, now=0)
+    run(g, drop={(2, 0)})  # C's ACKs never reach A
+    assert g[0].held_sends == (3,)
+    g[0].install_view([0, 1], now=1)  # JGRP-2853/2854: the view purges, #3 goes
+    assert g[0].held_sends == ()
+    assert g[0].send_events() == [(3, SendStatus.SENT)]
+
+
+def test_drop_dont_block_variant_drops_on_a_full_window() -> None:
+    cfg = Config(capacity=1, send_atomically=True, dont_block=True, variant=Variant(drop_dont_block=True))
+    a = Nakack4Engine(cfg, me=0, members=[0, 1], now=0)
+    assert a.multicast(b"1", now=0)[1] is SendStatus.SENT
+    assert a.multicast(b"2", now=0) == (2, SendStatus.DROPPED)
+
+
+def test_disconnect_fails_held_sends() -> None:
+    a = Nakack4Engine(Config(capacity=1, send_atomically=True), me=0, members=[0, 1], now=0)
+    a.multicast(b"1", now=0)
+    assert a.multicast(b"2", now=0) == (2, SendStatus.BLOCKED)
+    a.disconnect(now=1)
+    assert a.send_events() == [(2, SendStatus.DROPPED)]
+    assert a.multicast(b"3", now=1) == (0, SendStatus.NO_WINDOW)
+
+
+def test_pending_sends_are_bounded() -> None:
+    a = Nakack4Engine(Config(capacity=1, send_atomically=True, max_pending_sends=1), me=0, members=[0, 1], now=0)
+    a.multicast(b"1", now=0)
+    a.multicast(b"2", now=0)
+    before = a.snapshot()
+    with pytest.raises(SendWindowFull, match="max_pending_sends=1"):
+        a.multicast(b"3", now=0)
+    assert a.snapshot() == before
+
+
+def test_lost_copy_is_repaired_by_highest_seqno_and_xmit_req() -> None:
+    g = group(Config(capacity=8, ack_threshold=1, send_atomically=True))
+    g[0].multicast(b"only", now=0)
+    run(g, drop={(0, 2)})
+    assert g[2].deliveries() == []
+    for t in (1000, 2000, 3000):
+        for engine in g.values():
+            engine.handle_timer(now=t)
+        run(g, now=t)
+    assert [p for _, p in g[2].deliveries()] == [b"only"]
+
+
+def test_delivery_fault_strands_or_sticks() -> None:
+    for stuck, state in ((False, STRANDED), (True, STUCK)):
+        cfg = Config(capacity=8, deliver_exceptions=True, variant=Variant(deliverer_stuck=stuck))
+        g = group(cfg, 2)
+        g[1].inject_delivery_fault(0, now=0)
+        assert g[1].snapshot().deliverer == ((0, ARMED),)
+        g[0].multicast(b"x", now=0)
+        run(g)
+        assert g[1].deliveries() == [] and g[1].snapshot().deliverer == ((0, state),)
+    with pytest.raises(LocalProtocolError, match="not enabled"):
+        group(Config(), 2)[1].inject_delivery_fault(0, now=0)
+    assert READY == spec.READY
+
+
+@pytest.mark.parametrize("msg", [McastMsg(7, b"p"), AckMsg(0), AckMsg(2**63 - 1), HighestSeqnoMsg(5),
+                                 JoinRspMsg((1, 2), ((1, 0, 3), (2, 0, 0)))])
+def test_codec_round_trip(msg: object) -> None:
+    data = encode(msg)  # type: ignore[arg-type]
+    assert data[0] == 0x34 and decode(data) == msg
+
+
+@pytest.mark.parametrize("data", [b"", b"\x34", b"\x4e\x00\x01\x01\x00", b"\x34\x04\x00\x00", b"\x34\x08",
+                                  b"\x34\x07", b"\x34\x07\x01\x00", b"\x34\x07\x00\x00"])
+def test_codec_refuses_malformed(data: bytes) -> None:
+    with pytest.raises(DecodeError):
+        decode(data)
+
+
+def test_malformed_datagrams_change_nothing() -> None:
+    a = Nakack4Engine(Config(), me=0, members=[0, 1], now=0)
+    before = a.snapshot()
+    for data in (b"", b"\x34\x07\x09", b"junk", b"\x34\x00" + b"\xff" * 20):
+        a.received(1, data, now=0)
+    assert a.snapshot() == before and a.stats.malformed == 4
+
+
+def test_config_errors_name_the_field() -> None:
+    with pytest.raises(ValueError, match=r"Config.capacity: expected >= 1, got 0"):
+        Config(capacity=0)
+    with pytest.raises(ValueError, match=r"Config.send_atomically: expected a bool"):
+        Config(send_atomically=1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"Config.xmit_interval"):
+        Config(xmit_interval=0)
+
+
+def test_names_agree_with_the_spec() -> None:
+    assert [f.name for f in fields(Variant)] == [f.name for f in fields(spec.Variant)]
+    assert engine_tasks.TIMER_NAMES == spec.TIMER_NAMES
+    assert (engine_tasks.XMIT, engine_tasks.BECOME_SERVER, engine_tasks.SEND, engine_tasks.DELIVER_FAULT) == (
+        spec.XMIT, spec.BECOME_SERVER, spec.SEND, spec.DELIVER_FAULT)
+    assert (ARMED, STUCK, STRANDED) == (spec.ARMED, spec.STUCK, spec.STRANDED)
+    defaults, engine = spec.Config(members=1), Config()
+    assert (defaults.capacity, defaults.become_server_queue_size, defaults.use_mcast_xmit, defaults.send_atomically) \
+        == (engine.capacity, engine.become_server_queue_size, engine.use_mcast_xmit, engine.send_atomically)
