@@ -15,7 +15,8 @@ Rules
    that ``seqcheck show`` and ``seqcheck replay`` read.
 3. Budgets: the model file's, multiplied by ``--budget-scale`` through a derived model file
    written to ``--out`` (``checks/fuzz/model.py``); traces found under scaled budgets name it.
-   ``--random-views K`` adds joins and leaves (random views per member) the same way.
+   ``--random-views K`` adds joins and leaves (random views per member) the same way, and
+   ``--variant FLAG,...`` runs the model under those variant flags (issue 19, item 4).
 4. Exit status: 0 when the outcome matches the model's ``expect`` (``pass``: no failing run;
    ``violation:P``: some run violates P, and none diverges, crashes or errs), 1 otherwise
    (also when a failure does not reproduce locally, or when the results hold another number of runs
@@ -90,6 +91,7 @@ class FuzzOptions:
     pct: bool = False  # deliveries by packet priority (checks/fuzz/run.py rule 2)
     resume: bool = False  # go on with the job in ``out`` (checks/fuzz/ledger.py rule 4)
     report: Path | None = None  # also write an HTML report here (checks/view/fuzz_report.py)
+    variant: tuple[str, ...] | None = None  # flags (names or aliases) replacing the model's (rule 3)
 
     def check(self) -> None:
         for name, value, low in (("--runs", self.runs, 1), ("--steps", self.steps, 1), ("--seed", self.seed, 0),
@@ -138,7 +140,7 @@ class FuzzReport:
     def exhaustive_states(self) -> tuple[int | None, str]:
         if self.explored is not None:
             return self.explored
-        if self.options.budget_scale != 1 or self.options.random_views:
+        if self.options.budget_scale != 1 or self.options.random_views or self.options.variant is not None:
             return None, "unknown (derived model: the pinned count is for the model's own; see --exhaustive)"
         pinned = self.model.pinned_states
         if pinned is not None:
@@ -175,7 +177,7 @@ class FuzzReport:
                 "steps_per_s": round(self.totals.steps / self.job_seconds, 1), "master": self.ran_on,
                 "master_asked": self.options.master, "master_chosen": self.chosen,
                 "cores": self.cores, "partitions": self.partitions, "budget_scale": self.options.budget_scale,
-                "random_views": self.options.random_views,
+                "random_views": self.options.random_views, "variant": list(self.model.variant),
                 "weights": asdict(self.options.weights), "swarm": self.options.swarm, "pct": self.options.pct,
                 "verdicts": self.totals.verdicts,
                 "first_failing_seed": {v: s for v, s in self.totals.first_seed.items() if v != "pass"},
@@ -197,6 +199,7 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     options.check()
     file, protocol = split_reference(str(options.model))
     loaded = load(file, protocol=protocol)
+    check_variant(options.variant, loaded)
     if options.engines is None:
         try:
             binding(loaded.protocol)
@@ -243,9 +246,30 @@ class _Job:
     totals: Aggregates
 
 
+def check_variant(variant: tuple[str, ...] | None, model: Model) -> None:
+    """``--variant``: every flag a name or alias of the model's protocol (one line otherwise)."""
+    if variant is None:
+        return
+    adapter = model.world.adapter
+    known = set(adapter.variant_names()) | set(adapter.variant_aliases)
+    for flag in variant:
+        if flag not in known:
+            raise FuzzUsageError(f"--variant: expected flags of {model.protocol} ({', '.join(sorted(known))}), "
+                                 f"got {flag!r}")
+
+
+def parse_variant(text: str | None) -> tuple[str, ...] | None:
+    """``--variant``'s value: comma-separated flags; ``none`` (or nothing) for the protocol as shipped."""
+    if text is None:
+        return None
+    flags = tuple(flag.strip() for flag in text.split(",") if flag.strip())
+    return () if flags in ((), ("none",)) else flags
+
+
 def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress: TextIO | None,
                 master: str, why: str) -> FuzzReport:
-    model_path = write_scaled_model(Path(file), options.budget_scale, options.out, options.random_views, protocol)
+    model_path = write_scaled_model(Path(file), options.budget_scale, options.out, options.random_views, protocol,
+                                    options.variant)
     model = load(model_path)
     plan = FuzzPlan(model_path.name, model_path.read_text(), options.steps, options.weights, options.liveness,
                     options.engines, options.swarm, options.pct)
@@ -331,6 +355,7 @@ def report_lines(report: FuzzReport) -> list[str]:
     lines = [
         f"model     {_short(report.model.path)} (budgets x{o.budget_scale}"
         + (f", {o.random_views} random views per member" if o.random_views else "")
+        + (f", variant {','.join(report.model.variant) or 'as shipped'}" if o.variant is not None else "")
         + f"), expected {report.model.expect}",
         f"schedule  seeds {o.seed}..{o.seed + o.runs - 1}, up to {o.steps} steps, weights {o.weights.text()}"
         + (" (x a factor per kind and run: --swarm)" if o.swarm else "")
@@ -416,7 +441,8 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
         raise FuzzUsageError(f"--weights: {error}") from None
     options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
                           args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, None,
-                          args.exhaustive, args.swarm, args.pct, args.resume, args.report)
+                          args.exhaustive, args.swarm, args.pct, args.resume, args.report,
+                          parse_variant(args.variant))
     try:
         report = run_fuzz(options, progress=None if args.no_progress else err)
     except KeyboardInterrupt:
@@ -467,6 +493,10 @@ def add_arguments(parser: Any) -> None:
                         help="joins and leaves: give every member K more views drawn at random over the members "
                              "(then a heal), in a derived model file (default 0; raise --weights view=... to "
                              "install more of them per schedule)")
+    parser.add_argument("--variant", default=None, metavar="FLAG,...",
+                        help="run the model under these variant flags instead of its own (names or aliases, as "
+                             "seqcheck list shows them, e.g. fix:JGRP-1873; none: as shipped), in a derived model "
+                             "file; a flag that brings a defect back may violate the model's expectation")
     parser.add_argument("--weights", default="", metavar="KIND=W,...",
                         help=f"relative weights of action kinds ({', '.join(KINDS)}); default {Weights().text()}")
     parser.add_argument("--shrink", type=int, default=3, metavar="N",

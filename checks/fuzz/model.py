@@ -7,6 +7,12 @@ expectation) is kept; a pinned ``[check] states`` is dropped, since it counts th
 The result is an ordinary model file (``seqcheck check``, ``show`` and ``replay`` read it), so a
 trace found under scaled budgets names it and replays on it.
 
+``--variant FLAG,...`` (issue 19, item 4): the derived file's ``variant`` is the flags named
+(names or aliases, as ``seqcheck list`` shows them), replacing the model's own, so that a lockstep
+model is fuzzed with the code inside a flag reached; its expectation is kept (a flag that brings a
+defect back may then violate it: the spec's own verdict, which the report shows apart from a
+divergence).
+
 ``MODEL#PROTOCOL`` (one protocol of a side-by-side file, ``models/side-by-side/``): the derived
 file is that protocol's model alone (``one_protocol``: its variant, settings and expectation),
 written even at scale 1, so that traces name a single-protocol file.
@@ -41,9 +47,11 @@ from models.world_factory import FAULT_KEYS
 SCALED_FAULTS = ("loss", "duplicate", "receiver_removals", "below_drop", "max_in_flight")
 
 
-def scaled_model_text(path: Path, scale: int, random_views: int = 0, protocol: str | None = None) -> str:
+def scaled_model_text(path: Path, scale: int, random_views: int = 0, protocol: str | None = None,
+                      variant: tuple[str, ...] | None = None) -> str:
     """The text of ``path`` with its budgets scaled by ``scale`` and ``random_views`` random views
-    per member (module docstring); ``protocol``: of that protocol of a side-by-side file alone."""
+    per member (module docstring); ``protocol``: of that protocol of a side-by-side file alone;
+    ``variant``: these flags instead of the model's."""
     load(path, protocol=protocol)  # a bad model file is reported as usual, before anything is derived
     try:
         raw: dict[str, Any] = tomllib.loads(path.read_text())
@@ -65,6 +73,9 @@ def scaled_model_text(path: Path, scale: int, random_views: int = 0, protocol: s
         scripted = list(out.get("views", []))
         out["views"] = scripted + random_view_scripts(list(raw["members"]), random_views, scripted)
         out["description"] += f" With {random_views} random views per member (--random-views)."
+    if variant is not None:
+        out["variant"] = list(variant)
+        out["description"] += f" Under the variant [{', '.join(variant)}] (--variant)."
     out["check"] = {k: v for k, v in raw.get("check", {}).items() if k != "states"}
     return to_toml(out)
 
@@ -134,18 +145,21 @@ def _value(value: Any) -> str:
 
 
 def write_scaled_model(path: Path, scale: int, out_dir: Path, random_views: int = 0,
-                       protocol: str | None = None) -> Path:
-    """``path`` itself for scale 1 without random views and no ``protocol`` named, else the derived
-    copy written to ``out_dir/<stem>-x<scale>.toml`` (``-x<scale>-v<random_views>`` with random
-    views; ``<stem>.<protocol>.toml``, ``<stem>.<protocol>-x<scale>.toml``, ... for one protocol of
-    a side-by-side file)."""
-    if scale == 1 and not random_views and protocol is None:
+                       protocol: str | None = None, variant: tuple[str, ...] | None = None) -> Path:
+    """``path`` itself for scale 1 without random views, no ``protocol`` and no ``variant`` named,
+    else the derived copy written to ``out_dir/<stem>-x<scale>.toml`` (``-x<scale>-v<random_views>``
+    with random views, then ``-<flag>+<flag>...`` (``-as-shipped`` for none) with a variant;
+    ``<stem>.<protocol>.toml``, ``<stem>.<protocol>-x<scale>.toml``, ... for one protocol of a
+    side-by-side file)."""
+    if scale == 1 and not random_views and protocol is None and variant is None:
         return path
     suffix = "" if protocol is None else f".{protocol}"
     suffix += f"-x{scale}" if scale != 1 or protocol is None else ""
     suffix += f"-v{random_views}" if random_views else ""
+    if variant is not None:
+        suffix += "-" + ("+".join(flag.replace(":", "_") for flag in variant) or "as-shipped")
     derived = out_dir / f"{path.stem}{suffix}.toml"
     derived.parent.mkdir(parents=True, exist_ok=True)
-    derived.write_text(scaled_model_text(path, scale, random_views, protocol))
+    derived.write_text(scaled_model_text(path, scale, random_views, protocol, variant))
     load(derived)  # the derived file must be a valid model file
     return derived

@@ -5,6 +5,11 @@ Each rule picks one enabled world action of its kind (Hypothesis shrinks the cho
 failure prints as a short program of named environment actions. Every engine's own structural
 invariants (``check_invariants``) are checked after every step too. A subclass names its model
 (``MODEL``) and whether the spec's safety properties are invariants too (``CHECK_PROPERTIES``).
+
+Variant dimension (issue 19, item 4): each example first draws the variant it runs under from
+``checks.conform.variants.variant_runs`` (as shipped, every flag alone, every fix together; a
+failure shrinks towards "as shipped"), and the spec's properties are invariants only under a
+variant whose ``safety`` says so. ``VARIANTS = False`` runs the model as shipped only.
 """
 
 from __future__ import annotations
@@ -12,24 +17,37 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from checks.conform.differential import Divergence, Lockstep
+from checks.conform.differential import Divergence, Lockstep, Shared
+from checks.conform.variants import VariantRun, variant_runs, with_variant
 from models.modelfile import Model
 from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MergeView, Stop
 from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, RemoveReceiver
 
 CHOICE = st.integers(min_value=0, max_value=1_000)
+SHARED: dict[tuple[str, tuple[str, ...]], Shared] = {}  # (model, variant) -> caches of its runs (rule 6)
 
 
 class WorldAgreement(RuleBasedStateMachine):
     MODEL: ClassVar[Model]
     CHECK_PROPERTIES: ClassVar[bool] = True
+    VARIANTS: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()
-        self.run = Lockstep(self.MODEL, check_properties=self.CHECK_PROPERTIES)
+        self.variant = VariantRun((), True)
+        self.run: Lockstep
         self.divergence: Divergence | None = None
+
+    @initialize(choice=CHOICE)
+    def variant_chosen(self, choice: int) -> None:
+        runs = variant_runs(self.MODEL) if self.VARIANTS else (VariantRun(self.MODEL.variant, True),)
+        self.variant = runs[choice % len(runs)]
+        model = with_variant(self.MODEL, self.variant.flags) if self.VARIANTS else self.MODEL
+        key = (model.reference, model.variant)
+        shared = SHARED.get(key) or SHARED.setdefault(key, Shared(model))
+        self.run = Lockstep(model, check_properties=self.CHECK_PROPERTIES and self.variant.safety, shared=shared)
 
     def _enabled(self, kind: type) -> list[tuple[Any, Any]]:
         return [(a, s) for a, s in self.run.enabled() if isinstance(a, kind)]
