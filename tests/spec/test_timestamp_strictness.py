@@ -11,6 +11,7 @@ model checks do not tell the two apart on the shipped models.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import pytest
@@ -51,8 +52,10 @@ def _last_ts(node: u3.Node | u2.Node) -> int:
     return entry.last_ts
 
 
-U3_MESSAGES = {"ACK": lambda ts: u3.Ack(2, 0, ts), "SEND_FIRST_SEQNO": u3.SendFirstSeqno}
-U2_MESSAGES = {"STABLE": lambda ts: u2.Stable(2, 2, 0, ts), "SEND_FIRST_SEQNO": lambda ts: u2.SendFirstSeqno(3, ts)}
+U3_MESSAGES: dict[str, Callable[[int], u3.Msg]] = {"ACK": lambda ts: u3.Ack(2, 0, ts),
+                                                   "SEND_FIRST_SEQNO": lambda ts: u3.SendFirstSeqno(ts)}
+U2_MESSAGES: dict[str, Callable[[int], u2.Msg]] = {"STABLE": lambda ts: u2.Stable(2, 2, 0, ts),
+                                                   "SEND_FIRST_SEQNO": lambda ts: u2.SendFirstSeqno(3, ts)}
 
 
 @pytest.mark.parametrize("kind", sorted(U3_MESSAGES))
