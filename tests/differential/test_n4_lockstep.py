@@ -13,11 +13,20 @@ within a bounded number of walks.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from checks.cli import MODELS_DIR
 from checks.conform.differential import random_walk
+from impl.nakack4 import membership, receive, tasks
+from impl.nakack4.codec import NakXmitReqMsg, XmitReqMsg
+from impl.nakack4.state import Member
 from models.modelfile import Model, load
+from spec.nakack4 import Variant
 
 FUZZ = MODELS_DIR / "fuzz" / "nakack4-lockstep.toml"
 WALKS, STEPS = 40, 300
@@ -43,3 +52,124 @@ def with_config(tmp_path: Path, lines: str, name: str = "variant.toml") -> Model
 
 def test_engine_agrees_with_spec_on_random_walks() -> None:
     assert walk_all(load(FUZZ)) > WALKS * 100  # the walks are long: timers are always enabled
+
+
+@pytest.mark.parametrize("settings", [
+    "capacity = 2\nsender_threads = 2",  # send_atomically off (JGroups' default): threads interleave
+    "capacity = 2\nsend_atomically = true\nsender_threads = 2",  # blocked threads overtaken
+    "capacity = 1\nsend_atomically = true\nuse_mcast_xmit = false",  # XMIT_RSP instead of a re-multicast
+    "capacity = 8\nack_threshold = 3\nsend_atomically = true",  # pending ACKs flushed by the task
+    "capacity = 3\nsend_atomically = true\nbecome_server_queue_size = 1",  # the queue fills and drops
+    "capacity = 2\nsend_atomically = true\ndont_loopback = true",  # JGRP-2829's self-ack
+    "capacity = 2\nsend_atomically = true\ndont_block = true",
+    "capacity = 4\nsend_atomically = true\ndeliver_exceptions = true",  # JGRP-3034's fault
+])
+def test_engine_agrees_with_every_setting(settings: str, tmp_path: Path) -> None:
+    walk_all(with_config(tmp_path, settings), 15, check_properties=False)
+
+
+# The setting that makes each flag matter (the flag alone where none is needed).
+FLAG_SETTINGS = {
+    "lock_after_seqno": "send_atomically = true\nsender_threads = 2",
+    "drop_dont_block": "send_atomically = true\ndont_block = true",
+    "no_dont_loopback_self_ack": "send_atomically = true\ndont_loopback = true",
+    "deliverer_stuck": "send_atomically = true\ndeliver_exceptions = true",
+}
+
+
+@pytest.mark.parametrize("flag", [f.name for f in fields(Variant)])
+def test_engine_agrees_with_every_variant(flag: str, tmp_path: Path) -> None:
+    extra = FLAG_SETTINGS.get(flag, "send_atomically = true")
+    model = with_config(tmp_path, f"capacity = 2\nbecome_server_queue_size = 2\n{extra}")
+    path = tmp_path / "flag.toml"
+    path.write_text(model.path.read_text().replace('protocol = "nakack4"\n',
+                                                   f'protocol = "nakack4"\nvariant = ["{flag}"]\n'))
+    flagged = load(path)
+    assert getattr(flagged.world.cfg.variant, flag) is True
+    walk_all(flagged, 15, check_properties=False)  # a defect flag may break a property: the spec's verdict
+
+
+@pytest.mark.parametrize("model", sorted(p.name for p in (MODELS_DIR / "nakack4").glob("*.toml")))
+def test_engine_agrees_on_every_shipped_model(model: str) -> None:
+    walk_all(load(MODELS_DIR / "nakack4" / model), 8, check_properties=False)
+
+
+# -- planted defects --------------------------------------------------------------------------------
+ORIGINAL_RETRANSMIT, ORIGINAL_ON_ACK, ORIGINAL_MERGE = tasks.retransmit, receive.on_ack, membership.merge_digest
+
+
+def ack_one_delivery_late(m: Member[Any], sender: Any, count: int) -> bool:
+    entry = m.entries[sender]
+    total = entry.counted + count
+    if total > m.config.threshold:  # the threshold's edge off by one (> instead of >=)
+        entry.counted = 0
+        return True
+    entry.counted, entry.pending = total, True
+    return False
+
+
+def resend_after_an_application_send(m: Member[Any]) -> None:
+    m.skip_next_resend = False
+    ORIGINAL_RETRANSMIT(m)
+
+
+def ack_from_anybody(m: Member[Any], src: Any, seqno: int) -> None:
+    m.ack_table.setdefault(src, -1)  # JGRP-2904 brought back: a departed member's ACK re-creates its entry
+    ORIGINAL_ON_ACK(m, src, seqno)
+
+
+def view_without_purge(m: Member[Any], new_min: int) -> None:
+    m.ack_min = new_min  # JGRP-2853/2854 brought back: the view adjusts the table, nothing is purged
+
+
+def request_every_gap(m: Member[Any], peer: Any, missing: list[int]) -> None:
+    if missing:
+        m.xmit_last[peer] = missing[-1]
+        m.emit(peer, NakXmitReqMsg(peer, XmitReqMsg(tuple(missing))))
+    else:
+        m.xmit_last.pop(peer, None)
+
+
+def merge_digest_at_high(m: Member[Any], digest: dict[Any, tuple[int, int]]) -> None:
+    ORIGINAL_MERGE(m, {p: (high, high) for p, (_hd, high) in digest.items()})
+
+
+DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
+    "an ACK one delivery past the threshold": (receive, "count_acks", ack_one_delivery_late, "threshold"),
+    "HIGHEST_SEQNO right after an application send": (tasks, "retransmit", resend_after_an_application_send, "fuzz"),
+    "ACKs from departed members count (JGRP-2904)": (receive, "on_ack", ack_from_anybody, "fuzz"),
+    "a view change does not purge (JGRP-2853)": (membership, "purge_to_min", view_without_purge, "fuzz"),
+    "XMIT_REQ for every gap, not the previous batch": (tasks, "_request_previous_batch", request_every_gap, "fuzz"),
+    "a merge digest read at high, not hd": (membership, "merge_digest", merge_digest_at_high, "merge"),
+}
+
+
+@pytest.fixture(params=sorted(DEFECTS))
+def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Model]:
+    owner, name, defect, where = DEFECTS[request.param]
+    monkeypatch.setattr(owner, name, defect)
+    if where == "threshold":
+        yield with_config(tmp_path, "capacity = 8\nack_threshold = 2\nsend_atomically = true")
+    elif where == "merge":
+        yield merge_model(tmp_path)
+    else:
+        yield load(FUZZ)
+
+
+def merge_model(tmp_path: Path) -> Model:
+    """Two members that each multicast, then install [A, B] again as a merge view."""
+    path = tmp_path / "merge.toml"
+    path.write_text('protocol = "nakack4"\nmembers = ["A", "B"]\nmerges = ["A", "B"]\n\n[sends]\nA = 2\nB = 2\n\n'
+                    '[faults]\nloss = 2\nmax_in_flight = 3\n\n[config]\ncapacity = 4\nsend_atomically = true\n\n'
+                    '[[views]]\nmember = "A"\nview = ["A", "B"]\n\n[[views]]\nmember = "B"\nview = ["A", "B"]\n\n'
+                    '[check]\nproperties = ["no_duplicate"]\nexpect = "pass"\n')
+    return load(path)
+
+
+def test_harness_catches_planted_defect(planted: Model) -> None:
+    for seed in range(60):
+        result = random_walk(planted, seed, STEPS, check_properties=False)
+        if result.divergence is not None:
+            assert "differ" in str(result.divergence)
+            return
+    pytest.fail("no walk diverged")
