@@ -14,7 +14,9 @@ should have, and z3's seconds. What runs (``seqcheck prove WHAT`` or ``--protoco
 - ``counters``: the wrapping timestamps and conn_ids of ``impl/common.py`` (``checks/symbolic/counters``).
 - ``unicast2``: the same for UNICAST2's STABLE-based purge (``checks/symbolic/unicast2_proofs``):
   proved with the fix flags (for the removals rule 6 gates), failing as shipped.
-- ``lemmas``: ``table`` and ``counters``; ``all`` (the default): everything.
+- ``lemmas``: ``table`` and ``counters``; ``all`` (the default): everything above.
+- ``infer`` (opt-in, about 45 s): DistAI-style inference for UNICAST3 (``checks/symbolic/infer``),
+  which invariants a grammar finds and which hand-written ones they imply (``info`` lines).
 
 Exit 0 when every line has its expected result, 1 otherwise (an obligation that should hold and
 does not, an expected counterexample not found, a CTI that does not replay); 2 for usage errors.
@@ -47,7 +49,8 @@ CROSSCHECK_WALKS, CROSSCHECK_DEPTH = 40, 60
 JGRP1873_MODEL = MODELS / "jgrp1873-no-timestamps.toml"
 EXPECTED_1873 = ("deliver_sfs", "live_ack_below_first")
 PROTOCOLS = ("unicast3", "table", "counters", "unicast2", "all")
-NOT_YET = "note"
+OPT_IN = ("infer",)  # not part of "all": about 45 s
+INFO = "info"  # an expected value that any result matches (inference reports what it found)
 
 
 @dataclass(frozen=True)
@@ -74,9 +77,10 @@ class Line:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("what", nargs="?", metavar="|".join(PROTOCOLS[:-1] + ("lemmas", "all")),
-                        help="what to prove, as --protocol (lemmas: table and counters)")
-    parser.add_argument("--protocol", metavar="|".join(PROTOCOLS),
+    parser.add_argument("what", nargs="?", metavar="|".join(PROTOCOLS[:-1] + ("lemmas", "all") + OPT_IN),
+                        help="what to prove, as --protocol (lemmas: table and counters; infer: DistAI-style "
+                             "invariant inference for UNICAST3, not part of all)")
+    parser.add_argument("--protocol", metavar="|".join(PROTOCOLS + OPT_IN),
                         help="what to prove (default: all): unicast3's invariants, the Table's arithmetic, ...")
     parser.add_argument("--json", action="store_true", help="print one JSON object per obligation, then the verdict")
     parser.add_argument("--trace-dir", type=Path, default=Path("traces"),
@@ -88,11 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from checks.cli import UsageError, writable_folder
 
-    choices = {**{p: (p,) for p in PROTOCOLS[:-1]}, "lemmas": ("table", "counters"), "all": PROTOCOLS[:-1]}
+    choices = {**{p: (p,) for p in PROTOCOLS[:-1] + OPT_IN}, "lemmas": ("table", "counters"),
+               "all": PROTOCOLS[:-1]}
     if args.what is not None and args.what not in choices:
         raise UsageError(f"what to prove: expected one of {', '.join(choices)}, got {args.what!r}")
-    if args.protocol is not None and args.protocol not in PROTOCOLS:
-        raise UsageError(f"--protocol: expected one of {', '.join(PROTOCOLS)}, got {args.protocol!r}")
+    if args.protocol is not None and args.protocol not in PROTOCOLS + OPT_IN:
+        raise UsageError(f"--protocol: expected one of {', '.join(PROTOCOLS + OPT_IN)}, got {args.protocol!r}")
     if args.what is not None and args.protocol is not None and args.what != args.protocol:
         raise UsageError(f"what to prove: {args.what!r} and --protocol {args.protocol!r} disagree; give one")
     trace_dir = writable_folder("--trace-dir", args.trace_dir)
@@ -105,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         for line in SECTIONS[what](settings):
             lines.append(line)
             out(line)
-    failed = [line for line in lines if not line.ok and line.expected != NOT_YET]
+    failed = [line for line in lines if not line.ok and line.expected != INFO]
     verdict = {"verdict": "as expected" if not failed else "NOT as expected", "obligations": len(lines),
                "unexpected": [line.name for line in failed], "seconds": round(time.perf_counter() - started, 1)}
     if args.json:
@@ -126,7 +131,7 @@ def crosscheck_detail(report: CrossCheckReport, seed: int) -> str:
 
 
 def _print_text(line: Line) -> None:
-    mark = "" if line.ok or line.expected == NOT_YET else f"  (expected {line.expected})"
+    mark = "" if line.ok or line.expected == INFO else f"  (expected {line.expected})"
     detail = f"  {line.detail}" if line.detail else ""
     print(f"{line.name:<78} {line.result:<15} {line.seconds:7.2f} s{mark}{detail}", flush=True)
 
@@ -226,8 +231,20 @@ def _unicast2(settings: Settings) -> Iterator[Line]:
         yield Line(*row)
 
 
+def _infer(settings: Settings) -> Iterator[Line]:
+    from checks.symbolic.infer import infer
+
+    found = infer()
+    yield Line("infer: unicast3 candidates from the grammar, states sampled, survivors, inductive (Houdini)",
+               f"{found.candidates}/{found.sampled_states}/{found.survived_sample}/{len(found.inductive)}", INFO,
+               found.seconds, "; ".join(inv.name for inv in found.inductive))
+    for name, implied in found.implied.items():
+        yield Line(f"infer: the inferred invariant implies {name}", "implied" if implied else "not implied", INFO,
+                   0.0)
+
+
 SECTIONS: dict[str, Callable[[Settings], Iterator[Line]]] = {
-    "unicast3": _unicast3, "table": _table, "counters": _counters, "unicast2": _unicast2}
+    "unicast3": _unicast3, "table": _table, "counters": _counters, "unicast2": _unicast2, "infer": _infer}
 
 
 def main(argv: list[str] | None = None) -> int:
