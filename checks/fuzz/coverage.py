@@ -54,7 +54,9 @@ _KIND_OF_TYPE = {AppSend: "send", DeliverPacket: "deliver", DuplicatePacket: "du
                  # the multicast world's own actions (checks/fuzz/mcast_coverage.py says what each stands for)
                  AppMcast: "send", DropBelow: "loss", AnswerJoin: "view", Stop: "reap", MergeView: "view"}
 # the periodic tasks (and the multicast world's BECOME_SERVER, a progress timer); the rest reap
-_TIMER_KIND = {"xmit": "xmit", "stable": "xmit", "sync_expired": "sync", "become_server": "xmit"}
+_TIMER_KIND = {"xmit": "xmit", "stable": "xmit", "sync_expired": "sync", "become_server": "xmit",
+               # NAKACK4: a held send passed down is the application's; the delivery fault loses deliveries
+               "send": "send", "deliver_fault": "loss"}
 
 
 def timer_name(timer: Any) -> str:

@@ -1,9 +1,9 @@
 """What a fuzz run of the multicast world covered: its faults met in the multicast protocol's phases.
 
 The point-to-point world's scheme is ``checks/fuzz/coverage.py``'s ``UNICAST``; this module owns
-``MULTICAST``, the same table for ``models/multicast_world.py`` (NAKACK2, and any protocol whose
-adapter keeps the multicast world's node shape: ``members``, ``windows``, ``is_server``,
-``become_server_pending``, ``seqno``, ``votes``, ``stable_suspended``).
+``MULTICAST``, the same table for ``models/multicast_world.py`` (NAKACK2, NAKACK4, and any protocol
+whose adapter keeps the multicast world's node shape: ``members``, ``windows``, ``is_server``,
+``become_server_pending``, ``seqno``; NAKACK2's ``votes`` and NAKACK4's ``sending`` where present).
 
 Rules
 -----
@@ -22,6 +22,8 @@ Rules
    application multicast; ``loss`` a network loss or a drop below the protocol; ``xmit`` the
    retransmit task, STABLE's gossip and BECOME_SERVER; ``view`` a view installed or a join
    answered; ``reap`` a leave or a crash; ``sync`` and ``remove`` nothing (no such action here).
+   NAKACK4's timers: a held send's SEND (a blocked application thread passing its message down)
+   is ``send``; the DELIVER_FAULT fault (JGRP-3034) is ``loss`` (what it costs is deliveries).
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ FAULT_DOCS = {"loss": "a copy lost on the network", "duplicate": "a copy duplica
               "below": "a copy dropped below the protocol (DropBelow)",
               "view": "a view installed (a merge view too) or a join answered", "stop": "a member leaves or crashes"}
 KIND_DOCS = {
-    "send": "an application multicast (AppMcast)",
+    "send": "an application multicast (AppMcast), or a held send passed down (NAKACK4's FireTimer send)",
     "deliver": "a copy in flight arrives (DeliverPacket)",
     "duplicate": "a copy arrives and a duplicate stays in flight (DuplicatePacket)",
-    "loss": "a copy is lost on the network (LosePacket) or dropped below the protocol (DropBelow)",
+    "loss": "a copy is lost on the network (LosePacket) or dropped below the protocol (DropBelow), or a "
+            "delivery fault (NAKACK4's FireTimer deliver_fault)",
     "xmit": "the retransmit task, STABLE's gossip or BECOME_SERVER (FireTimer)",
     "sync": "(no such action in the multicast world)",
     "reap": "a member leaves or crashes (Stop)",
@@ -124,7 +127,13 @@ def _stable_round(view: WorldView, m: int, packet: Any) -> bool:
     kinds = ("StableVote", "Stability")
     if packet is not None and type(packet.msg).__name__ in kinds:
         return True
-    return any(node.votes for node in view.nodes) or any(type(p.msg).__name__ in kinds for p in view.network)
+    return any(getattr(node, "votes", ()) for node in view.nodes) or any(type(p.msg).__name__ in kinds
+                                                                         for p in view.network)
+
+
+def _sender_blocked(view: WorldView, m: int, packet: Any) -> bool:
+    """NAKACK4: some member's application thread holds a seqno it has not passed down yet."""
+    return any(getattr(node, "sending", ()) for node in view.nodes)
 
 
 def _views_differ(view: WorldView, m: int, packet: Any) -> bool:
@@ -151,6 +160,8 @@ PHASES: tuple[tuple[str, str, Test], ...] = (
      _retransmission),
     ("stable round", "a STABLE round is under way (votes merged, or a vote or STABILITY in flight; packet "
                      "faults: the packet is one)", _stable_round),
+    ("sender blocked", "some member's application thread holds a seqno it has not passed down (NAKACK4: "
+                       "blocked on a full window, or between its seqno and its add)", _sender_blocked),
     ("views differ", "running members have installed different views", _views_differ),
     ("settled", "every running member delivered all it can see was sent", _settled),
 )
@@ -164,7 +175,7 @@ def _phases_met(view: WorldView, action: Any) -> list[str]:
 
 MULTICAST = Scheme(
     "multicast", FAULTS, FAULT_DOCS, tuple((name, doc) for name, doc, _ in PHASES), _fault_of, _phases_met,
-    {"send": (AppMcast,), "deliver": (DeliverPacket,), "duplicate": (DuplicatePacket,),
-     "loss": (LosePacket, DropBelow), "xmit": (FireTimer,), "sync": (), "reap": (Stop,),
+    {"send": (AppMcast, FireTimer), "deliver": (DeliverPacket,), "duplicate": (DuplicatePacket,),
+     "loss": (LosePacket, DropBelow, FireTimer), "xmit": (FireTimer,), "sync": (), "reap": (Stop,),
      "view": (InstallView, AnswerJoin, MergeView), "remove": ()},
     KIND_DOCS)

@@ -213,7 +213,7 @@ class Chooser:
         if FireTimer not in wanted:
             return [a for kind_type in wanted for a in self.world.candidates(state, kind_type)]
         kinds = self._timer_kinds
-        out = []
+        out = [a for kind_type in wanted if kind_type is not FireTimer for a in self.world.candidates(state, kind_type)]
         for action in self.world.candidates(state, FireTimer):
             found = kinds.get(action)
             if found is None:
