@@ -1,5 +1,6 @@
 """``seqcheck bench --engine``: messages per second between two in-process UNICAST3 engines, the
-same for a 3-member NAKACK2 group (``checks/bench/multicast.py``) against them, and what the
+same for a 3-member NAKACK2 group (``checks/bench/multicast.py``) against them, for a 3-member
+NAKACK4 group (``checks/bench/nakack4.py``) against NAKACK2 and by window capacity, and what the
 worst-case datagram of each message type costs to decode.
 
 A sends to B in bursts; every datagram goes through the codec (``encode`` inside the engine,
@@ -24,6 +25,7 @@ import time
 from typing import Any
 
 from checks.bench.multicast import nakack2_run
+from checks.bench.nakack4 import nakack4_bench
 from impl.unicast2 import codec as u2_codec
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
 from impl.unicast3 import codec as u3_codec
@@ -162,7 +164,10 @@ def run_engine_bench(messages: int = 100_000, repeat: int = 3, seed: int = 1) ->
             "baseline_codec_roundtrips_per_s": round(codec_rate),
             "ratio_vs_codec": round(no_loss / codec_rate, 3),
             "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3),
-            "nakack2": nakack2_bench(messages, repeat, seed, no_loss, with_loss), "decode": decode_bench()}
+            "nakack2": (n2 := nakack2_bench(messages, repeat, seed, no_loss, with_loss)),
+            "nakack4": nakack4_bench(messages, repeat, seed, n2["messages_per_s_at_every_member"],
+                                     n2["messages_per_s_at_every_member_5pct_loss"]),
+            "decode": decode_bench()}
 
 
 def nakack2_bench(messages: int, repeat: int, seed: int, u3_no_loss: float, u3_loss: float) -> dict[str, Any]:
