@@ -77,6 +77,7 @@ class MulticastFactory:
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)
         world.member_names = members
+        world.window_bound = bound
         world.properties = self.adapter.build_properties(world, selected, bound)
         return Built(world, members, variant)
 

@@ -179,6 +179,7 @@ class MulticastWorld:
                  initial_views: Sequence[frozenset[int]]) -> None:
         self.name, self.adapter, self.cfg, self.n, self.bounds = name, adapter, cfg, n, bounds
         self.initial_views = tuple(initial_views)
+        self.window_bound = 2  # the window_bounded property's limit (the model file's window_bound)
         self.properties: list[Any] = []
         self.member_names: tuple[str, ...] = ()
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]

@@ -174,18 +174,27 @@ def view_of_spec_node(node: nak.Node) -> EngineView[int]:
         wire_digest(node.merged), node.stable_suspended)
 
 
-def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Nakack2Engine[str]:
-    """A NAKACK2 engine for a script; scripts of multicast traces are not written yet (see ``SCRIPT``)."""
-    raise NotImplementedError("seqcheck replay's script stage does not run NAKACK2 traces yet")
+def script_engine(variant: Any, me: str, founders: Sequence[str], settings: dict[str, int]) -> Nakack2Engine[str]:
+    """A NAKACK2 engine for a script (``checks/conform/mcast_script.py``): the model's settings and
+    ``variant``, a founder if ``me`` is one of ``founders``, else a joiner; no resend bound."""
+    config = Config(xmit_interval=settings.get("xmit_interval", 1000),
+                    use_mcast_xmit=bool(settings.get("use_mcast_xmit", True)),
+                    resend_last_seqno=bool(settings.get("resend_last_seqno", True)),
+                    resend_last_seqno_max_times=settings.get("resend_last_seqno_max_times", 1),
+                    become_server_queue_size=settings.get("become_server_queue_size", 50),
+                    variant=variant, resend_factor=0)
+    return Nakack2Engine[str](config, me=me, members=founders, now=0)
 
 
-# The script stage of ``seqcheck replay`` is unicast-shaped (one destination per send); NAKACK2
-# traces replay in lockstep only: no property is judged by a script (``scriptable`` is empty).
+# The script of a multicast trace is ``checks/conform/mcast_script.McastScript``; the properties it
+# judges on the engines are ``scriptable``.
 SCRIPT = ScriptProtocol(
     "NAKACK2", "impl.nakack2", Variant, script_engine, codec.decode,
     {"MSG": McastMsg, "XMIT_REQ": NakXmitReqMsg, "XMIT_RSP": XmitRspMsg, "HIGHEST_SEQNO": HighestSeqnoMsg,
      "STABLE": StableMsg, "STABILITY": StabilityMsg, "JOIN_RSP": JoinRspMsg},
     {"Data": "MSG", "XmitReq": "XMIT_REQ", "XmitRsp": "XMIT_RSP", "HighestSeqno": "HIGHEST_SEQNO",
      "StableVote": "STABLE", "Stability": "STABILITY", "JoinRsp": "JOIN_RSP"},
-    nak.TIMER_NAMES, ("xmit", "stable"), frozenset(f.name for f in fields(Variant)), frozenset())
+    nak.TIMER_NAMES, ("xmit", "stable"), frozenset(f.name for f in fields(Variant)),
+    frozenset({"no_duplicate", "in_order", "delivered_was_sent", "purge_covered", "window_bounded",
+               "queue_within_bound", "no_premature_xmit_req", "eventually_delivered"}))
 BINDING = EngineBinding("nakack2", Nakack2Engines, SCRIPT, codec.MAGIC, codec.decode)

@@ -23,9 +23,14 @@ from typing import Any
 
 from checks.conform.differential import Divergence, replay_on_engines
 from checks.conform.engines import binding
+from checks.conform.mcast_script import McastScript
 from checks.conform.script import LIVENESS, EngineScript, ScriptProtocol
 from checks.explore.trace import Trace, TraceError, validate
 from models.modelfile import Model, load
+from models.multicast_world import AnswerJoin, AppMcast, MergeView, MulticastWorld, Stop
+from models.world import FireTimer
+from spec import nakack2 as nak
+from spec.nakack2_state import queue_bound
 
 
 @dataclass
@@ -91,14 +96,40 @@ def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None) 
     return ReplayReport(trace, model, divergence, defective, fixed, skipped, path)
 
 
+MCAST_SETTINGS = ("xmit_interval", "use_mcast_xmit", "resend_last_seqno", "resend_last_seqno_max_times",
+                  "become_server_queue_size")
+
+
 def settings_of(model: Model) -> dict[str, int]:
-    """The model's protocol settings (its ``[config]``) that a script needs."""
-    cfg = model.world.cfg
+    """The model's protocol settings (its ``[config]``) that a script needs (a multicast model's also
+    the bounds its properties judge: ``window_bound``, ``queue_bound``)."""
+    cfg, world = model.world.cfg, model.world
+    if isinstance(world, MulticastWorld):
+        settings = {name: int(getattr(cfg, name)) for name in MCAST_SETTINGS if hasattr(cfg, name)}
+        settings["window_bound"] = world.window_bound
+        bound = queue_bound(cfg) if isinstance(cfg, nak.Config) else None
+        return settings if bound is None else {**settings, "queue_bound": bound}
     return {name: getattr(cfg, name) for name in ("max_stable_msgs", "sync_resend_bound") if hasattr(cfg, name)}
 
 
+def script_class(model: Model) -> str:
+    """The script that drives the model's engines: ``McastScript`` for the multicast world."""
+    return "McastScript" if isinstance(model.world, MulticastWorld) else "EngineScript"
+
+
+def script_extra(model: Model) -> dict[str, Any]:
+    """A multicast script's initial group and members still to install a merge view."""
+    world = model.world
+    if not isinstance(world, MulticastWorld):
+        return {}
+    names = model.members
+    founders = [names[m] for m in sorted(world.initial_views[0])] if world.initial_views else list(names)
+    return {"founders": founders, "merging": [names[m] for m in sorted(world.bounds.merges)]}
+
+
 # -- the trace as calls on an EngineScript ------------------------------------------------------------
-SCRIPT_METHODS = frozenset({"send", "deliver", "duplicate", "lose", "timer", "view", "remove_receiver"})
+SCRIPT_METHODS = frozenset({"send", "deliver", "duplicate", "lose", "timer", "view", "remove_receiver",
+                            "multicast", "answer_join", "merge", "stop"})  # the last four: McastScript's
 
 
 @dataclass(frozen=True)
@@ -118,7 +149,7 @@ class ScriptCall:
             if not (name.isascii() and name.isidentifier()) or keyword.iskeyword(name):
                 raise TraceError(f"message field: expected a Python name, got {name!r}")
 
-    def run(self, net: EngineScript) -> None:
+    def run(self, net: EngineScript | McastScript) -> None:
         getattr(net, self.method)(*self.args, **dict(self.kwargs))
 
     def source(self) -> str:
@@ -131,20 +162,51 @@ def script_calls(model: Model, path: Sequence[tuple[Hashable, Hashable]]) -> lis
     calls and comments are made anew from the world's own actions, never copied from a trace file."""
     world = model.world
     names, protocol = model.members, binding(model.protocol).script
-    return [(_call(world.action_to_json(action), names, protocol), world.format_action(action))
-            for action, _ in path]
+    calls = []
+    for action, after in path:
+        call = _mcast_call(world, action, after, names, protocol) if isinstance(world, MulticastWorld) else None
+        calls.append((call or _call(world.action_to_json(action), names, protocol), world.format_action(action)))
+    return calls
+
+
+def _mcast_call(world: MulticastWorld, action: Any, after: Any, names: tuple[str, ...],
+                protocol: ScriptProtocol) -> ScriptCall | None:
+    """The multicast world's own actions as ``McastScript`` calls (None: a shared action)."""
+    if isinstance(action, AppMcast):
+        return ScriptCall("multicast", (names[action.src],))
+    if isinstance(action, AnswerJoin):
+        view = sorted(world.view(after).nodes[action.coordinator].members)
+        return ScriptCall("answer_join", (names[action.coordinator], names[action.joiner], [names[m] for m in view]))
+    if isinstance(action, MergeView):
+        return ScriptCall("merge", (names[action.member], [names[m] for m in action.members]))
+    if isinstance(action, Stop):
+        return ScriptCall("stop", (names[action.member],))
+    if isinstance(action, FireTimer):
+        return ScriptCall("timer", (names[action.member], protocol.timer_names[action.timer.kind]))
+    return None
+
+
+def _fields(msg: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """A message's JSON fields as a script names them: members by name (``sender``, ``view``)."""
+    out = {k: v for k, v in msg.items() if k not in ("type", "ts")}
+    if "seqnos" in out:
+        out["seqnos"] = tuple(out["seqnos"])
+    if isinstance(out.get("sender"), int) and "digest" not in out:
+        out["sender"] = names[out["sender"]]
+    if isinstance(out.get("view"), list):
+        out["view"] = [names[m] for m in out["view"]]
+    return out
 
 
 def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtocol) -> ScriptCall:
     kind = action["action"]
     if kind == "AppSend":
         return ScriptCall("send", (names[action["src"]], names[action["dst"]]))
-    if kind in ("DeliverPacket", "DuplicatePacket", "LosePacket"):
+    if kind in ("DeliverPacket", "DuplicatePacket", "LosePacket", "DropBelow"):
         packet = action["packet"]
-        msg = {k: v for k, v in packet["msg"].items() if k not in ("type", "ts")}
-        if "seqnos" in msg:
-            msg["seqnos"] = tuple(msg["seqnos"])
-        verb = {"DeliverPacket": "deliver", "DuplicatePacket": "duplicate", "LosePacket": "lose"}[kind]
+        msg = _fields(packet["msg"], names)
+        verb = {"DeliverPacket": "deliver", "DuplicatePacket": "duplicate", "LosePacket": "lose",
+                "DropBelow": "lose"}[kind]
         head = (names[packet["src"]], names[packet["dst"]], protocol.kind_names[packet["kind"]])
         return ScriptCall(verb, head, tuple(msg.items()))
     if kind == "FireTimer":
@@ -159,11 +221,14 @@ def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtoc
 
 
 def run_script(model: Model, calls: Sequence[tuple[ScriptCall, str]], variant: tuple[str, ...],
-               prop: str) -> EngineScript:
+               prop: str) -> EngineScript | McastScript:
     """The calls on engines of the model's protocol with ``variant`` (flag names) and settings."""
     protocol = binding(model.protocol).script
-    net = EngineScript(model.members, protocol.variant(**{name: True for name in variant}), model.protocol,
-                       settings_of(model))
+    flags = protocol.variant(**{name: True for name in variant})
+    net: EngineScript | McastScript = (
+        McastScript(model.members, flags, model.protocol, settings_of(model), **script_extra(model))
+        if isinstance(model.world, MulticastWorld) else EngineScript(model.members, flags, model.protocol,
+                                                                      settings_of(model)))
     for call, _ in calls:
         call.run(net)
     if prop in LIVENESS:
@@ -211,11 +276,13 @@ def emit_test(report: ReplayReport, trace_path: Path, out: Path) -> Path:
         f"Generated by `seqcheck replay --emit-test`: plain calls on {protocol.title} engines, one per step of",
         *outcome])
     extra = "" if model.protocol == "unicast3" else f", protocol={model.protocol!r}, settings={settings_of(model)!r}"
+    extra += "".join(f", {name}={value!r}" for name, value in script_extra(model).items())
+    script = script_class(model)
     lines = [
         repr(docstring),
         "",
         *(["import pytest", ""] if residual else []),
-        "from checks.conform.script import EngineScript",
+        f"from checks.conform.{'mcast_script' if script == 'McastScript' else 'script'} import {script}",
         f"from {protocol.package} import Variant",
         "",
         f"ENGINE_VARIANT = Variant({reference if not residual else flags})"
@@ -225,7 +292,7 @@ def emit_test(report: ReplayReport, trace_path: Path, out: Path) -> Path:
         *([f"@pytest.mark.xfail(strict=True, reason={trace.model + f': a residual of {where}'!r})"]
           if residual else []),
         f"def test_{python_name(Path(trace.model).stem)}_{python_name(trace.prop)}() -> None:",
-        f"    net = EngineScript({list(model.members)!r}, ENGINE_VARIANT{extra})",
+        f"    net = {script}({list(model.members)!r}, ENGINE_VARIANT{extra})",
     ]
     for index, (call, text) in enumerate(script_calls(model, report.path), 1):
         lines.append(f"    # {index}. {one_line(text)}".rstrip())

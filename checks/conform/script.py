@@ -32,7 +32,9 @@ class ScriptProtocol:
     title: str  # "UNICAST3"
     package: str  # the engine package, which exports ``Variant`` (for emitted tests)
     variant: type  # the spec's (and engine's) Variant
-    engine: Callable[[Any, Sequence[str], dict[str, int]], Any]  # (variant, members, settings) -> engine
+    # (variant, members, settings) -> engine for EngineScript; (variant, me, founders, settings) -> engine
+    # for the multicast world's McastScript (checks/conform/mcast_script.py)
+    engine: Callable[..., Any]
     decode: Callable[[bytes], Any]
     kinds: dict[str, type]  # "DATA" -> the codec's message class
     kind_names: dict[str, str]  # the spec's message type name -> "DATA"

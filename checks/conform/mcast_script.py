@@ -1,0 +1,264 @@
+"""``McastScript``: multicast engines (NAKACK2) driven by a readable script of group events.
+
+The multicast world's counterpart of ``checks/conform/script.py``'s ``EngineScript``, and what a
+regression test emitted by ``seqcheck replay --emit-test`` from a NAKACK2 trace calls. Events are
+named as the trace chart names them ("C receives MSG(seqno=2) from A"); the script finds the
+datagram the engine *under test* really sent, so one script runs on the defective engine and on the
+fixed one (an event whose datagram was never sent is skipped and listed in ``skipped``).
+Properties are judged on the engines' own snapshots and outputs, never on the spec:
+
+- ``no_duplicate``, ``in_order``, ``delivered_was_sent``: per (sender, receiver) window incarnation
+  (a window that vanished, or restarted below what it delivered, starts a new one);
+- ``purge_covered``: while two running members are in each other's views, the receiver's window for
+  the sender never lags the sender's purges (a member still to install its merge view is exempt);
+- ``window_bounded``: no window holds more than ``settings["window_bound"]`` messages above a gap;
+- ``queue_within_bound``: no become_server_queue holds more than its capacity;
+- ``no_premature_xmit_req``: no round's end (a retransmit run, STABLE's gossip, a vote or a
+  STABILITY handled) asks a sender for a message whose original copy to the asker is still in flight
+  and was multicast since the asker's last round (the world's rule 9);
+- ``eventually_delivered`` (after ``settle``): every running member in a running sender's view, and
+  it in the member's, with a window for it, delivered everything the sender multicast.
+
+Members are names (the engines' addresses); time stands still (timers are fired explicitly).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from checks.conform.engines import binding
+from impl.common import LocalProtocolError, payload_number, spec_payload
+
+LIVENESS = frozenset({"eventually_delivered"})
+ROUND_TIMERS = ("xmit", "stable")  # the timers whose run ends a round (rule 9)
+
+
+@dataclass
+class Flying:
+    src: str
+    dst: str
+    msg: Any
+    data: bytes
+    original: bool  # an application multicast's copy (not a retransmission)
+
+
+@dataclass
+class McastScript:
+    members: Sequence[str]
+    variant: Any = None  # the protocol's Variant; None: as shipped
+    protocol: str = "nakack2"
+    settings: dict[str, int] = field(default_factory=dict)  # the model's [config] and window_bound
+    founders: Sequence[str] | None = None  # the initial group (the others are joiners); None: everybody
+    merging: list[str] = field(default_factory=list)  # members still to install a merge view
+    flight: list[Flying] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    sent: dict[str, int] = field(default_factory=dict)  # multicasts per sender
+    delivered: dict[tuple[str, str], set[int]] = field(default_factory=dict)
+    violations: set[str] = field(default_factory=set)
+    runs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (first, last) this incarnation
+    windows: dict[tuple[str, str], int] = field(default_factory=dict)  # (sender, receiver) -> delivered
+    stopped: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.spec = binding(self.protocol).script
+        if self.variant is None:
+            self.variant = self.spec.variant()
+        group = list(self.members if self.founders is None else self.founders)
+        self.young: set[tuple[str, str, bytes]] = set()  # (src, dst, data) of young originals (rule 9)
+        self.engines = {m: self.spec.engine(self.variant, m, group, self.settings) for m in self.members}
+
+    # -- events ------------------------------------------------------------------------------------
+    def multicast(self, src: str) -> None:
+        """The application of ``src`` multicasts its next message."""
+        number = self.sent[src] = self.sent.get(src, 0) + 1
+        self.engines[src].multicast(spec_payload(number), now=0)
+        self._collect(src, original=True)
+
+    def deliver(self, src: str, dst: str, kind: str, **fields: object) -> None:
+        """``dst`` receives the in-flight datagram from ``src`` of that kind and those fields."""
+        datagram = self._find(src, dst, kind, fields, remove=True)
+        if datagram is not None:
+            self._receive(datagram)
+
+    def duplicate(self, src: str, dst: str, kind: str, **fields: object) -> None:
+        """``dst`` receives a copy; the datagram stays in flight."""
+        datagram = self._find(src, dst, kind, fields, remove=False)
+        if datagram is not None:
+            self._receive(datagram)
+
+    def lose(self, src: str, dst: str, kind: str, **fields: object) -> None:
+        """The network, or the transport below the protocol, drops the datagram."""
+        datagram = self._find(src, dst, kind, fields, remove=True)
+        if datagram is not None:
+            self.young.discard((datagram.src, datagram.dst, datagram.data))
+
+    def timer(self, member: str, kind: str) -> None:
+        """Fire one of the spec's timers at ``member`` (skipped where it is not enabled there now)."""
+        try:
+            self.engines[member].fire_timer(kind, now=0)
+        except LocalProtocolError as error:
+            self.skipped.append(f"timer {kind} at {member}: {error}")
+            return
+        self._collect(member, round_end=kind in ROUND_TIMERS)
+
+    def view(self, member: str, members: Sequence[str]) -> None:
+        self.engines[member].install_view(members, now=0)
+        self._collect(member)
+
+    def answer_join(self, coordinator: str, joiner: str, members: Sequence[str]) -> None:
+        """GMS at ``coordinator`` admits ``joiner`` into ``members``: the digest, then the view."""
+        engine = self.engines[coordinator]
+        engine.answer_join(joiner, members, now=0)
+        engine.install_view(members, now=0)
+        self._collect(coordinator)
+
+    def merge(self, member: str, members: Sequence[str]) -> None:
+        """``member`` installs the merge view ``members``: MERGE_DIGEST (each sender at its own
+        window's (hd, hr) now), then the view."""
+        digest = []
+        for sender in members:
+            own = dict(self.engines[sender].snapshot().windows).get(sender)
+            if own is not None:
+                digest.append((sender, own.delivered, own.highest_received))
+        engine = self.engines[member]
+        engine.merge_digest(digest, now=0)
+        engine.install_view(members, now=0)
+        if member in self.merging:
+            self.merging.remove(member)
+        self._collect(member)
+
+    def stop(self, member: str) -> None:
+        """``member`` leaves or crashes: it acts no more; what it sent stays in flight."""
+        self.stopped.add(member)
+
+    def settle(self, rounds: int = 30) -> None:
+        """A fault-free continuation: ``rounds`` times, deliver everything in flight, then run every
+        running member's enabled progress timers (BECOME_SERVER, the retransmit task, STABLE)."""
+        for _ in range(rounds):
+            while self.flight:
+                self._receive(self.flight.pop(0))
+            for member, engine in self.engines.items():
+                if member in self.stopped:
+                    continue
+                for kind in engine.enabled_timers():
+                    self.timer(member, self.spec.timer_names[kind])
+
+    # -- properties --------------------------------------------------------------------------------
+    def holds(self, prop: str) -> bool:
+        """Whether ``prop`` holds on what the engines did so far (liveness: call ``settle`` first)."""
+        if prop in ("no_duplicate", "in_order", "delivered_was_sent", "purge_covered", "window_bounded",
+                    "queue_within_bound", "no_premature_xmit_req"):
+            return prop not in self.violations
+        if prop == "eventually_delivered":
+            return not self.undelivered()
+        raise ValueError(f"no engine-level check for property {prop!r}")
+
+    def undelivered(self) -> list[str]:
+        """What a running member sharing a view with a running sender, with a window for it, lacks."""
+        views = {m: e.snapshot() for m, e in self.engines.items() if m not in self.stopped}
+        out = []
+        for sender, s in views.items():
+            for receiver, r in views.items():
+                window = dict(r.windows).get(sender)
+                if window is None or sender not in r.members or receiver not in s.members:
+                    continue
+                out += [f"#{n} from {sender} at {receiver}" for n in range(window.delivered + 1, s.seqno + 1)]
+        return out
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _receive(self, datagram: Flying) -> None:
+        self.young.discard((datagram.src, datagram.dst, datagram.data))
+        if datagram.dst in self.stopped:
+            return  # its socket is closed
+        self.engines[datagram.dst].received(datagram.src, datagram.data, now=0)
+        kind = type(datagram.msg).__name__
+        self._collect(datagram.dst, round_end=kind in ("StableMsg", "StabilityMsg"))
+
+    def _collect(self, member: str, *, original: bool = False, round_end: bool = False) -> None:
+        """Take ``member``'s output (in flight is a set, as in the world), then check the state."""
+        engine = self.engines[member]
+        out = [Flying(member, dst, self.spec.decode(data), data, original and dst != member)
+               for dst, data in engine.datagrams_to_send()]
+        if round_end:
+            self._check_premature(member, out)
+        for d in out:
+            if not any((f.src, f.dst, f.data) == (d.src, d.dst, d.data) for f in self.flight):
+                self.flight.append(d)
+                if d.original:
+                    self.young.add((d.src, d.dst, d.data))
+        self._deliveries(member, engine.deliveries())
+        self._check_state()
+
+    def _check_premature(self, member: str, out: list[Flying]) -> None:
+        """Rule 9: a round's end that asks for a young original on its way to ``member``."""
+        asked = {(d.dst, s) for d in out if type(d.msg).__name__ == "NakXmitReqMsg" for s in d.msg.request.seqnos}
+        for f in self.flight:
+            if f.dst == member and (f.src, f.dst, f.data) in self.young and (f.src, f.msg.seqno) in asked:
+                self.violations.add("no_premature_xmit_req")
+        self.young = {y for y in self.young if y[1] != member}
+
+    def _deliveries(self, member: str, delivered: list[tuple[str, bytes]]) -> None:
+        windows = dict(self.engines[member].snapshot().windows)
+        for src in self.members:
+            window = windows.get(src)
+            before = self.windows.pop((src, member), None)
+            if window is None or before is None or window.delivered < before:
+                self.runs.pop((src, member), None)
+            if window is not None:
+                self.windows[src, member] = window.delivered
+        for src, payload in delivered:
+            number = payload_number(payload)
+            self.delivered.setdefault((src, member), set()).add(number)
+            if not 1 <= number <= self.sent.get(src, 0):
+                self.violations.add("delivered_was_sent")
+            first, last = self.runs.get((src, member), (number, number - 1))
+            if first <= number <= last:
+                self.violations.add("no_duplicate")
+            elif number != last + 1:
+                self.violations.add("in_order")
+            self.runs[src, member] = (first, max(last, number))
+
+    def _check_state(self) -> None:
+        views = {m: e.snapshot() for m, e in self.engines.items()}
+        bound = self.settings.get("window_bound")
+        queue = self.settings.get("queue_bound")
+        for member, view in views.items():
+            if bound is not None and any(len(w.buffered) > bound for p, w in view.windows if p != member):
+                self.violations.add("window_bounded")
+            if queue is not None and len(view.queue) > queue:
+                self.violations.add("queue_within_bound")
+        for sender, s in views.items():
+            own = dict(s.windows).get(sender)
+            for receiver, r in views.items():
+                window = dict(r.windows).get(sender)
+                if own is None or window is None or receiver == sender or receiver in self.merging:
+                    continue
+                if sender in r.members and receiver in s.members and window.delivered < own.low:
+                    self.violations.add("purge_covered")
+
+    def _find(self, src: str, dst: str, kind: str, fields: dict[str, object], *, remove: bool) -> Flying | None:
+        want = self.spec.kinds[kind]
+        for index, d in enumerate(self.flight):
+            if (d.src, d.dst) == (src, dst) and isinstance(d.msg, want) and self._matches(d.msg, fields):
+                return self.flight.pop(index) if remove else d
+        self.skipped.append(f"{kind}{fields} from {src} to {dst}: not in flight")
+        return None
+
+    def _matches(self, msg: Any, fields: dict[str, object]) -> bool:
+        """The spec's fields (member names for members, payload numbers) against the decoded message."""
+        return all(self._field(msg, name) == value for name, value in fields.items())
+
+    def _field(self, msg: Any, name: str) -> object:
+        if name == "seqnos":
+            return list(msg.request.seqnos)
+        if name == "digest":  # per member, in the script's member order: [hd, hr] or None
+            entries = {m: [hd, hr] for m, hd, hr in msg.digest}
+            return [entries.get(m) for m in self.members]
+        value = getattr(msg, name)
+        if name == "payload":
+            return payload_number(value)
+        if name == "view":
+            return list(value)
+        return value
