@@ -126,9 +126,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _prove(args: argparse.Namespace) -> int:
-    from checks.symbolic.command import run
+    from checks.symbolic.command import ProveUsageError, run
 
-    return run(args)
+    try:
+        return run(args, writable_folder)
+    except ProveUsageError as error:
+        raise UsageError(str(error)) from None
 
 
 # -- check --------------------------------------------------------------------------------------

@@ -4,10 +4,10 @@ arithmetic, for all values and any number of messages in flight (``seqcheck prov
 - ``ops``: one vocabulary of formulas that evaluates both on z3 terms and on plain Python values,
   so the symbolic transition relation is the same source that the cross-check runs on the explicit
   checker's concrete steps.
-- ``unicast3_model``, ``unicast2_model``: one connection of each protocol as a symbolic transition
-  system (state, guarded actions); ``unicast3_abstraction``, ``unicast2_abstraction``: concrete
+- ``unicast3.model``, ``unicast2.model``: one connection of each protocol as a symbolic transition
+  system (state, guarded actions); ``unicast3.abstraction``, ``unicast2.abstraction``: concrete
   worlds of ``models/world.py`` as symbolic states, and back.
-- ``unicast3_invariants``, ``unicast2_invariants``: the issue's invariants and the strengthenings
+- ``unicast3.invariants``, ``unicast2.invariants``: the issue's invariants and the strengthenings
   that make them inductive, each with the sentence that says why it holds.
 - ``obligations``: one z3 query per action x invariant (mypyvy's discipline), with timings;
   ``bounded``: bounded pre-states that make a counterexample readable.
@@ -17,5 +17,5 @@ arithmetic, for all values and any number of messages in flight (``seqcheck prov
   and a bounded search for a reachable one, written as a trace.
 - ``table``, ``fixed_buffer``, ``counters``: the engines' arithmetic (Table rows, FixedBuffer ring,
   wrapping timestamps and conn_ids) for every machine value.
-- ``unicast2_proofs`` and ``command``: what ``seqcheck prove`` runs and prints.
+- ``unicast2.proofs`` and ``command``: what ``seqcheck prove`` runs and prints.
 """

@@ -12,7 +12,7 @@ from typing import Any
 import z3
 
 from checks.symbolic.ops import EMPTY, Z3Ops
-from checks.symbolic.unicast3_model import INT, State
+from checks.symbolic.system import INT, State
 
 PACKETS, SLOTS, SMALL = 3, 3, 4
 

@@ -12,7 +12,7 @@ should have, and z3's seconds. What runs (``seqcheck prove WHAT`` or ``--protoco
 - ``table``: the engines' window arithmetic for every 64-bit value: ``impl/window.Table``
   (``checks/symbolic/table``) and ``impl/fixed_window.FixedBuffer`` (``checks/symbolic/fixed_buffer``).
 - ``counters``: the wrapping timestamps and conn_ids of ``impl/common.py`` (``checks/symbolic/counters``).
-- ``unicast2``: the same for UNICAST2's STABLE-based purge (``checks/symbolic/unicast2_proofs``):
+- ``unicast2``: the same for UNICAST2's STABLE-based purge (``checks/symbolic/unicast2/proofs.py``):
   proved with the fix flags (for the removals rule 6 gates), failing as shipped.
 - ``lemmas``: ``table`` and ``counters``; ``all`` (the default): everything above.
 - ``infer`` (opt-in, about 45 s): DistAI-style inference for UNICAST3 (``checks/symbolic/infer``),
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -35,17 +34,23 @@ from typing import Any
 
 from checks.symbolic import cti as ctis
 from checks.symbolic.counters import prove_counters
-from checks.symbolic.crosscheck import CONCRETE, CrossCheckReport, crosscheck, load_world
+from checks.symbolic.crosscheck import (
+    CONCRETE,
+    CROSSCHECK_DEPTH,
+    CROSSCHECK_WALKS,
+    crosscheck,
+    crosscheck_detail,
+    load_world,
+)
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
+from checks.symbolic.system import State
 from checks.symbolic.table import prove_table
-from checks.symbolic.unicast3_invariants import SPEC_AGREEMENT, STRENGTHENINGS, TARGETS
-from checks.symbolic.unicast3_model import State
+from checks.symbolic.unicast3.invariants import SPEC_AGREEMENT, STRENGTHENINGS, TARGETS
 from spec.unicast3 import Variant
 
 MODELS = Path(__file__).resolve().parents[2] / "models" / "unicast3"
 CROSSCHECKED = ("receiver-removal", "idle-expiry", "asymmetric-view-heal", "jgrp1586-fixed", "jgrp1873-no-timestamps")
 CROSSCHECK_STATES = 800  # breadth first, then CROSSCHECK_WALKS random walks of CROSSCHECK_DEPTH steps
-CROSSCHECK_WALKS, CROSSCHECK_DEPTH = 40, 60
 JGRP1873_MODEL = MODELS / "jgrp1873-no-timestamps.toml"
 EXPECTED_1873 = ("deliver_sfs", "live_ack_below_first")
 PROTOCOLS = ("unicast3", "table", "counters", "unicast2", "all")
@@ -89,17 +94,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seed of the cross-check's random walks (default 1; printed on each cross-check line)")
 
 
-def run(args: argparse.Namespace) -> int:
-    from checks.cli import UsageError, writable_folder
+class ProveUsageError(Exception):
+    """A mistake in what ``seqcheck prove`` was asked (``checks/cli.py`` prints it in one line, exit 2)."""
 
+
+def run(args: argparse.Namespace, writable_folder: Callable[[str, Path], Path]) -> int:
+    """Run what ``args`` asks; ``writable_folder(option, folder)`` checks the trace folder (the CLI's)."""
     choices = {**{p: (p,) for p in PROTOCOLS[:-1] + OPT_IN}, "lemmas": ("table", "counters"),
                "all": PROTOCOLS[:-1]}
     if args.what is not None and args.what not in choices:
-        raise UsageError(f"what to prove: expected one of {', '.join(choices)}, got {args.what!r}")
+        raise ProveUsageError(f"what to prove: expected one of {', '.join(choices)}, got {args.what!r}")
     if args.protocol is not None and args.protocol not in PROTOCOLS + OPT_IN:
-        raise UsageError(f"--protocol: expected one of {', '.join(PROTOCOLS + OPT_IN)}, got {args.protocol!r}")
+        raise ProveUsageError(f"--protocol: expected one of {', '.join(PROTOCOLS + OPT_IN)}, got {args.protocol!r}")
     if args.what is not None and args.protocol is not None and args.what != args.protocol:
-        raise UsageError(f"what to prove: {args.what!r} and --protocol {args.protocol!r} disagree; give one")
+        raise ProveUsageError(f"what to prove: {args.what!r} and --protocol {args.protocol!r} disagree; give one")
     trace_dir = writable_folder("--trace-dir", args.trace_dir)
     wanted = choices[args.what or args.protocol or "all"]
     out: Callable[[Line], None] = _print_json if args.json else _print_text
@@ -120,14 +128,6 @@ def run(args: argparse.Namespace) -> int:
         for line in failed:
             print(f"  unexpected: {line.name}: {line.result} (expected {line.expected})")
     return 1 if failed else 0
-
-
-def crosscheck_detail(report: CrossCheckReport, seed: int) -> str:
-    if report.mismatches:
-        return report.mismatches[0][:300]
-    scope = "every reachable one" if report.complete else "bounded BFS"
-    return (f"{report.states} states checked ({scope} and random walks, seed {seed}), {report.steps} steps, "
-            f"{report.instances} enabled instances")
 
 
 def _print_text(line: Line) -> None:
@@ -159,7 +159,7 @@ def _without_rule_6() -> Iterator[Line]:
     induction: a stale first DATA can open a window below what a stale ACK purges."""
     from dataclasses import replace
 
-    from checks.symbolic.unicast3_model import ACTION_BY_NAME
+    from checks.symbolic.unicast3.model import ACTION_BY_NAME
 
     ungated = replace(ACTION_BY_NAME["remove_recv"], guard=lambda o, p, a, v: p.r_exists)
     for r in obligations(TARGETS + STRENGTHENINGS, Variant(), actions=(ungated,),
@@ -225,7 +225,7 @@ def _counters(settings: Settings) -> Iterator[Line]:
 
 
 def _unicast2(settings: Settings) -> Iterator[Line]:
-    from checks.symbolic.unicast2_proofs import rows
+    from checks.symbolic.unicast2.proofs import rows
 
     for row in rows(settings.trace_dir, settings.seed):
         yield Line(*row)
@@ -247,11 +247,3 @@ SECTIONS: dict[str, Callable[[Settings], Iterator[Line]]] = {
     "unicast3": _unicast3, "table": _table, "counters": _counters, "unicast2": _unicast2, "infer": _infer}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="seqcheck prove")
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

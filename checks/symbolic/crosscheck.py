@@ -29,9 +29,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from checks.symbolic import unicast3_abstraction as u3_abstraction
 from checks.symbolic.ops import ConcreteOps
-from checks.symbolic.unicast3_model import ACTION_BY_NAME, Action, State
+from checks.symbolic.system import Action, State
+from checks.symbolic.unicast3 import abstraction as u3_abstraction
+from checks.symbolic.unicast3.model import ACTION_BY_NAME
 from models.modelfile import load
 from models.world import InstallView, Packet, World, WorldAction
 from spec import unicast3 as u3
@@ -209,3 +210,14 @@ def _spec_agrees(binding: Binding, world: World, state: tuple[int, ...], view: A
     if not binding.actions[name].relation(CONCRETE, pre, post, params, variant):
         return f"the spec's {action} breaks the symbolic relation of {name} {params}: {pre} -> {post}"
     return None
+
+
+CROSSCHECK_WALKS, CROSSCHECK_DEPTH = 40, 60  # the random walks ``seqcheck prove`` adds to each cross-check
+
+
+def crosscheck_detail(report: CrossCheckReport, seed: int) -> str:
+    if report.mismatches:
+        return report.mismatches[0][:300]
+    scope = "every reachable one" if report.complete else "bounded BFS"
+    return (f"{report.states} states checked ({scope} and random walks, seed {seed}), {report.steps} steps, "
+            f"{report.instances} enabled instances")

@@ -5,7 +5,7 @@ searched for among reachable states and drawn as a trace.
    ``PACKETS`` packets of each type and ``SLOTS`` held slots, every number in 0..``SMALL``) so that
    z3's model is a finite, readable state; the obligation itself is unbounded.
 2. ``validate_cti``: the pre-state is turned into spec nodes and packets
-   (``unicast3_abstraction.concretize``), the step is run through ``spec/unicast3.py`` in a world
+   (``unicast3.abstraction.concretize``), the step is run through ``spec/unicast3.py`` in a world
    built from a model file, and the result must break the invariant while the pre-state satisfies
    every invariant of the conjunction (all evaluated by ``ConcreteOps`` on the same formulas).
 3. ``reachable_cti``: a bounded breadth-first search of the model file's world for a reachable
@@ -29,9 +29,10 @@ from checks.symbolic.bounded import PACKETS, SLOTS, bounded
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, Binding
 from checks.symbolic.obligations import COUNTEREXAMPLE, obligations
 from checks.symbolic.ops import EMPTY
-from checks.symbolic.unicast3_abstraction import concretize
-from checks.symbolic.unicast3_invariants import Invariant
-from checks.symbolic.unicast3_model import INT, UNICAST3, ModelSpec, State
+from checks.symbolic.system import INT, ModelSpec, State
+from checks.symbolic.unicast3.abstraction import concretize
+from checks.symbolic.unicast3.invariants import Invariant
+from checks.symbolic.unicast3.model import UNICAST3
 from models.modelfile import load
 from models.world import World, WorldView
 

@@ -1,13 +1,16 @@
 """``impl/fixed_window.FixedBuffer``'s ring arithmetic (NAKACK4, UNICAST4) proved for every value.
 
-A seqno ``s`` lives in slot ``FixedBuffer.index(s) = (s - offset - 1) mod capacity`` and the window
-admits ``(low, low + capacity]`` (``full_for``: JGroups' edge ``s - low > capacity``; the seed's
-edge ``>=`` admits one less). The lemmas run the engine's *own* ``index`` and ``full_for`` on z3
-integer terms (a buffer whose ``_offset``, ``_low`` and ``_capacity`` are z3 constants: the same
-source evaluates on ints and on terms), for every capacity >= 1 and every ``0 <= offset <= low``
-with seqnos up to ``MAX_SEQNO`` = 2**63 - 1. Python's ints are exact, and so is Java's long
-arithmetic here (``s - offset - 1`` of two non-negative longs cannot overflow and ``%`` of a
-non-negative long is the mathematical mod), so the integer proof covers the top of the 64-bit range.
+A seqno ``s`` lives in slot ``(s - offset - 1) mod capacity`` (``FixedBuffer.index``) and the
+window admits ``(low, low + capacity]`` (``FixedBuffer.full_for``: JGroups' edge is full when
+``s - low > capacity``; the seed's edge, ``>=``, admits one less). ``RingArithmetic`` restates both
+so that the same source runs on ints and on z3 integer terms; ``tests/symbolic/test_fixed_buffer.py``
+checks it against the engine's public ``index`` and ``full_for`` with Hypothesis (random capacities,
+offsets and purges, seqnos up to the top of the range), so the two cannot drift.
+
+The lemmas hold for every capacity >= 1 and every ``0 <= offset <= low`` with seqnos up to
+``MAX_SEQNO`` = 2**63 - 1. Python's ints are exact, and so is Java's long arithmetic here
+(``s - offset - 1`` of two non-negative longs cannot overflow, ``%`` of a non-negative long is the
+mathematical mod), so the integer proofs cover the top of the 64-bit range.
 """
 
 from __future__ import annotations
@@ -18,15 +21,18 @@ from typing import Any
 import z3
 
 from checks.symbolic.table import Lemma
-from impl.fixed_window import MAX_SEQNO, FixedBuffer
+from impl.fixed_window import MAX_SEQNO
 
 
-def symbolic_buffer(seed_edge: bool = False) -> tuple[FixedBuffer[Any], dict[str, Any]]:
-    """A FixedBuffer whose offset, low and capacity are z3 integer constants."""
-    buffer: FixedBuffer[Any] = FixedBuffer(1, 0, seed_edge=seed_edge)
-    terms = {name: z3.Int(name) for name in ("offset", "low", "capacity")}
-    buffer._offset, buffer._low, buffer._capacity = terms["offset"], terms["low"], terms["capacity"]
-    return buffer, terms
+class RingArithmetic:
+    """FixedBuffer's slot and edge, on ints or z3 terms."""
+
+    def index(self, seqno: Any, offset: Any, capacity: Any) -> Any:
+        return (seqno - offset - 1) % capacity
+
+    def full_for(self, seqno: Any, low: Any, capacity: Any, seed_edge: bool) -> Any:
+        distance = seqno - low
+        return distance >= capacity if seed_edge else distance > capacity
 
 
 def _prove(name: str, expected: str, hypothesis: Any, conclusion: Any, shown: tuple[Any, ...]) -> Lemma:
@@ -45,33 +51,30 @@ def _prove(name: str, expected: str, hypothesis: Any, conclusion: Any, shown: tu
     return Lemma(name, "unknown", expected, seconds, str(solver.reason_unknown()))
 
 
-def prove_fixed_buffer() -> list[Lemma]:
+def prove_fixed_buffer(ring: RingArithmetic | None = None) -> list[Lemma]:
+    """Every lemma of the ring arithmetic ``ring`` (default: the engine's), with its result."""
+    ring = ring or RingArithmetic()
+    offset, low, capacity, s1, s2 = z3.Ints("offset low capacity s1 s2")
+    domain = z3.And(capacity >= 1, offset >= 0, offset <= low, low <= MAX_SEQNO)
     out = []
     for seed_edge in (False, True):
-        buffer, t = symbolic_buffer(seed_edge)
-        s1, s2 = z3.Ints("s1 s2")
         edge = "seed edge" if seed_edge else "JGroups' edge"
-        domain = z3.And(t["capacity"] >= 1, t["offset"] >= 0, t["offset"] <= t["low"], t["low"] <= MAX_SEQNO)
 
-        def admitted(s: Any, b: FixedBuffer[Any] = buffer, low: Any = t["low"]) -> Any:
-            return z3.And(s > low, s <= MAX_SEQNO, z3.Not(b.full_for(s)))
+        def admitted(s: Any, seed: bool = seed_edge) -> Any:
+            return z3.And(s > low, s <= MAX_SEQNO, z3.Not(ring.full_for(s, low, capacity, seed)))
 
+        slot1, slot2 = ring.index(s1, offset, capacity), ring.index(s2, offset, capacity)
         out.append(_prove(f"fixed buffer ({edge}): every admitted seqno's slot is in 0 .. capacity - 1", "proved",
-                          z3.And(domain, admitted(s1)),
-                          z3.And(buffer.index(s1) >= 0, buffer.index(s1) < t["capacity"]), (s1,)))
+                          z3.And(domain, admitted(s1)), z3.And(slot1 >= 0, slot1 < capacity), (s1,)))
         out.append(_prove(f"fixed buffer ({edge}): distinct admitted seqnos get distinct slots", "proved",
-                          z3.And(domain, admitted(s1), admitted(s2), s1 != s2),
-                          buffer.index(s1) != buffer.index(s2), (s1, s2)))
-        size = t["capacity"] if not seed_edge else t["capacity"] - 1
-        upper = "capacity - 1" if seed_edge else "capacity"
-        exactly = z3.ForAll([s1], z3.Implies(z3.And(s1 > t["low"], s1 <= MAX_SEQNO),
-                                             admitted(s1) == (s1 <= t["low"] + size)))
+                          z3.And(domain, admitted(s1), admitted(s2), s1 != s2), slot1 != slot2, (s1, s2)))
+        size, upper = (capacity - 1, "capacity - 1") if seed_edge else (capacity, "capacity")
+        exactly = z3.ForAll([s1], z3.Implies(z3.And(s1 > low, s1 <= MAX_SEQNO), admitted(s1) == (s1 <= low + size)))
         out.append(_prove(f"fixed buffer ({edge}): it admits exactly (low, low + {upper}]", "proved", domain,
                           exactly, ()))
-    buffer, t = symbolic_buffer()
-    s1, s2 = z3.Ints("s1 s2")
-    wider = z3.And(t["capacity"] >= 1, t["offset"] >= 0, t["offset"] <= t["low"], s1 > t["low"], s2 > t["low"],
-                   s1 <= t["low"] + t["capacity"] + 1, s2 <= t["low"] + t["capacity"] + 1, s1 != s2)
+    wider = z3.And(capacity >= 1, offset >= 0, offset <= low, s1 > low, s2 > low, s1 <= low + capacity + 1,
+                   s2 <= low + capacity + 1, s1 != s2)
     out.append(_prove("fixed buffer: a window one seqno wider would put two seqnos in one slot", "counterexample",
-                      wider, buffer.index(s1) != buffer.index(s2), (t["capacity"], t["low"], s1, s2)))
+                      wider, ring.index(s1, offset, capacity) != ring.index(s2, offset, capacity),
+                      (capacity, low, s1, s2)))
     return out

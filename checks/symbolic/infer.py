@@ -32,8 +32,9 @@ import z3
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, load_world
 from checks.symbolic.obligations import conjunction
 from checks.symbolic.ops import Ops, Z3Ops
-from checks.symbolic.unicast3_invariants import STRENGTHENINGS, TARGETS, Invariant
-from checks.symbolic.unicast3_model import UNICAST3, State, symbolic_params, symbolic_state
+from checks.symbolic.system import State, symbolic_params, symbolic_state
+from checks.symbolic.unicast3.invariants import STRENGTHENINGS, TARGETS, Invariant
+from checks.symbolic.unicast3.model import UNICAST3
 from spec.unicast3 import Variant
 
 INTS = ("s_conn", "s_acked", "s_hs", "s_wm_lo", "s_wm_hi", "s_last_ts", "a_next_conn", "r_conn", "r_hd", "b_ts")
@@ -133,7 +134,7 @@ def sample_filter(invariants: Sequence[Invariant], states: Sequence[State], v: V
 def houdini(invariants: Sequence[Invariant], v: Variant, timeout_ms: int = 20_000) -> list[Invariant]:
     """The largest subset of ``invariants`` that is inductive (initiation and consecution)."""
     o = Z3Ops()
-    p, q = symbolic_state(""), symbolic_state("'")
+    p, q = symbolic_state("", UNICAST3.fields), symbolic_state("'", UNICAST3.fields)
     alive = [inv for inv in invariants if _holds_initially(o, p, inv, v)]
     changed = True
     while changed:
@@ -201,7 +202,7 @@ def infer(v: Variant = SHIPPED) -> Inferred:
     sampled = sample_filter(grammar, states, v)
     inductive = houdini(sampled, v)
     o = Z3Ops()
-    p = symbolic_state("")
+    p = symbolic_state("", UNICAST3.fields)
     base = conjunction(o, p, inductive, v)
     implied = {}
     for inv in TARGETS + STRENGTHENINGS:

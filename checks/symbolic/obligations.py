@@ -23,8 +23,9 @@ import z3
 
 from checks.symbolic.bounded import bounded
 from checks.symbolic.ops import Z3Ops
-from checks.symbolic.unicast3_invariants import Invariant
-from checks.symbolic.unicast3_model import UNICAST3, Action, ModelSpec, State, symbolic_params, symbolic_state
+from checks.symbolic.system import Action, ModelSpec, State, symbolic_params, symbolic_state
+from checks.symbolic.unicast3.invariants import Invariant
+from checks.symbolic.unicast3.model import UNICAST3
 
 PROVED, COUNTEREXAMPLE, UNKNOWN = "proved", "counterexample", "unknown"
 

@@ -1,13 +1,32 @@
-"""FixedBuffer's ring: the engine's own index and full_for, run on z3 terms, for every capacity."""
+"""FixedBuffer's ring: the encoding against the engine (Hypothesis), the lemmas, a planted off-by-one."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from checks.symbolic.fixed_buffer import prove_fixed_buffer
-from impl.fixed_window import FixedBuffer
+from checks.symbolic.fixed_buffer import RingArithmetic, prove_fixed_buffer
+from impl.fixed_window import MAX_SEQNO, FixedBuffer
+
+RING = RingArithmetic()
+TOP_OR_BOTTOM = st.one_of(st.integers(0, 1000), st.integers(MAX_SEQNO - 300, MAX_SEQNO - 150))
+
+
+@settings(max_examples=200, deadline=None)
+@given(capacity=st.integers(1, 70), offset=TOP_OR_BOTTOM,
+       purge=st.integers(0, 100), delta=st.integers(-3, 80), seed_edge=st.booleans())
+def test_the_encoding_is_the_engines_index_and_edge(capacity: int, offset: int, purge: int, delta: int,
+                                                    seed_edge: bool) -> None:
+    buffer: FixedBuffer[int] = FixedBuffer(capacity, offset, seed_edge=seed_edge)
+    for seqno in range(offset + 1, offset + 1 + min(purge, capacity - 1 if seed_edge else capacity)):
+        buffer.add(seqno, seqno)
+    buffer.purge(offset + purge, force=True)
+    assert buffer.low >= offset
+    seqno = buffer.low + delta
+    assert RING.index(seqno, offset, capacity) == buffer.index(seqno)
+    assert RING.full_for(seqno, buffer.low, capacity, seed_edge) == buffer.full_for(seqno)
 
 
 def test_the_ring_lemmas_are_as_expected() -> None:
@@ -16,17 +35,11 @@ def test_the_ring_lemmas_are_as_expected() -> None:
     assert [(lemma.name, lemma.result) for lemma in lemmas if not lemma.as_expected] == []
 
 
-def test_a_planted_off_by_one_in_the_engine_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The proofs read the engine's source: a ring one slot too large is out of the buffer."""
-    def index(self: FixedBuffer[Any], seqno: Any) -> Any:
-        return (seqno - self._offset - 1) % (self._capacity + 1)
+def test_a_planted_off_by_one_is_caught() -> None:
+    """A ring one slot too large puts a seqno outside the buffer."""
+    class OneTooMany(RingArithmetic):
+        def index(self, seqno: Any, offset: Any, capacity: Any) -> Any:
+            return (seqno - offset - 1) % (capacity + 1)
 
-    monkeypatch.setattr(FixedBuffer, "index", index)
-    failed = {lemma.name for lemma in prove_fixed_buffer() if not lemma.as_expected}
+    failed = {lemma.name for lemma in prove_fixed_buffer(OneTooMany()) if not lemma.as_expected}
     assert "fixed buffer (JGroups' edge): every admitted seqno's slot is in 0 .. capacity - 1" in failed
-
-
-def test_the_symbolic_buffer_is_the_engine_on_ints() -> None:
-    buffer: FixedBuffer[int] = FixedBuffer(5, 7)
-    assert [buffer.index(s) for s in range(8, 14)] == [0, 1, 2, 3, 4, 0]
-    assert not buffer.full_for(12) and buffer.full_for(13)

@@ -6,15 +6,15 @@ from dataclasses import replace
 
 import pytest
 
-from checks.symbolic import unicast2_model as model
 from checks.symbolic.crosscheck import CONCRETE, crosscheck, load_world
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
 from checks.symbolic.ops import Ops
-from checks.symbolic.unicast2_abstraction import binding_for
-from checks.symbolic.unicast2_invariants import FIXED, INVARIANTS, SHIPPED, STRENGTHENINGS
-from checks.symbolic.unicast2_proofs import EXPECTED_SHIPPED, GATED, MODELS, UNGATED_COUNTEREXAMPLES, _agreements
-from checks.symbolic.unicast3_invariants import TARGETS
-from checks.symbolic.unicast3_model import State
+from checks.symbolic.system import State
+from checks.symbolic.unicast2 import model
+from checks.symbolic.unicast2.abstraction import binding_for
+from checks.symbolic.unicast2.invariants import FIXED, INVARIANTS, SHIPPED, STRENGTHENINGS
+from checks.symbolic.unicast2.proofs import EXPECTED_SHIPPED, GATED, MODELS, UNGATED_COUNTEREXAMPLES, _agreements
+from checks.symbolic.unicast3.invariants import TARGETS
 from spec import unicast2 as u2
 
 
@@ -93,7 +93,7 @@ def test_the_invariants_hold_on_fixed_worlds_and_every_gated_action_is_witnessed
 
 def test_the_first_message_resend_cti_replays_on_the_spec_and_is_reachable() -> None:
     from checks.symbolic.cti import Subject, concrete_cti, reachable_cti, validate_cti
-    from checks.symbolic.unicast2_abstraction import concretize
+    from checks.symbolic.unicast2.abstraction import concretize
 
     subject = Subject(model.UNICAST2, concretize, binding_for)
     cti = concrete_cti(INVARIANTS, SHIPPED, "xmit_a", "live_stable_below_first", subject)

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from checks.symbolic import unicast3_model as model
 from checks.symbolic.crosscheck import CONCRETE, crosscheck
 from checks.symbolic.ops import Ops
-from checks.symbolic.unicast3_invariants import SPEC_AGREEMENT, STRENGTHENINGS, TARGETS
-from checks.symbolic.unicast3_model import ACTIONS, State
+from checks.symbolic.system import State
+from checks.symbolic.unicast3 import model
+from checks.symbolic.unicast3.invariants import SPEC_AGREEMENT, STRENGTHENINGS, TARGETS
+from checks.symbolic.unicast3.model import ACTIONS
 from spec.unicast3 import Variant
 
 MODELS = Path(__file__).resolve().parents[2] / "models" / "unicast3"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
 from checks.symbolic.ops import Ops
-from checks.symbolic.unicast3_invariants import STRENGTHENINGS, TARGETS, Invariant
-from checks.symbolic.unicast3_model import ACTIONS, State
+from checks.symbolic.system import State
+from checks.symbolic.unicast3.invariants import STRENGTHENINGS, TARGETS, Invariant
+from checks.symbolic.unicast3.model import ACTIONS
 from spec.unicast3 import Variant
 
 SHIPPED = Variant()

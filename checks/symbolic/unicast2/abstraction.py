@@ -1,14 +1,14 @@
-"""The map between ``models/world.py``'s concrete UNICAST2 worlds and ``unicast2_model``'s states
-(as ``unicast3_abstraction`` does for UNICAST3), and the ``Binding`` the cross-check uses."""
+"""The map between ``models/world.py``'s concrete UNICAST2 worlds and ``unicast2.model``'s states
+(as ``unicast3.abstraction`` does for UNICAST3), and the ``Binding`` the cross-check uses."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from checks.symbolic.crosscheck import Binding
-from checks.symbolic.unicast2_model import ACTION_BY_NAME, FIELDS, MAX_STABLE_MSGS
-from checks.symbolic.unicast3_abstraction import OutOfScope
-from checks.symbolic.unicast3_model import State
+from checks.symbolic.system import State
+from checks.symbolic.unicast2.model import ACTION_BY_NAME, FIELDS, MAX_STABLE_MSGS
+from checks.symbolic.unicast3.abstraction import OutOfScope
 from models.world import (
     AppSend,
     DeliverPacket,

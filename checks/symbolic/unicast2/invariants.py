@@ -1,5 +1,5 @@
-"""UNICAST2's invariants over ``unicast2_model``'s state: the issue's targets (the same formulas as
-UNICAST3's, ``unicast3_invariants.TARGETS``: the fields they read mean the same) and the
+"""UNICAST2's invariants over ``unicast2.model``'s state: the issue's targets (the same formulas as
+UNICAST3's, ``unicast3.invariants.TARGETS``: the fields they read mean the same) and the
 strengthenings that make them inductive for UNICAST2 *with the fix flags* (``FIXED``: timestamps,
 the lowest-only sync answer, the HS resend, and no first-message resend, i.e. UNICAST3's choices),
 in runs without the removals that are not gated by rule 6 (``UNGATED_REMOVALS``: a view change and
@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from checks.symbolic.ops import EMPTY, Ops
-from checks.symbolic.unicast3_invariants import TARGETS, Invariant, watermark_read_earlier
-from checks.symbolic.unicast3_model import State
+from checks.symbolic.system import State
+from checks.symbolic.unicast3.invariants import TARGETS, Invariant, watermark_read_earlier
 from spec import unicast2 as u2
 
 FIXED = u2.Variant(fix_timestamps=True, fix_sync_lowest_only=True, fix_resend_highest=True, no_first_ack=True)

@@ -1,5 +1,5 @@
 """One UNICAST2 connection as a symbolic transition system (``spec/unicast2.py``), built like
-``unicast3_model`` (read its docstring first: scope A -> B, unbounded numbers, the network as
+``unicast3.model`` (read its docstring first: scope A -> B, unbounded numbers, the network as
 packet sets, ``keep`` for duplicates, rule 6's ``quiet`` gate, the XMIT_REQ over-approximation).
 
 What differs (UNICAST2's decisions, spec docstring):
@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from checks.symbolic.ops import EMPTY, Ops
-from checks.symbolic.unicast3_model import BOOL, INT, Action, ModelSpec, State, frame
+from checks.symbolic.system import BOOL, INT, Action, ModelSpec, State, frame
 from spec import unicast2 as u2
 
 FIELDS: dict[str, Any] = {

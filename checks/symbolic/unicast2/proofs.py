@@ -1,8 +1,8 @@
 """What ``seqcheck prove --protocol unicast2`` runs, as rows (name, result, expected, seconds, detail):
 
-1. the cross-check of ``unicast2_model`` against ``spec/unicast2.py`` on shipped models' explicit
-   states (``crosscheck`` with ``unicast2_abstraction.binding_for``);
-2. every obligation with the fix flags (``unicast2_invariants.FIXED``) over the actions rule 6
+1. the cross-check of ``unicast2.model`` against ``spec/unicast2.py`` on shipped models' explicit
+   states (``crosscheck`` with ``unicast2.abstraction.binding_for``);
+2. every obligation with the fix flags (``unicast2.invariants.FIXED``) over the actions rule 6
    gates: expected proved, i.e. no_spurious_purge and purge_covered hold for any number of messages;
 3. the ungated removals (a view change, the sender's reaper) with the fix flags: the obligations
    ``UNGATED_COUNTEREXAMPLES`` are expected to fail (an entry dropped with its packets in flight);
@@ -20,17 +20,24 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from checks.symbolic.crosscheck import CONCRETE, crosscheck, load_world
+from checks.symbolic.crosscheck import (
+    CONCRETE,
+    CROSSCHECK_DEPTH,
+    CROSSCHECK_WALKS,
+    crosscheck,
+    crosscheck_detail,
+    load_world,
+)
 from checks.symbolic.cti import Subject, concrete_cti, reachable_cti, validate_cti
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
-from checks.symbolic.unicast2_abstraction import binding_for, concretize
-from checks.symbolic.unicast2_invariants import FIXED, INVARIANTS, SHIPPED
-from checks.symbolic.unicast2_model import ACTION_BY_NAME, ACTIONS, UNGATED_REMOVALS, UNICAST2
-from checks.symbolic.unicast3_invariants import conn_id_purity, purge_covered, timestamps_issued, window_order
-from checks.symbolic.unicast3_model import State
+from checks.symbolic.system import State
+from checks.symbolic.unicast2.abstraction import binding_for, concretize
+from checks.symbolic.unicast2.invariants import FIXED, INVARIANTS, SHIPPED
+from checks.symbolic.unicast2.model import ACTION_BY_NAME, ACTIONS, UNGATED_REMOVALS, UNICAST2
+from checks.symbolic.unicast3.invariants import conn_id_purity, purge_covered, timestamps_issued, window_order
 from spec import unicast2 as u2
 
-MODELS = Path(__file__).resolve().parents[2] / "models" / "unicast2"
+MODELS = Path(__file__).resolve().parents[3] / "models" / "unicast2"
 CROSSCHECKED = ("jgrp1873-fixed", "jgrp1873-view-change", "jgrp1548-fixed", "jgrp1874-fixed",
                 "scenario-6-lost-first-message", "jgrp1873-fixed-lost-first-ack")
 CROSSCHECK_STATES = 600
@@ -63,8 +70,6 @@ def _agreements(v: u2.Variant) -> tuple[tuple[str, Any, Any], ...]:
 
 
 def crosschecks(seed: int) -> Iterator[Row]:
-    from checks.symbolic.command import CROSSCHECK_DEPTH, CROSSCHECK_WALKS, crosscheck_detail
-
     for name in CROSSCHECKED:
         started = time.perf_counter()
         path = MODELS / f"{name}.toml"

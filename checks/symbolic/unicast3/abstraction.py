@@ -1,4 +1,4 @@
-"""The map between ``models/world.py``'s concrete UNICAST3 worlds and ``unicast3_model``'s states.
+"""The map between ``models/world.py``'s concrete UNICAST3 worlds and ``unicast3.model``'s states.
 
 - ``abstract(view)``: a decoded two-member world (A = member 0 sends to B = member 1) as a concrete
   ``State`` of the symbolic model: ints, bools, frozensets of packet tuples, a dict of B's slots.
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from checks.symbolic.unicast3_model import FIELDS, State
+from checks.symbolic.system import State
+from checks.symbolic.unicast3.model import FIELDS
 from models.world import (
     AppSend,
     DeliverPacket,

@@ -1,4 +1,4 @@
-"""The invariants of one UNICAST3 connection, as formulas over ``unicast3_model``'s state.
+"""The invariants of one UNICAST3 connection, as formulas over ``unicast3.model``'s state.
 
 ``TARGETS`` are the issue's invariants, restated from ``spec/unicast_common.py``: I1 window_order,
 I4 conn_id_purity, I7 timestamps_issued, purge_covered (state invariants) and I3 acks_monotone,
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checks.symbolic.ops import EMPTY, Ops
-from checks.symbolic.unicast3_model import State
+from checks.symbolic.system import State
 from spec import unicast3 as u3
 from spec.unicast3 import Variant
 

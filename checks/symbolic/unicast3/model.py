@@ -39,16 +39,13 @@ two cannot drift silently.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
-import z3
-
 from checks.symbolic.ops import EMPTY, Ops
+from checks.symbolic.system import BOOL, INT, Action, ModelSpec, State, frame
 from spec.unicast3 import Variant
 
-INT, BOOL = "int", "bool"
 FIELDS: dict[str, Any] = {
     "s_exists": BOOL, "s_conn": INT, "s_open": BOOL, "s_acked": INT, "s_hs": INT,
     "s_wm_lo": INT, "s_wm_hi": INT, "s_last_ts": INT, "a_next_conn": INT, "a_view_b": BOOL,
@@ -59,35 +56,6 @@ FIELDS: dict[str, Any] = {
 }
 SENDER = ("s_conn", "s_open", "s_acked", "s_hs", "s_wm_lo", "s_wm_hi", "s_last_ts")
 RECEIVER = ("r_conn", "r_open", "r_hd", "r_buf", "r_ack_pending")
-
-
-class State(dict[str, Any]):
-    """A symbolic or concrete state: field name -> value (attribute access for formulas)."""
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def _sort(kind: str) -> z3.SortRef:
-    return z3.IntSort() if kind == INT else z3.BoolSort()
-
-
-def symbolic_state(suffix: str, fields: dict[str, Any] | None = None) -> State:
-    """Fresh z3 constants for every field (of ``fields``, default this model's), named ``<field><suffix>``."""
-    out = State()
-    for name, kind in (FIELDS if fields is None else fields).items():
-        if kind == INT:
-            out[name] = z3.Int(name + suffix)
-        elif kind == BOOL:
-            out[name] = z3.Bool(name + suffix)
-        elif kind[0] == "map":
-            out[name] = z3.Array(name + suffix, z3.IntSort(), z3.IntSort())
-        else:
-            out[name] = z3.Array(name + suffix, *[_sort(k) for k in kind[1:]], z3.BoolSort())
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -106,14 +74,6 @@ def quiet(o: Ops, p: State) -> Any:
     return o.And(none(p.n_data), none(p.n_ack), none(p.n_sfs), none(p.n_xreq))
 
 
-def frame(o: Ops, p: State, q: State, changed: dict[str, Any], free: Iterable[str] = ()) -> Any:
-    """q equals ``changed`` on those fields, is unconstrained on ``free``, equals p elsewhere."""
-    skip = set(free)
-    parts = [q[f] == value for f, value in changed.items()]
-    parts += [q[f] == p[f] for f in p if f not in changed and f not in skip]
-    return o.And(*parts)
-
-
 def _flush_ack(o: Ops, p: State, v: Variant) -> dict[str, Any]:
     """sendPendingAcks for B's window: ACK(hd, conn, next timestamp) if an ACK is pending."""
     pending = o.And(p.r_exists, p.r_ack_pending)
@@ -129,17 +89,6 @@ def _keep_or_consume(o: Ops, s: Any, keep: Any, *key: Any) -> Any:
 
 # ---------------------------------------------------------------------------------------------
 # Actions. Each is (guard, effect); the transition relation of an action is guard AND effect.
-@dataclass(frozen=True)
-class Action:
-    name: str
-    params: tuple[tuple[str, Any], ...]  # (name, sort kind) of the action's parameters
-    guard: Callable[[Ops, State, dict[str, Any], Any], Any]  # the last argument: the spec's Variant
-    effect: Callable[[Ops, State, State, dict[str, Any], Any], Any]
-
-    def relation(self, o: Ops, p: State, q: State, a: dict[str, Any], v: Any) -> Any:
-        return o.And(self.guard(o, p, a, v), self.effect(o, p, q, a, v))
-
-
 def _send(o: Ops, p: State, q: State, a: dict[str, Any], v: Variant) -> Any:
     new = o.Not(p.s_exists)
     conn = o.If(new, p.a_next_conn, p.s_conn)
@@ -322,20 +271,6 @@ ACTIONS: tuple[Action, ...] = (
 ACTION_BY_NAME = {a.name: a for a in ACTIONS}
 
 
-def symbolic_params(action: Action, suffix: str = "") -> dict[str, Any]:
-    """Fresh z3 constants for ``action``'s parameters."""
-    out: dict[str, Any] = {}
-    for name, kind in action.params:
-        full = f"{action.name}.{name}{suffix}"
-        if kind == INT:
-            out[name] = z3.Int(full)
-        elif kind == BOOL:
-            out[name] = z3.Bool(full)
-        else:
-            out[name] = z3.Array(full, *[_sort(k) for k in kind[1:]], z3.BoolSort())
-    return out
-
-
 def initial(o: Ops, p: State) -> Any:
     """The initial state: no entries, empty network, conn_ids and timestamps from 0, full views."""
     def none(s: Any) -> Any:
@@ -343,21 +278,6 @@ def initial(o: Ops, p: State) -> Any:
     return o.And(o.Not(p.s_exists), o.Not(p.r_exists), p.a_next_conn == 0, p.b_ts == 0, o.Not(p.b_sync_sent),
                  p.a_view_b, p.b_view_a, none(p.n_data), none(p.n_ack), none(p.n_sfs), none(p.n_xreq),
                  none(p.n_close))
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """A symbolic model as the obligations see it: its fields, actions and initial states."""
-
-    name: str
-    fields: dict[str, Any]
-    actions: tuple[Action, ...]
-    initial: Callable[[Ops, State], Any]
-    sender: tuple[str, ...] = ()  # the send entry's fields (meaningless while it does not exist)
-    receiver: tuple[str, ...] = ()  # the receive entry's
-
-    def action(self, name: str) -> Action:
-        return next(a for a in self.actions if a.name == name)
 
 
 UNICAST3 = ModelSpec("unicast3", FIELDS, ACTIONS, initial, SENDER, RECEIVER)
