@@ -1,4 +1,4 @@
-"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz.
+"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz, prove.
 
 Exit codes: 0 every verdict matches its expectation; 1 some verdict does not; 2 a usage error
 (unknown option, unreadable model or trace file), reported as one line naming the input.
@@ -118,8 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     fuzz.set_defaults(run=_fuzz)
     from checks.symbolic.command import add_arguments as add_prove_arguments
 
-    prove = sub.add_parser("prove", help="z3 proofs: inductive invariants for any number of messages, the "
-                           "Table's 64-bit arithmetic; counterexamples replayed on the spec")
+    prove = sub.add_parser("prove", help="z3 proofs: UNICAST3/UNICAST2 inductive invariants for any number of "
+                           "messages, the engines' window and counter arithmetic for every value; "
+                           "counterexamples replayed on the spec and drawn")
     add_prove_arguments(prove)
     prove.set_defaults(run=_prove)
     return parser
