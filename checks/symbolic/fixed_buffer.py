@@ -16,6 +16,7 @@ mathematical mod), so the integer proofs cover the top of the 64-bit range.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import z3
@@ -51,12 +52,20 @@ def _prove(name: str, expected: str, hypothesis: Any, conclusion: Any, shown: tu
     return Lemma(name, "unknown", expected, seconds, str(solver.reason_unknown()))
 
 
-def prove_fixed_buffer(ring: RingArithmetic | None = None) -> list[Lemma]:
-    """Every lemma of the ring arithmetic ``ring`` (default: the engine's), with its result."""
+def prove_fixed_buffer(ring: RingArithmetic | None = None, select: Callable[[str], bool] | None = None
+                       ) -> list[Lemma]:
+    """Every lemma of the ring arithmetic ``ring`` (default: the engine's), with its result
+    (``select(name)``: only some)."""
     ring = ring or RingArithmetic()
+    lemmas = [lemma for lemma in _lemmas(ring) if select is None or select(lemma[0])]
+    return [_prove(*lemma) for lemma in lemmas]
+
+
+def _lemmas(ring: RingArithmetic) -> list[tuple[str, str, Any, Any, tuple[Any, ...]]]:
+    """(name, expected, hypothesis, conclusion, terms to show) of each lemma."""
     offset, low, capacity, s1, s2 = z3.Ints("offset low capacity s1 s2")
     domain = z3.And(capacity >= 1, offset >= 0, offset <= low, low <= MAX_SEQNO)
-    out = []
+    out: list[tuple[str, str, Any, Any, tuple[Any, ...]]] = []
     for seed_edge in (False, True):
         edge = "seed edge" if seed_edge else "JGroups' edge"
 
@@ -64,17 +73,15 @@ def prove_fixed_buffer(ring: RingArithmetic | None = None) -> list[Lemma]:
             return z3.And(s > low, s <= MAX_SEQNO, z3.Not(ring.full_for(s, low, capacity, seed)))
 
         slot1, slot2 = ring.index(s1, offset, capacity), ring.index(s2, offset, capacity)
-        out.append(_prove(f"fixed buffer ({edge}): every admitted seqno's slot is in 0 .. capacity - 1", "proved",
-                          z3.And(domain, admitted(s1)), z3.And(slot1 >= 0, slot1 < capacity), (s1,)))
-        out.append(_prove(f"fixed buffer ({edge}): distinct admitted seqnos get distinct slots", "proved",
-                          z3.And(domain, admitted(s1), admitted(s2), s1 != s2), slot1 != slot2, (s1, s2)))
+        out.append((f"fixed buffer ({edge}): every admitted seqno's slot is in 0 .. capacity - 1", "proved",
+                    z3.And(domain, admitted(s1)), z3.And(slot1 >= 0, slot1 < capacity), (s1,)))
+        out.append((f"fixed buffer ({edge}): distinct admitted seqnos get distinct slots", "proved",
+                    z3.And(domain, admitted(s1), admitted(s2), s1 != s2), slot1 != slot2, (s1, s2)))
         size, upper = (capacity - 1, "capacity - 1") if seed_edge else (capacity, "capacity")
         exactly = z3.ForAll([s1], z3.Implies(z3.And(s1 > low, s1 <= MAX_SEQNO), admitted(s1) == (s1 <= low + size)))
-        out.append(_prove(f"fixed buffer ({edge}): it admits exactly (low, low + {upper}]", "proved", domain,
-                          exactly, ()))
+        out.append((f"fixed buffer ({edge}): it admits exactly (low, low + {upper}]", "proved", domain, exactly, ()))
     wider = z3.And(capacity >= 1, offset >= 0, offset <= low, s1 > low, s2 > low, s1 <= low + capacity + 1,
                    s2 <= low + capacity + 1, s1 != s2)
-    out.append(_prove("fixed buffer: a window one seqno wider would put two seqnos in one slot", "counterexample",
-                      wider, ring.index(s1, offset, capacity) != ring.index(s2, offset, capacity),
-                      (capacity, low, s1, s2)))
+    out.append(("fixed buffer: a window one seqno wider would put two seqnos in one slot", "counterexample",
+                wider, ring.index(s1, offset, capacity) != ring.index(s2, offset, capacity), (capacity, low, s1, s2)))
     return out
