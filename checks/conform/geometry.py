@@ -13,10 +13,7 @@ any pair of the model may send, since a gap then always lies within the scanned 
 scans the whole window). ``scan = None`` takes that bound from the model; a smaller one diverges
 (by design: the spec has no scan limit), so ``Geometry`` refuses it in ``engines_with``.
 
-Not covered here: seqnos near 2**31 or 2**63. Both protocols start every connection at seqno 1 (a
-sender's window has offset 0, which the engines assert), so a connection reaches such seqnos only
-after as many sends; the Table's offset arithmetic there is left to ``tests/impl``'s window tests
-and to ``seqcheck prove --protocol table``.
+Seqnos near 2**31 or 2**63 are the other half of item 5: ``checks/conform/offsets.py``.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ Rules
    written to ``--out`` (``checks/fuzz/model.py``); traces found under scaled budgets name it.
    ``--random-views K`` adds joins and leaves (random views per member) the same way, and
    ``--variant FLAG,...`` runs the model under those variant flags (issue 19, item 4).
+   ``--engines-with NAME`` runs the engines under one of ``ENGINE_SETTINGS`` (tiny window rows,
+   receive windows near 2**31 or 2**63; issue 19, item 5), by name from that fixed table.
 4. Exit status: 0 when the outcome matches the model's ``expect`` (``pass``: no failing run;
    ``violation:P``: some run violates P, and none diverges, crashes or errs), 1 otherwise
    (also when a failure does not reproduce locally, or when the results hold another number of runs
@@ -65,6 +67,12 @@ from models.multicast_world import MulticastWorld
 MASTER = re.compile(r"none|auto|local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
 MAX_SEED = 2**63 - 1  # the largest seed a run may have (Spark's LongType)
 RUNS_PER_PARTITION = 2_000  # default partitioning: at least 2 per core, at most this many runs each
+ENGINE_SETTINGS = {  # --engines-with: engine factories the spec cannot tell apart from the default ones
+    "rows-of-1": "checks.conform.geometry:one_slot_rows",
+    "rows-of-2": "checks.conform.geometry:two_slot_rows",
+    "seqnos-near-2^31": "checks.conform.offsets:near_2_31",
+    "seqnos-near-2^63": "checks.conform.offsets:near_2_63",
+}
 
 
 class FuzzUsageError(ValueError):
@@ -178,6 +186,7 @@ class FuzzReport:
                 "master_asked": self.options.master, "master_chosen": self.chosen,
                 "cores": self.cores, "partitions": self.partitions, "budget_scale": self.options.budget_scale,
                 "random_views": self.options.random_views, "variant": list(self.model.variant),
+                "engines": self.options.engines,
                 "weights": asdict(self.options.weights), "swarm": self.options.swarm, "pct": self.options.pct,
                 "verdicts": self.totals.verdicts,
                 "first_failing_seed": {v: s for v, s in self.totals.first_seed.items() if v != "pass"},
@@ -356,6 +365,7 @@ def report_lines(report: FuzzReport) -> list[str]:
         f"model     {_short(report.model.path)} (budgets x{o.budget_scale}"
         + (f", {o.random_views} random views per member" if o.random_views else "")
         + (f", variant {','.join(report.model.variant) or 'as shipped'}" if o.variant is not None else "")
+        + (f", engines {o.engines}" if o.engines is not None else "")
         + f"), expected {report.model.expect}",
         f"schedule  seeds {o.seed}..{o.seed + o.runs - 1}, up to {o.steps} steps, weights {o.weights.text()}"
         + (" (x a factor per kind and run: --swarm)" if o.swarm else "")
@@ -439,8 +449,11 @@ def command(args: Any, out: TextIO | None = None, err: TextIO | None = None) -> 
         weights = Weights.parse(args.weights)
     except ValueError as error:
         raise FuzzUsageError(f"--weights: {error}") from None
+    engines = None if args.engines_with is None else ENGINE_SETTINGS.get(args.engines_with)
+    if args.engines_with is not None and engines is None:
+        raise FuzzUsageError(f"--engines-with: expected one of {', '.join(ENGINE_SETTINGS)}, got {args.engines_with!r}")
     options = FuzzOptions(args.model, args.runs, args.steps, args.master, args.seed, args.out, args.partitions,
-                          args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, None,
+                          args.budget_scale, weights, args.random_views, not args.no_liveness, args.shrink, engines,
                           args.exhaustive, args.swarm, args.pct, args.resume, args.report,
                           parse_variant(args.variant))
     try:
@@ -497,6 +510,10 @@ def add_arguments(parser: Any) -> None:
                         help="run the model under these variant flags instead of its own (names or aliases, as "
                              "seqcheck list shows them, e.g. fix:JGRP-1873; none: as shipped), in a derived model "
                              "file; a flag that brings a defect back may violate the model's expectation")
+    parser.add_argument("--engines-with", default=None, metavar="NAME",
+                        help="run the engines with window rows of 1 or 2 slots, or with every receive window's "
+                             "seqnos near 2^31 or 2^63, which the spec cannot tell apart: "
+                             f"{', '.join(ENGINE_SETTINGS)}")
     parser.add_argument("--weights", default="", metavar="KIND=W,...",
                         help=f"relative weights of action kinds ({', '.join(KINDS)}); default {Weights().text()}")
     parser.add_argument("--shrink", type=int, default=3, metavar="N",

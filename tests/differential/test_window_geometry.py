@@ -10,12 +10,14 @@ lockstep under tiny geometry and by nothing under the production geometry.
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from checks.cli import MODELS_DIR
+from checks.cli import MODELS_DIR, main
 from checks.conform.differential import EngineFactory, Lockstep, random_walk
 from checks.conform.engines import engines_for
 from checks.conform.geometry import TINY, Geometry, engines_with, two_slot_rows
@@ -99,3 +101,23 @@ def test_a_row_boundary_defect_is_caught_only_under_tiny_geometry(model: Model,
     found = _first_divergence(model, two_slot_rows)
     assert found is not None and ("deliveries of" in found or "state of" in found), found
     assert _first_divergence(model, engines_for) is None  # 1024-slot rows: the last slot is never reached
+
+
+def _fuzz(out: Path, *more: str) -> dict[str, int]:
+    assert main(["fuzz", str(FUZZ["unicast3"]), "--runs", "20", "--steps", "100", "--master", "none", "--out",
+                 str(out), "--no-progress", "--no-liveness", "--shrink", "0", "--json", *more]) in (0, 1)
+    summary = json.loads((out / "summary.json").read_text())
+    verdicts: dict[str, int] = summary["verdicts"]
+    return verdicts
+
+
+def test_fuzz_runs_the_engines_with_tiny_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fuzz", str(FUZZ["unicast3"]), "--engines-with", "rows-of-3", "--out", str(tmp_path)]) == 2
+    assert "--engines-with: expected one of rows-of-1, rows-of-2" in capsys.readouterr().err
+    monkeypatch.setattr(window.Table, "remove_many", remove_many_short_of_the_row_end)
+    assert _fuzz(tmp_path / "default") == {"pass": 20}
+    found = _fuzz(tmp_path / "tiny", "--engines-with", "rows-of-2")
+    assert found.get("divergence", 0) > 0, found
+    assert json.loads((tmp_path / "tiny" / "summary.json").read_text())["engines"] == (
+        "checks.conform.geometry:two_slot_rows")
