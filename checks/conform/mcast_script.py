@@ -31,7 +31,7 @@ from typing import Any
 from checks.conform.engines import binding
 from impl.common import LocalProtocolError, payload_number, spec_payload
 
-LIVENESS = frozenset({"eventually_delivered"})
+LIVENESS = frozenset({"eventually_delivered", "senders_released"})
 ROUND_TIMERS = ("xmit", "stable")  # the timers whose run ends a round (rule 9)
 
 
@@ -94,10 +94,11 @@ class McastScript:
         if datagram is not None:
             self.young.discard((datagram.src, datagram.dst, datagram.data))
 
-    def timer(self, member: str, kind: str) -> None:
-        """Fire one of the spec's timers at ``member`` (skipped where it is not enabled there now)."""
+    def timer(self, member: str, kind: str, peer: str | int | None = None) -> None:
+        """Fire one of the spec's timers at ``member`` (skipped where it is not enabled there now);
+        ``peer``: the member or seqno (NAKACK4's held send) it is for."""
         try:
-            self.engines[member].fire_timer(kind, now=0)
+            self.engines[member].fire_timer(kind, peer, now=0)
         except LocalProtocolError as error:
             self.skipped.append(f"timer {kind} at {member}: {error}")
             return
@@ -142,8 +143,11 @@ class McastScript:
             for member, engine in self.engines.items():
                 if member in self.stopped:
                     continue
-                for kind in engine.enabled_timers():
-                    self.timer(member, self.spec.timer_names[kind])
+                for timer in engine.enabled_timers():
+                    kind, peer = timer if isinstance(timer, tuple) else (timer, None)  # NAKACK4: (kind, peer)
+                    name = self.spec.timer_names[kind]
+                    if name not in self.spec.fault_timers:
+                        self.timer(member, name, peer)
 
     # -- properties --------------------------------------------------------------------------------
     def holds(self, prop: str) -> bool:
@@ -153,6 +157,13 @@ class McastScript:
             return prop not in self.violations
         if prop == "eventually_delivered":
             return not self.undelivered()
+        if prop == "senders_released":  # NAKACK4: no running member holds a send
+            return not any(getattr(e.snapshot(), "sending", ()) for m, e in self.engines.items()
+                           if m not in self.stopped)
+        if prop == "no_spurious_xmit_req":  # NAKACK4: rule 9, or a seqno a thread holds unsent
+            return not {"no_premature_xmit_req", "no_spurious_xmit_req"} & self.violations
+        if self.spec.judge_member is not None and prop in self.spec.scriptable:
+            return prop not in self.violations
         raise ValueError(f"no engine-level check for property {prop!r}")
 
     def undelivered(self) -> list[str]:
@@ -194,6 +205,10 @@ class McastScript:
     def _check_premature(self, member: str, out: list[Flying]) -> None:
         """Rule 9: a round's end that asks for a young original on its way to ``member``."""
         asked = {(d.dst, s) for d in out if type(d.msg).__name__ == "NakXmitReqMsg" for s in d.msg.request.seqnos}
+        for sender, seqno in asked:  # NAKACK4: a seqno an application thread of the sender holds unsent
+            held = getattr(self.engines[sender].snapshot(), "sending", ()) if sender in self.engines else ()
+            if any(s == seqno for s, _ in held):
+                self.violations.add("no_spurious_xmit_req")
         for f in self.flight:
             if f.dst == member and (f.src, f.dst, f.data) in self.young and (f.src, f.msg.seqno) in asked:
                 self.violations.add("no_premature_xmit_req")
@@ -224,7 +239,10 @@ class McastScript:
         views = {m: e.snapshot() for m, e in self.engines.items()}
         bound = self.settings.get("window_bound")
         queue = self.settings.get("queue_bound")
+        judge = self.spec.judge_member
         for member, view in views.items():
+            if judge is not None:
+                self.violations |= judge(self.engines[member], self.settings)
             if bound is not None and any(len(w.buffered) > bound for p, w in view.windows if p != member):
                 self.violations.add("window_bounded")
             if queue is not None and len(view.queue) > queue:

@@ -29,7 +29,7 @@ from typing import Any
 
 from checks.conform.engines import EngineBinding, WorldEngines, same_flags
 from checks.conform.nakack2 import Nakack2Engines, wire_digest
-from checks.conform.script import ScriptProtocol
+from checks.conform.script import DELIVERY, ScriptProtocol
 from impl.common import spec_payload
 from impl.nakack4 import Config, EngineView, Nakack4Engine, Variant, WindowView, codec
 from impl.nakack4.codec import (
@@ -46,7 +46,7 @@ from impl.wire import XmitReqMsg
 from models.multicast_world import AppMcast, MulticastWorld
 from models.world import FireTimer, Packet
 from spec import nakack4 as nak
-from spec.nakack4_state import NO_ENTRY, READY
+from spec.nakack4_state import NO_ENTRY, READY, STUCK
 
 
 def wire_message(msg: Any) -> WireMsg:
@@ -138,18 +138,67 @@ def view_of_spec_node(node: nak.Node) -> EngineView[int]:
         tuple((p, state) for p, state in enumerate(node.deliverer) if state != READY))
 
 
-def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Nakack4Engine[str]:
-    """A NAKACK4 engine for a script; scripts of multicast traces are not written yet (see ``SCRIPT``)."""
-    raise NotImplementedError("seqcheck replay's script stage does not run NAKACK4 traces yet")
+def script_engine(variant: Any, me: str, founders: Sequence[str], settings: dict[str, int]) -> Nakack4Engine[str]:
+    """A NAKACK4 engine for a script (``checks/conform/mcast_script.py``): the model's settings and
+    ``variant``, a founder if ``me`` is one of ``founders``, else a joiner; held sends passed down
+    only by the script's SEND timers, as the trace's."""
+    config = Config(capacity=settings.get("capacity", 16384), ack_threshold=settings.get("ack_threshold", 0),
+                    send_atomically=bool(settings.get("send_atomically", False)),
+                    use_mcast_xmit=bool(settings.get("use_mcast_xmit", True)),
+                    become_server_queue_size=settings.get("become_server_queue_size", 50),
+                    dont_block=bool(settings.get("dont_block", False)),
+                    dont_loopback=bool(settings.get("dont_loopback", False)),
+                    deliver_exceptions=bool(settings.get("deliver_exceptions", False)),
+                    variant=variant, resume_blocked_sends=False)
+    return Nakack4Engine[str](config, me=me, members=founders, now=0)
 
 
-# As NAKACK2: the script stage of ``seqcheck replay`` is unicast-shaped; NAKACK4 traces replay in
-# lockstep only: no property is judged by a script (``scriptable`` is empty).
+def judge_member(engine: Nakack4Engine[Any], settings: dict[str, int]) -> frozenset[str]:
+    """The state properties of ``spec/nakack4_state.py`` one engine violates, judged on its snapshot
+    (the spec's definitions over ``EngineView``'s fields) and its blocked sends."""
+    violated = set()
+    view = engine.snapshot()
+    windows = dict(view.windows)
+    own = windows.get(view.me)
+    held = {seqno for seqno, _ in view.sending}
+    if own is None:
+        if held:
+            violated.add("seqno_discipline")
+    else:
+        stored = set(range(own.low + 1, own.delivered + 1)) | {seqno for seqno, _ in own.buffered}
+        high = max(stored, default=own.delivered)
+        if high > view.seqno or stored & held or stored | held != set(range(own.low + 1, view.seqno + 1)):
+            violated.add("seqno_discipline")
+        if {p for p, _ in view.ack_table} != set(view.members):
+            violated.add("ack_table_members")
+        if any(seqno - own.low <= settings.get("capacity", 16384) for seqno in engine.blocked_sends):
+            violated.add("blocks_only_when_full")
+    acks = [a for _, a in view.ack_table]
+    if acks and view.ack_min != min(acks):
+        violated.add("ack_min_is_min")
+    if any(state == STUCK for _, state in view.deliverer):
+        violated.add("deliverer_released")
+    capacity = settings.get("capacity", 16384)
+    if any(w.highest_received - w.low > capacity for _, w in view.windows):
+        violated.add("window_within_capacity")
+    queue_size = settings.get("become_server_queue_size", 50)
+    if len(view.queue) > (queue_size if queue_size > 0 else 50):
+        violated.add("queue_within_bound")
+    return frozenset(violated)
+
+
+# The script of a multicast trace is ``checks/conform/mcast_script.McastScript``; the properties it
+# judges on the engines are ``scriptable`` (the state ones through ``judge_member``).
+STATE_PROPERTIES = frozenset({"seqno_discipline", "ack_table_members", "ack_min_is_min", "deliverer_released",
+                              "window_within_capacity", "queue_within_bound", "blocks_only_when_full"})
 SCRIPT = ScriptProtocol(
     "NAKACK4", "impl.nakack4", Variant, script_engine, codec.decode,
     {"MSG": McastMsg, "XMIT_REQ": NakXmitReqMsg, "XMIT_RSP": XmitRspMsg, "HIGHEST_SEQNO": HighestSeqnoMsg,
      "ACK": AckMsg, "JOIN_RSP": JoinRspMsg},
     {"Data": "MSG", "XmitReq": "XMIT_REQ", "XmitRsp": "XMIT_RSP", "HighestSeqno": "HIGHEST_SEQNO", "Ack": "ACK",
      "JoinRsp": "JOIN_RSP"},
-    nak.TIMER_NAMES, ("xmit",), frozenset(f.name for f in fields(Variant)), frozenset())
+    nak.TIMER_NAMES, ("xmit",), frozenset(f.name for f in fields(Variant)),
+    DELIVERY | STATE_PROPERTIES | frozenset({"purge_covered", "no_spurious_xmit_req", "eventually_delivered",
+                                             "senders_released"}),
+    seqno_timers=frozenset({"send"}), fault_timers=frozenset({"deliver_fault"}), judge_member=judge_member)
 BINDING = EngineBinding("nakack4", Nakack4Engines, SCRIPT, codec.MAGIC, codec.decode)

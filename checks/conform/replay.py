@@ -23,6 +23,7 @@ from typing import Any
 
 from checks.conform.differential import Divergence, replay_on_engines
 from checks.conform.engines import binding
+from checks.conform.mcast_script import LIVENESS as MCAST_LIVENESS
 from checks.conform.mcast_script import McastScript
 from checks.conform.script import LIVENESS, EngineScript, ScriptProtocol
 from checks.explore.trace import Trace, TraceError, validate
@@ -97,7 +98,9 @@ def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None) 
 
 
 MCAST_SETTINGS = ("xmit_interval", "use_mcast_xmit", "resend_last_seqno", "resend_last_seqno_max_times",
-                  "become_server_queue_size")
+                  "become_server_queue_size",
+                  # NAKACK4's
+                  "capacity", "ack_threshold", "send_atomically", "dont_block", "dont_loopback", "deliver_exceptions")
 
 
 def settings_of(model: Model) -> dict[str, int]:
@@ -169,6 +172,31 @@ def script_calls(model: Model, path: Sequence[tuple[Hashable, Hashable]]) -> lis
     return calls
 
 
+def progress_views(model: Model, calls: Sequence[tuple[ScriptCall, str]]) -> list[tuple[ScriptCall, str]]:
+    """With ``views_are_progress`` (multicast world rule 7) a fault-free continuation installs the
+    scripted views still to come: (call, comment) for each, per running member in member order,
+    after the ``calls`` of the trace (their ``view`` calls counted off each member's script)."""
+    world = model.world
+    if not isinstance(world, MulticastWorld) or not world.bounds.views_are_progress:
+        return []
+    names = model.members
+    done = {name: 0 for name in names}
+    gone = set()
+    for call, _ in calls:
+        if call.method in ("view", "merge", "answer_join"):
+            done[call.args[0]] += 1
+        elif call.method == "stop":
+            gone.add(call.args[0])
+    out = []
+    for member, name in enumerate(names):
+        if name in gone:
+            continue
+        for view in world.bounds.views[member][done[name]:]:
+            members = [names[m] for m in sorted(view)]
+            out.append((ScriptCall("view", (name, members)), f"{name} installs [{', '.join(members)}] (progress)"))
+    return out
+
+
 def _mcast_call(world: MulticastWorld, action: Any, after: Any, names: tuple[str, ...],
                 protocol: ScriptProtocol) -> ScriptCall | None:
     """The multicast world's own actions as ``McastScript`` calls (None: a shared action)."""
@@ -182,7 +210,10 @@ def _mcast_call(world: MulticastWorld, action: Any, after: Any, names: tuple[str
     if isinstance(action, Stop):
         return ScriptCall("stop", (names[action.member],))
     if isinstance(action, FireTimer):
-        return ScriptCall("timer", (names[action.member], protocol.timer_names[action.timer.kind]))
+        timer = action.timer
+        name = protocol.timer_names[timer.kind]
+        peer = () if timer.peer < 0 else (timer.peer,) if name in protocol.seqno_timers else (names[timer.peer],)
+        return ScriptCall("timer", (names[action.member], name, *peer))
     return None
 
 
@@ -231,7 +262,9 @@ def run_script(model: Model, calls: Sequence[tuple[ScriptCall, str]], variant: t
                                                                       settings_of(model)))
     for call, _ in calls:
         call.run(net)
-    if prop in LIVENESS:
+    if prop in LIVENESS or prop in MCAST_LIVENESS:
+        for call, _ in progress_views(model, calls):
+            call.run(net)
         net.settle()
     return net
 
@@ -297,7 +330,10 @@ def emit_test(report: ReplayReport, trace_path: Path, out: Path) -> Path:
     for index, (call, text) in enumerate(script_calls(model, report.path), 1):
         lines.append(f"    # {index}. {one_line(text)}".rstrip())
         lines.append(f"    {call.source()}")
-    if trace.prop in LIVENESS:
+    if trace.prop in LIVENESS or trace.prop in MCAST_LIVENESS:
+        for call, text in progress_views(model, script_calls(model, report.path)):
+            lines.append(f"    # {one_line(text)}")
+            lines.append(f"    {call.source()}")
         lines.append("    net.settle()  # a fault-free continuation: deliver, retransmit, repeat")
     lines.append(f"    assert net.holds({trace.prop!r}), (net.undelivered(), net.skipped)")
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -44,6 +44,12 @@ class ScriptProtocol:
     scriptable: frozenset[str]  # properties ``holds`` can judge on the engines
     no_conn: int | None = None  # a conn_id that names no connection: matches any (variants)
     rate_limited_sync: type | None = None  # a message sent at most once per rate-limit expiry (UNICAST3)
+    # McastScript only (NAKACK4): timers whose peer is a seqno, not a member (a held send's SEND); timers
+    # that are faults, which ``settle`` never fires; and the state properties judged on one member's
+    # engine (engine, settings) -> the names of those it violates
+    seqno_timers: frozenset[str] = frozenset()
+    fault_timers: frozenset[str] = frozenset()
+    judge_member: Callable[[Any, dict[str, int]], frozenset[str]] | None = None
 
     def timer_kind(self, name: str) -> int:
         return self.timer_names.index(name)

@@ -217,6 +217,12 @@ class Nakack4Engine(Generic[P]):
         """The seqnos of the sends held (blocked, or waiting for their second step), ascending."""
         return tuple(sorted(self._m.sending))
 
+    @property
+    def blocked_sends(self) -> tuple[int, ...]:
+        """The held sends the own window has no room for now (blocked on a full window), ascending."""
+        own = self._m.own
+        return tuple(s for s in sorted(self._m.sending) if own is None or own.window.full_for(s))
+
     def enabled_timers(self) -> tuple[tuple[int, P | int], ...]:
         """The spec's timers that may fire now, as (kind, peer) (``fire_timer`` accepts these)."""
         return tasks.enabled_timers(self._m)
