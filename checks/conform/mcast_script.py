@@ -1,4 +1,4 @@
-"""``McastScript``: multicast engines (NAKACK2) driven by a readable script of group events.
+"""``McastScript``: multicast engines (NAKACK2, NAKACK4) driven by a readable script of group events.
 
 The multicast world's counterpart of ``checks/conform/script.py``'s ``EngineScript``, and what a
 regression test emitted by ``seqcheck replay --emit-test`` from a NAKACK2 trace calls. Events are
@@ -17,7 +17,11 @@ Properties are judged on the engines' own snapshots and outputs, never on the sp
   STABILITY handled) asks a sender for a message whose original copy to the asker is still in flight
   and was multicast since the asker's last round (the world's rule 9);
 - ``eventually_delivered`` (after ``settle``): every running member in a running sender's view, and
-  it in the member's, with a window for it, delivered everything the sender multicast.
+  it in the member's, with a window for it, delivered everything the sender multicast;
+- NAKACK4: ``senders_released`` (after ``settle``: no running member holds a send),
+  ``no_spurious_xmit_req`` (``no_premature_xmit_req``, or an XMIT_REQ for a seqno an application
+  thread of the sender holds unsent), and the state properties the binding's ``judge_member``
+  reports per member (``ScriptProtocol.judge_member``).
 
 Members are names (the engines' addresses); time stands still (timers are fired explicitly).
 """
