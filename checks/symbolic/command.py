@@ -210,6 +210,11 @@ def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
                   f"({trace.summary[reached.cti_step]}) is the CTI; ends in {trace.prop}; seqcheck show {path}")
     yield Line(f"unicast3[JGRP-1873]: the CTI is reachable (bounded search, {JGRP1873_MODEL.name})",
                "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)
+    started = time.perf_counter()
+    where = ctis.checker_passes_through(JGRP1873_MODEL, invariants, action, invariant)
+    yield Line(f"unicast3[JGRP-1873]: seqcheck check's counterexample of {JGRP1873_MODEL.name} passes through it",
+               "passes through" if where else "does not", "passes through", time.perf_counter() - started,
+               where or "")
 
 
 def _table(settings: Settings) -> Iterator[Line]:

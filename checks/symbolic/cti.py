@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import z3
 
@@ -34,7 +34,7 @@ from checks.symbolic.unicast3.abstraction import concretize
 from checks.symbolic.unicast3.invariants import Invariant
 from checks.symbolic.unicast3.model import UNICAST3
 from models.modelfile import load
-from models.world import World, WorldView
+from models.world import World, WorldAction, WorldView
 
 
 @dataclass
@@ -215,4 +215,31 @@ def _to_violation(world: World, start: tuple[int, ...], max_states: int) -> list
             if after not in parents:
                 parents[after] = (state, act)
                 queue.append(after)
+    return None
+
+
+def checker_passes_through(model_path: Path, invariants: Sequence[Invariant], action: str, invariant: str,
+                           subject: Subject = UNICAST3_SUBJECT) -> str | None:
+    """Does the explicit checker's own counterexample of ``model_path`` take the CTI's step (a
+    state satisfying every invariant, then ``action`` breaking ``invariant``)? A sentence saying
+    where, or None."""
+    from checks.check import check_model
+
+    model = load(model_path)
+    outcome = check_model(model, trace_dir=None)
+    if outcome.trace is None:
+        return None
+    world = model.world
+    v = world.cfg.variant
+    binding = subject.binding(world)
+    target = next(inv for inv in invariants if inv.name == invariant)
+    path = validate(world, outcome.trace)
+    states = [world.init_states()[0]] + [s for _, s in path]
+    for step, (act, after) in enumerate(path):
+        pre, post = binding.abstract(world.view(states[step])), binding.abstract(world.view(after))
+        if (binding.action_instance(cast(WorldAction, act))[0] == action and target.state is not None
+                and all(inv.state(CONCRETE, pre, v) for inv in invariants if inv.state)
+                and not target.state(CONCRETE, post, v)):
+            return (f"the checker's counterexample ({len(path)} steps, {outcome.trace.prop}) takes the CTI's step "
+                    f"at step {step + 1}: {outcome.trace.summary[step]}")
     return None

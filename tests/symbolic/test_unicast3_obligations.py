@@ -46,3 +46,14 @@ def test_each_strengthening_is_needed_for_some_obligation() -> None:
     failed = [r.name for r in obligations(TARGETS + weaker, SHIPPED, actions=deliveries, timeout_ms=3000)
               if r.result != PROVED]
     assert failed
+
+
+def test_the_checkers_own_counterexample_takes_the_cti_step() -> None:
+    from pathlib import Path
+
+    from checks.symbolic.cti import checker_passes_through
+
+    model = Path(__file__).resolve().parents[2] / "models" / "unicast3" / "jgrp1873-no-timestamps.toml"
+    where = checker_passes_through(model, TARGETS + STRENGTHENINGS, "deliver_sfs", "live_ack_below_first")
+    assert where is not None and "SEND_FIRST_SEQNO" in where
+    assert checker_passes_through(model, TARGETS + STRENGTHENINGS, "deliver_ack", "live_ack_below_first") is None

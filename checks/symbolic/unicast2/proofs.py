@@ -28,7 +28,7 @@ from checks.symbolic.crosscheck import (
     crosscheck_detail,
     load_world,
 )
-from checks.symbolic.cti import Subject, concrete_cti, reachable_cti, validate_cti
+from checks.symbolic.cti import Subject, checker_passes_through, concrete_cti, reachable_cti, validate_cti
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
 from checks.symbolic.system import State
 from checks.symbolic.unicast2.abstraction import binding_for, concretize
@@ -133,5 +133,8 @@ def _reach(trace_dir: Path, model: str, action: str, invariant: str, subject: Su
         saved = t.save(trace_dir / "prove" / f"unicast2-{model}-{action}.json")
         detail = (f"{reached.states} states searched; step {reached.cti_step + 1} of {len(reached.path)} "
                   f"({t.summary[reached.cti_step]}) is the CTI; ends in {t.prop}; seqcheck show {saved}")
+    where = checker_passes_through(path, INVARIANTS, action, invariant, subject)
+    if where:
+        detail += f"; {where}"
     return (f"unicast2: the CTI of {action} is reachable (bounded search, {model}.toml)",
             "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)
