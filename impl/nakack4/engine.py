@@ -74,11 +74,11 @@ class Nakack4Engine(Generic[P]):
         if len(payload) > cfg.codec_limits.max_payload:
             raise LocalProtocolError(f"multicast: payload is {len(payload)} bytes, more than"
                                      f" max_payload={cfg.codec_limits.max_payload}")
-        seqno, status = sending.multicast(m, payload)
-        if status is SendStatus.HELD and cfg.resume_blocked_sends:
-            self._resume()  # the thread's second step follows at once (when the window has room)
-            if seqno in m.sending:
-                return seqno, SendStatus.BLOCKED
+        # With resumption on, a held send's second step follows at once when there is room (a
+        # held older send would have room too, and was resumed at the end of the last input).
+        seqno, status = sending.multicast(m, payload, second_step_now=cfg.resume_blocked_sends)
+        if status is SendStatus.BLOCKED and cfg.resume_blocked_sends and cfg.drops_when_full:
+            sending.resume(m)  # not atomic, DONT_BLOCK before JGRP-2873: the second step drops it
             outcome = next(e for e in m.send_events if e[0] == seqno)
             m.send_events.remove(outcome)
             return outcome
@@ -86,7 +86,10 @@ class Nakack4Engine(Generic[P]):
 
     def received(self, src: P, data: bytes, *, now: int) -> None:
         """A datagram from ``src``. Malformed ones are counted (``stats.malformed``) and dropped."""
-        self._advance(now)
+        if type(now) is int and now >= self._now:  # _advance, inlined (per-message path)
+            self._now = now
+        else:
+            self._advance(now)
         if not isinstance(data, _BYTES_LIKE):
             raise LocalProtocolError(f"received: data must be bytes, got {type(data).__name__}")
         m, cfg = self._m, self._config
@@ -101,7 +104,8 @@ class Nakack4Engine(Generic[P]):
             receive.on_data(m, src, msg)
         else:
             receive.on_message(m, src, msg)
-        self._resume()
+        if m.sending and cfg.resume_blocked_sends:
+            sending.resume(m)
 
     def handle_timer(self, *, now: int) -> None:
         """Run the retransmit task if it is due (every xmit_interval, once the member has a view)."""

@@ -18,11 +18,13 @@ from impl.nakack4.receive import count_acks, on_ack
 from impl.nakack4.state import Member, P, SendStatus
 
 
-def multicast(m: Member[P], payload: bytes) -> tuple[int, SendStatus]:
+def multicast(m: Member[P], payload: bytes, *, second_step_now: bool = False) -> tuple[int, SendStatus]:
     """Spec ``on_send``: an application thread takes the next seqno. Atomic (send_atomically,
     fixed): the add and the send follow at once if the own window has room, else the send is held
     (BLOCKED), or dropped (variant drop_dont_block with DONT_BLOCK). Otherwise the send is HELD
-    until ``pass_down``. Without an own window nothing happens (NO_WINDOW, seqno 0)."""
+    until ``pass_down``, unless ``second_step_now`` and the window has room: then the thread's
+    second step (the spec's SEND timer) follows at once (SENT). Without an own window nothing
+    happens (NO_WINDOW, seqno 0)."""
     own = m.own
     if own is None:
         m.stats.send_without_window += 1
@@ -31,7 +33,7 @@ def multicast(m: Member[P], payload: bytes) -> tuple[int, SendStatus]:
     seqno = m.seqno = m.seqno + 1
     m.stats.multicasts += 1
     full = own.window.full_for(seqno)
-    if cfg.atomic and not full:
+    if not full and (cfg.atomic or second_step_now):
         add_and_send(m, seqno, payload)
         return seqno, SendStatus.SENT
     if cfg.atomic and cfg.drops_when_full:

@@ -165,3 +165,21 @@ def test_names_agree_with_the_spec() -> None:
     defaults, engine = spec.Config(members=1), Config()
     assert (defaults.capacity, defaults.become_server_queue_size, defaults.use_mcast_xmit, defaults.send_atomically) \
         == (engine.capacity, engine.become_server_queue_size, engine.use_mcast_xmit, engine.send_atomically)
+
+
+def test_non_atomic_drop_dont_block_drops_at_once() -> None:
+    cfg = Config(capacity=1, dont_block=True, variant=Variant(drop_dont_block=True))
+    a = Nakack4Engine(cfg, me=0, members=[0, 1], now=0)
+    assert a.multicast(b"1", now=0) == (1, SendStatus.SENT)
+    assert a.multicast(b"2", now=0) == (2, SendStatus.DROPPED)
+    assert a.held_sends == () and a.send_events() == []
+
+
+def test_non_atomic_send_on_a_full_window_blocks_and_resumes_in_order() -> None:
+    g = group(Config(capacity=1), 2)
+    assert [g[0].multicast(p, now=0)[1] for p in (b"1", b"2", b"3")] == [
+        SendStatus.SENT, SendStatus.BLOCKED, SendStatus.BLOCKED]
+    assert g[0].blocked_sends == (2, 3)
+    run(g)
+    assert g[0].send_events() == [(2, SendStatus.SENT), (3, SendStatus.SENT)]
+    assert [p for _, p in g[1].deliveries()] == [b"1", b"2", b"3"]
