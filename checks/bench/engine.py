@@ -1,6 +1,6 @@
 """``seqcheck bench --engine``: messages per second between two in-process UNICAST3 engines, the
 same for a 3-member NAKACK2 group (``checks/bench/multicast.py``) against them, for a 3-member
-NAKACK4 group (``checks/bench/nakack4.py``) against NAKACK2 and by window capacity, and what the
+NAKACK4 group (``checks/bench/blocking.py``) against NAKACK2 and by window capacity, and what the
 worst-case datagram of each message type costs to decode.
 
 A sends to B in bursts; every datagram goes through the codec (``encode`` inside the engine,
@@ -24,8 +24,8 @@ import statistics
 import time
 from typing import Any
 
+from checks.bench.blocking import nakack4_bench
 from checks.bench.multicast import nakack2_run
-from checks.bench.nakack4 import nakack4_bench
 from impl.unicast2 import codec as u2_codec
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
 from impl.unicast3 import codec as u3_codec

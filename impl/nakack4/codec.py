@@ -104,10 +104,6 @@ def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_L
     """Parse one datagram; raises ``DecodeError`` (only) if it is not a canonical encoding.
     Passing something that is not bytes-like is a caller bug and raises ``TypeError``."""
     raw = data if type(data) is bytes and len(data) <= limits.max_datagram else datagram_bytes(data, limits)
-    if len(raw) > 3 and raw[0] == MAGIC and raw[1] == n2.TYPE_MSG:  # the per-message path: NAKACK2's own
-        fast = n2._fast_mcast(raw, limits)  # checks of everything after the type byte (None: re-parse)
-        if fast is not None:
-            return fast
     if len(raw) < 2:
         raise DecodeError(f"header: truncated, expected 2 bytes (magic, type), got {len(raw)}")
     if raw[0] != MAGIC:

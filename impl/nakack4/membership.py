@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from impl.nakack4.acks import purge_to_min, table_min
 from impl.nakack4.codec import JoinRspMsg, address_key
-from impl.nakack4.receive import purge_to_min, table_min
 from impl.nakack4.sending import fail_held
 from impl.nakack4.state import Entry, Member, P
 

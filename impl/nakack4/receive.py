@@ -1,5 +1,5 @@
-"""Handlers for NAKACK4's messages (ReliableMulticast.up, GMS's JoinRsp as NAKACK4 reads it), the
-ack counter and the AckTable.
+"""Handlers for NAKACK4's messages (ReliableMulticast.up, GMS's JoinRsp as NAKACK4 reads it); the
+ack counter and the AckTable they feed are ``acks.py``'s.
 
 This module owns what a member does with one *decoded* message from a peer, and nothing about
 bytes (``engine.py`` decodes) or time-driven work (``tasks.py``). Each handler mirrors the spec
@@ -16,6 +16,7 @@ for hostile input only, each counted in ``Stats`` when it bites:
 from __future__ import annotations
 
 from impl.fixed_window import AddStatus
+from impl.nakack4.acks import count_acks, on_ack, send_ack
 from impl.nakack4.codec import (
     QUEUED_TYPES,
     AckMsg,
@@ -29,6 +30,7 @@ from impl.nakack4.codec import (
     encode,
     encode_mcast,
 )
+from impl.nakack4.membership import on_join_rsp
 from impl.nakack4.state import ARMED, READY, STRANDED, STUCK, Member, P
 from impl.wire import EncodeError
 
@@ -52,8 +54,6 @@ def on_message(m: Member[P], src: P, msg: WireMsg) -> None:
         on_ack(m, src, msg.seqno)
     else:
         assert type(msg) is JoinRspMsg
-        from impl.nakack4.membership import on_join_rsp  # membership replays through this module
-
         on_join_rsp(m, msg)
 
 
@@ -104,24 +104,6 @@ def _failed_delivery(m: Member[P], sender: P, msg: McastMsg) -> None:
     entry.window.add(msg.seqno, msg)
 
 
-def count_acks(m: Member[P], sender: P, count: int) -> bool:
-    """Spec ``_count_acks`` (Entry.update): True (counter reset) means send an ACK now; otherwise
-    the counter grows and the pending flag is set."""
-    entry = m.entries[sender]
-    total = entry.counted + count
-    if total >= m.config.threshold:
-        entry.counted = 0
-        return True
-    entry.counted = total
-    entry.pending = True
-    return False
-
-
-def send_ack(m: Member[P], dst: P, seqno: int) -> None:
-    m.stats.acks_sent += 1
-    m.emit(dst, AckMsg(seqno))
-
-
 def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
     """Spec ``_on_xmit_req``: every listed message still stored is re-multicast to the view
     (use_mcast_xmit) or sent to ``src`` as an XMIT_RSP; the others are not found."""
@@ -162,34 +144,3 @@ def on_highest_seqno(m: Member[P], src: P, msg: HighestSeqnoMsg) -> None:
         m.emit(src, NakXmitReqMsg(src, XmitReqMsg((msg.seqno,))))
     if not m.variant.highest_seqno_no_ack:
         count_acks(m, src, 1)
-
-
-def on_ack(m: Member[P], src: P, seqno: int) -> None:
-    """Spec ``on_ack``: the AckTable takes ACK(seqno) from ``src`` (a current member's entry only,
-    JGRP-2904); if its minimum rose, the own window purges to it, clamped to the own hd."""
-    current = m.ack_table.get(src)
-    if m.own is None or (current is None and not m.variant.ack_from_non_members):
-        m.stats.acks_ignored += 1
-        return
-    if current is not None and seqno <= current:
-        m.stats.acks_ignored += 1
-        return
-    m.ack_table[src] = seqno
-    purge_to_min(m, table_min(m))
-
-
-def table_min(m: Member[P]) -> int:
-    """AckTable.computeMin: the lowest ACK of the members with an entry; the previous one if none."""
-    return min(m.ack_table.values()) if m.ack_table else m.ack_min
-
-
-def purge_to_min(m: Member[P], new_min: int) -> None:
-    """Spec ``_purge_to_min``: record the AckTable's new minimum; if it rose, purge the own window
-    to it (a purge that moves low is what wakes blocked senders: ``engine.py`` resumes them)."""
-    old_min, m.ack_min = m.ack_min, new_min
-    own = m.own
-    if new_min <= old_min or own is None:
-        return
-    before = own.window.low
-    if own.window.purge(new_min):
-        m.stats.ack_purged += own.window.low - before

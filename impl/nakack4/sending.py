@@ -13,8 +13,8 @@ spec's timers instead).
 
 from __future__ import annotations
 
+from impl.nakack4.acks import count_acks, on_ack
 from impl.nakack4.codec import McastMsg, encode_mcast
-from impl.nakack4.receive import count_acks, on_ack
 from impl.nakack4.state import Member, P, SendStatus
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from impl.common import LocalProtocolError
+from impl.nakack4.acks import send_ack
 from impl.nakack4.codec import HighestSeqnoMsg, NakXmitReqMsg, XmitReqMsg, encode
-from impl.nakack4.receive import on_message, send_ack
+from impl.nakack4.receive import on_message
 from impl.nakack4.sending import may_pass_down, pass_down
 from impl.nakack4.state import ARMED, READY, Member, P
 

@@ -5,7 +5,7 @@ figures are there, per capacity, and compared with NAKACK2's."""
 
 from __future__ import annotations
 
-from checks.bench.nakack4 import CAPACITIES, nakack4_bench, nakack4_run
+from checks.bench.blocking import CAPACITIES, nakack4_bench, nakack4_run
 
 
 def test_a_lossy_run_with_a_small_window_blocks_and_delivers_everything() -> None:

@@ -1,6 +1,6 @@
-"""``seqcheck bench --engine``, NAKACK4 part: messages per second delivered at every member of a
-3-member group of in-process NAKACK4 engines, through the codec, with and without loss, and how
-the figure changes with the window's capacity.
+"""``seqcheck bench --engine``, NAKACK4 part (multicast with blocking senders): messages per second
+delivered at every member of a 3-member group of in-process NAKACK4 engines, through the codec,
+with and without loss, and how the figure changes with the window's capacity.
 
 As the NAKACK2 part (``checks/bench/multicast.py``): A multicasts in bursts of ``BURST``; every
 datagram goes through the codec and a seeded lossy network that loses each copy to another member
