@@ -2,7 +2,7 @@
 
 This module owns the API (inputs, outputs, time) and the trust boundary for bytes; the protocol
 itself is in ``sending.py`` (the application's multicasts and held sends), ``receive.py``
-(messages, the ack counter, the AckTable), ``membership.py`` (views, joins, digests, DISCONNECT)
+(messages), ``acks.py`` (the ack counter, the AckTable), ``membership.py`` (views, joins, digests, DISCONNECT)
 and ``tasks.py`` (the retransmit task, BECOME_SERVER, the spec's timers), over the state of
 ``state.py``. The engine behaves like ``spec/nakack4.py`` message for message; see the package
 docstring for where (and why) it departs.

@@ -80,8 +80,8 @@ class Entry:
 
 
 class Member(Generic[P]):
-    """The state of one member. Handlers in ``receive``, ``sending``, ``membership`` and ``tasks``
-    mutate it in place."""
+    """The state of one member. Handlers in ``receive``, ``acks``, ``sending``, ``membership`` and
+    ``tasks`` mutate it in place."""
 
     def __init__(self, config: Config, me: P, members: frozenset[P]) -> None:
         self.config = config
