@@ -10,6 +10,8 @@ Variant dimension (issue 19, item 4): each example first draws the variant it ru
 ``checks.conform.variants.variant_runs`` (as shipped, every flag alone, every fix together; a
 failure shrinks towards "as shipped"), and the spec's properties are invariants only under a
 variant whose ``safety`` says so. ``VARIANTS = False`` runs the model as shipped only.
+``engine_factory`` gives the harness's engine factory (a subclass may run the engines with tiny
+window rows or shifted seqnos: issue 19, item 5).
 """
 
 from __future__ import annotations
@@ -19,14 +21,15 @@ from typing import Any, ClassVar
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from checks.conform.differential import Divergence, Lockstep, Shared
+from checks.conform.differential import Divergence, EngineFactory, Lockstep, Shared
+from checks.conform.engines import engines_for
 from checks.conform.variants import VariantRun, variant_runs, with_variant
 from models.modelfile import Model
 from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MergeView, Stop
 from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, RemoveReceiver
 
 CHOICE = st.integers(min_value=0, max_value=1_000)
-SHARED: dict[tuple[str, tuple[str, ...]], Shared] = {}  # (model, variant) -> caches of its runs (rule 6)
+SHARED: dict[tuple[str, tuple[str, ...], EngineFactory], Shared] = {}  # (model, variant, engines) -> caches
 
 
 class WorldAgreement(RuleBasedStateMachine):
@@ -40,14 +43,19 @@ class WorldAgreement(RuleBasedStateMachine):
         self.run: Lockstep
         self.divergence: Divergence | None = None
 
+    def engine_factory(self) -> EngineFactory:
+        return engines_for
+
     @initialize(choice=CHOICE)
     def variant_chosen(self, choice: int) -> None:
         runs = variant_runs(self.MODEL) if self.VARIANTS else (VariantRun(self.MODEL.variant, True),)
         self.variant = runs[choice % len(runs)]
         model = with_variant(self.MODEL, self.variant.flags) if self.VARIANTS else self.MODEL
-        key = (model.reference, model.variant)
-        shared = SHARED.get(key) or SHARED.setdefault(key, Shared(model))
-        self.run = Lockstep(model, check_properties=self.CHECK_PROPERTIES and self.variant.safety, shared=shared)
+        engines = self.engine_factory()
+        key = (model.reference, model.variant, engines)
+        shared = SHARED.get(key) or SHARED.setdefault(key, Shared(model, engines))
+        self.run = Lockstep(model, engines, check_properties=self.CHECK_PROPERTIES and self.variant.safety,
+                            shared=shared)
 
     def _enabled(self, kind: type) -> list[tuple[Any, Any]]:
         return [(a, s) for a, s in self.run.enabled() if isinstance(a, kind)]

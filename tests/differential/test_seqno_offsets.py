@@ -14,6 +14,7 @@ import random
 from typing import Any
 
 import pytest
+from lockstep_machine import WorldAgreement
 
 from checks.cli import MODELS_DIR
 from checks.conform.differential import EngineFactory, Lockstep, random_walk
@@ -89,3 +90,22 @@ def test_a_seqno_bounded_like_a_timestamp_is_caught_only_with_an_offset(n: int,
         found = _first_divergence(model, factory)
         assert found is not None and "differ" in found, (offset, found)
     assert _first_divergence(model, engines_for) is None
+
+
+class Unicast3Near263(WorldAgreement):
+    MODEL = load(FUZZ[3])
+
+    def engine_factory(self) -> EngineFactory:
+        return near_2_63
+
+
+class Unicast2Near231(WorldAgreement):
+    MODEL = load(FUZZ[2])
+    VARIANTS = False  # no_conn_ids has no shifted run
+
+    def engine_factory(self) -> EngineFactory:
+        return near_2_31
+
+
+TestUnicast3Near263 = Unicast3Near263.TestCase
+TestUnicast2Near231 = Unicast2Near231.TestCase

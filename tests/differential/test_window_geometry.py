@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lockstep_machine import WorldAgreement
 
 from checks.cli import MODELS_DIR, main
 from checks.conform.differential import EngineFactory, Lockstep, random_walk
 from checks.conform.engines import engines_for
-from checks.conform.geometry import TINY, Geometry, engines_with, two_slot_rows
+from checks.conform.geometry import TINY, Geometry, engines_with, one_slot_rows, two_slot_rows
 from impl import window
 from impl.window import Table
 from models.modelfile import Model, load
@@ -121,3 +122,21 @@ def test_fuzz_runs_the_engines_with_tiny_rows(tmp_path: Path, monkeypatch: pytes
     assert found.get("divergence", 0) > 0, found
     assert json.loads((tmp_path / "tiny" / "summary.json").read_text())["engines"] == (
         "checks.conform.geometry:two_slot_rows")
+
+
+class Unicast3OneSlotRows(WorldAgreement):
+    MODEL = load(FUZZ["unicast3"])
+
+    def engine_factory(self) -> EngineFactory:
+        return one_slot_rows
+
+
+class Unicast2TwoSlotRows(WorldAgreement):
+    MODEL = load(FUZZ["unicast2"])
+
+    def engine_factory(self) -> EngineFactory:
+        return two_slot_rows
+
+
+TestUnicast3OneSlotRows = Unicast3OneSlotRows.TestCase
+TestUnicast2TwoSlotRows = Unicast2TwoSlotRows.TestCase
