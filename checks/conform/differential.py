@@ -28,6 +28,11 @@ Rules
    (``checks/conform/reference_codec.py``, where the binding has one), and every message the spec
    sends is also encoded and decoded with large field values against that reference: a defect
    made symmetrically in the engines' encoder and decoder diverges too (issue 19, item 6).
+8. The engines come from an engine factory (``engines_for``): the protocol's own, or one the spec
+   cannot tell apart from it, which reaches engine code the shipped models do not: window rows of
+   1 to 4 slots with the smallest scan limit (``checks/conform/geometry.py``), every receive window
+   shifted near 2**31 or 2**63 (``checks/conform/offsets.py``). The variant a model runs under is
+   the model's (``checks/conform/variants.py`` lists them; issue 19, items 4 and 5).
 """
 
 from __future__ import annotations
