@@ -3,10 +3,11 @@
 Invariants tested: every model runs as shipped, under each flag alone and under all its fixes
 together, with the spec's properties as invariants exactly where only fix flags are on; ``seqcheck
 fuzz --variant`` fuzzes a lockstep model under the flags named (names or aliases) through a
-derived model file, and refuses an unknown flag in one line (exit 2); and a defect planted inside
-UNICAST2's fix:JGRP-1873 path (the sender accepts a newer timestamp without recording it) is caught
-by the fuzz under ``--variant fix:JGRP-1873`` and by the Hypothesis machine's variant dimension,
-while the fuzz and the machine as shipped do not reach it.
+derived model file, and refuses an unknown flag in one line (exit 2); and defects planted inside
+UNICAST2's fix paths (fix:JGRP-1873: the sender accepts a newer timestamp without recording it;
+fix:JGRP-1548: the stalled highest message resent without its first flag) are caught by the fuzz
+under ``--variant`` of their flag, the first also by the Hypothesis machine's variant dimension,
+while the fuzz and the machine as shipped do not reach them.
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ from checks.cli import MODELS_DIR, main
 from checks.conform.variants import VariantRun, variant_runs, with_variant
 from checks.fuzz.command import parse_variant
 from checks.fuzz.model import write_scaled_model
-from impl.unicast2 import state
+from impl.unicast2 import state, tasks
 from impl.unicast2.state import Member, SendEntry, ts_newer
+from impl.unicast2.tasks import request_missing
 from models.modelfile import load
 
 U2, U3 = (MODELS_DIR / "fuzz" / f"unicast{n}-lockstep.toml" for n in (2, 3))
@@ -71,6 +73,28 @@ def accept_without_recording(self: Member[int], entry: SendEntry, ts: int) -> bo
     return True
 
 
+def retransmit_resend_never_first(m: Member[int]) -> None:
+    """The retransmit task with fix_resend_highest's resend of a stalled HS never marked first."""
+    request_missing(m)
+    for peer in sorted(m.send):
+        entry = m.send[peer]
+        acked, highest = entry.acked, entry.highest_sent
+        if acked == highest:
+            continue
+        if not entry.ack_received and not m.variant.no_first_ack:
+            m.emit_data(peer, entry, acked + 1, first=True)
+        if m.variant.fix_resend_highest:
+            mark = (acked, highest)
+            if entry.watermark == mark:
+                m.emit_data(peer, entry, highest, first=False)  # the planted defect: first=highest == 1
+            else:
+                entry.watermark = mark
+
+
+FIX_PATH_DEFECTS = {"fix:JGRP-1873": (state.Member, "accept_timestamp", accept_without_recording),
+                    "fix:JGRP-1548": (tasks, "retransmit", retransmit_resend_never_first)}
+
+
 def _fuzz(out: Path, *variant: str) -> dict[str, int]:
     args = ["fuzz", str(U2), "--runs", "20", "--steps", "80", "--master", "none", "--out", str(out),
             "--no-progress", "--no-liveness", "--shrink", "0", "--json"]
@@ -79,11 +103,12 @@ def _fuzz(out: Path, *variant: str) -> dict[str, int]:
     return verdicts
 
 
-def test_fuzz_under_the_fix_flag_catches_a_defect_in_its_path(tmp_path: Path,
+@pytest.mark.parametrize("fix", sorted(FIX_PATH_DEFECTS))
+def test_fuzz_under_the_fix_flag_catches_a_defect_in_its_path(fix: str, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(state.Member, "accept_timestamp", accept_without_recording)
+    monkeypatch.setattr(*FIX_PATH_DEFECTS[fix])
     assert _fuzz(tmp_path / "shipped") == {"pass": 20}
-    found = _fuzz(tmp_path / "fixed", "fix:JGRP-1873")
+    found = _fuzz(tmp_path / "fixed", fix)
     assert found.get("divergence", 0) > 0, found
 
 
