@@ -10,6 +10,7 @@ counted and dropped without changing the state.
 
 from __future__ import annotations
 
+import random
 from dataclasses import fields
 
 import pytest
@@ -183,3 +184,57 @@ def test_non_atomic_send_on_a_full_window_blocks_and_resumes_in_order() -> None:
     run(g)
     assert g[0].send_events() == [(2, SendStatus.SENT), (3, SendStatus.SENT)]
     assert [p for _, p in g[1].deliveries()] == [b"1", b"2", b"3"]
+
+
+def test_a_join_under_traffic_with_small_windows_and_loss_delivers_everything() -> None:
+    """Real time (handle_timer), seeded loss, windows of 4: A and B multicast, C joins through A,
+    then C multicasts too; everybody ends with every message of every sender it has a window for,
+    in order, and no send stays held."""
+    rng = random.Random(7)
+    cfg = Config(capacity=4, xmit_interval=100)
+    g = {m: Nakack4Engine(cfg, me=m, members=[0, 1], now=0) for m in range(3)}
+    got: dict[tuple[int, int], list[int]] = {}
+
+    def pump(now: int, loss: float) -> None:
+        for _ in range(50):
+            moved = False
+            for src, engine in g.items():
+                for dst, data in engine.datagrams_to_send():
+                    moved = True
+                    if dst == src or rng.random() >= loss:
+                        g[dst].received(src, data, now=now)
+            for dst, engine in g.items():
+                for src, payload in engine.deliveries():
+                    got.setdefault((src, dst), []).append(payload[0])
+            if not moved:
+                return
+
+    now = 0
+    for n in range(1, 7):
+        g[0].multicast(bytes([n]), now=now)
+        g[1].multicast(bytes([n]), now=now)
+        pump(now, 0.2)
+        if n == 3:  # C joins through A while traffic flows
+            g[0].answer_join(2, [0, 1, 2], now=now)
+            g[0].install_view([0, 1, 2], now=now)
+            g[1].install_view([0, 1, 2], now=now)
+            pump(now, 0.0)
+            g[2].become_server(now=now)
+            g[2].multicast(b"\x01", now=now)
+        now += 100
+        for engine in g.values():
+            engine.handle_timer(now=now)
+    for _ in range(60):
+        pump(now, 0.0)
+        now += 100
+        for engine in g.values():
+            engine.handle_timer(now=now)
+    for engine in g.values():
+        assert engine.held_sends == ()
+        engine.check_invariants()
+    for src in (0, 1):
+        for dst in (0, 1):
+            assert got[src, dst] == list(range(1, 7)), (src, dst)
+        at_c = got[src, 2]  # C's window starts at the join digest's hd: from there on, everything
+        assert at_c == list(range(at_c[0], 7)) and dict(g[2].snapshot().windows)[src].delivered == 6, (src, at_c)
+    assert all(got[2, dst] == [1] for dst in range(3))
