@@ -111,6 +111,11 @@ class Config:
         _require(self, "max_xmit_req_size", 1 <= self.max_xmit_req_size <= limit,
                  f"in 1..{limit} (one XMIT_REQ must fit codec_limits' max_xmit_seqnos and max_xmit_span)")
         _require(self, "capacity", self.capacity >= 1, ">= 1")
+        # An XMIT_REQ: 2 header + an address (<= 257) + 19 count/lowest/length bytes + the bitset.
+        need = 2 + 257 + 19 + (self.max_xmit_req_size + 7) // 8
+        if self.codec_limits.max_datagram < need:
+            _reject("codec_limits", f"max_datagram >= {need} (an XMIT_REQ of max_xmit_req_size"
+                    f"={self.max_xmit_req_size} seqnos must fit one datagram)", self.codec_limits)
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
         for name in ("max_members", "max_pending_sends", "max_xmit_served", "max_queue_bytes"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")

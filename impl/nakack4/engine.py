@@ -27,6 +27,7 @@ from impl.nakack4.state import READY, Entry, Member, P, SendStatus, Stats
 from impl.wire import MAX_SEQNO, DecodeError
 
 _BYTES_LIKE = (bytes, bytearray, memoryview)
+MSG_HEADER_MAX = 16  # a MSG's bytes besides its payload, at most: magic, type, c-long seqno, c-int length
 
 
 class Nakack4Engine(Generic[P]):
@@ -71,9 +72,11 @@ class Nakack4Engine(Generic[P]):
                                  f"{cfg.max_pending_sends}); the own window is full until ACKs purge it")
         if m.seqno >= MAX_SEQNO:
             raise LocalProtocolError(f"multicast: the seqno counter reached {MAX_SEQNO}")
-        if len(payload) > cfg.codec_limits.max_payload:
-            raise LocalProtocolError(f"multicast: payload is {len(payload)} bytes, more than"
-                                     f" max_payload={cfg.codec_limits.max_payload}")
+        limits = cfg.codec_limits
+        if len(payload) > min(limits.max_payload, limits.max_datagram - MSG_HEADER_MAX):
+            raise LocalProtocolError(f"multicast: payload is {len(payload)} bytes, more than max_payload="
+                                     f"{limits.max_payload} (or max_datagram={limits.max_datagram} less"
+                                     f" {MSG_HEADER_MAX} header bytes)")
         # With resumption on, a held send's second step follows at once when there is room (a
         # held older send would have room too, and was resumed at the end of the last input).
         seqno, status = sending.multicast(m, payload, second_step_now=cfg.resume_blocked_sends)

@@ -238,3 +238,17 @@ def test_a_join_under_traffic_with_small_windows_and_loss_delivers_everything() 
         at_c = got[src, 2]  # C's window starts at the join digest's hd: from there on, everything
         assert at_c == list(range(at_c[0], 7)) and dict(g[2].snapshot().windows)[src].delivered == 6, (src, at_c)
     assert all(got[2, dst] == [1] for dst in range(3))
+
+
+def test_a_payload_too_big_for_a_datagram_is_refused_before_a_seqno_is_taken() -> None:
+    from impl.wire import CodecLimits
+
+    limits = CodecLimits(max_datagram=400, max_payload=400)
+    a = Nakack4Engine(Config(codec_limits=limits, max_xmit_req_size=64), me=0, members=[0, 1], now=0)
+    before = a.snapshot()
+    with pytest.raises(LocalProtocolError, match="max_datagram=400"):
+        a.multicast(bytes(390), now=0)
+    assert a.snapshot() == before
+    assert a.multicast(bytes(384), now=0) == (1, SendStatus.SENT)
+    with pytest.raises(ValueError, match=r"Config.codec_limits: expected max_datagram >= 1302"):
+        Config(codec_limits=limits)
