@@ -73,12 +73,13 @@ def wire_bytes(packet: Packet) -> bytes:
 
 def harness_config(spec_cfg: nak.Config) -> Config:
     """The engine configuration that behaves like ``spec_cfg`` under the harness: the same
-    settings and variant flags, held sends passed down only by the world's SEND timers."""
+    settings and variant flags, held sends passed down only by the world's SEND timers, resends
+    not bounded (resend_factor 0, as the spec: the clock never moves)."""
     return Config(capacity=spec_cfg.capacity, ack_threshold=spec_cfg.ack_threshold,
                   send_atomically=spec_cfg.send_atomically, use_mcast_xmit=spec_cfg.use_mcast_xmit,
                   become_server_queue_size=spec_cfg.become_server_queue_size, dont_block=spec_cfg.dont_block,
                   dont_loopback=spec_cfg.dont_loopback, deliver_exceptions=spec_cfg.deliver_exceptions,
-                  variant=same_flags(spec_cfg.variant, Variant), resume_blocked_sends=False)
+                  variant=same_flags(spec_cfg.variant, Variant), resume_blocked_sends=False, resend_factor=0)
 
 
 class Nakack4Engines(Nakack2Engines):
@@ -149,7 +150,7 @@ def script_engine(variant: Any, me: str, founders: Sequence[str], settings: dict
                     dont_block=bool(settings.get("dont_block", False)),
                     dont_loopback=bool(settings.get("dont_loopback", False)),
                     deliver_exceptions=bool(settings.get("deliver_exceptions", False)),
-                    variant=variant, resume_blocked_sends=False)
+                    variant=variant, resume_blocked_sends=False, resend_factor=0)
     return Nakack4Engine[str](config, me=me, members=founders, now=0)
 
 

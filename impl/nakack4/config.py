@@ -95,10 +95,16 @@ class Config:
     """Most messages served for one XMIT_REQ (the rest is ignored and counted)."""
     max_queue_bytes: int = 64 << 20
     """Most bytes the become_server_queue holds: a datagram that would pass it is dropped."""
+    resend_factor: int = 64
+    """Amplification bound (``impl.common.ResendBudget``): one datagram from a peer makes the
+    engine resend at most max(resend_factor x its size, one maximal datagram) bytes, counting every
+    copy of a re-multicast; 0 = no limit (JGroups, and the lockstep harness)."""
+    max_resend_bytes: int = 1 << 20
+    """Most bytes resent in answer to one peer's datagrams within one ``xmit_interval``."""
 
     def __post_init__(self) -> None:
         require_ints(self, ["capacity", "ack_threshold", "xmit_interval", "become_server_queue_size",
-                            "max_xmit_req_size", "max_members",
+                            "max_xmit_req_size", "max_members", "resend_factor", "max_resend_bytes",
                             "max_pending_sends", "max_xmit_served", "max_queue_bytes"])
         for name in _FLAGS:
             if type(getattr(self, name)) is not bool:
@@ -119,6 +125,9 @@ class Config:
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
         for name in ("max_members", "max_pending_sends", "max_xmit_served", "max_queue_bytes"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
+        _require(self, "resend_factor", self.resend_factor >= 0, ">= 0 (0 disables the bound)")
+        _require(self, "max_resend_bytes", self.max_resend_bytes >= self.codec_limits.max_datagram,
+                 ">= codec_limits.max_datagram (a message of any size must fit one interval's budget)")
 
     @property
     def threshold(self) -> int:

@@ -102,7 +102,7 @@ class Nakack4Engine(Generic[P]):
         except DecodeError:
             m.stats.malformed += 1
             return
-        m.answering_size = len(data)
+        m.answering_size, m.answering_now = len(data), self._now
         if type(msg) is McastMsg and m.is_server:
             receive.on_data(m, src, msg)
         else:

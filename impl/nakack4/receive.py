@@ -6,7 +6,9 @@ bytes (``engine.py`` decodes) or time-driven work (``tasks.py``). Each handler m
 function named in its docstring (``spec/nakack4.py``) statement for statement; the additions are
 for hostile input only, each counted in ``Stats`` when it bites:
 
-- An XMIT_REQ is served for at most ``max_xmit_served`` seqnos; with ``use_mcast_xmit`` a request
+- An XMIT_REQ is served for at most ``max_xmit_served`` seqnos, and what it makes the engine send
+  (every copy of a re-multicast counted) is bounded by ``resend_factor`` and ``max_resend_bytes``
+  (``impl.common.ResendBudget``, as NAKACK2's); with ``use_mcast_xmit`` a request
   for *another* sender's messages is dropped (the re-multicast would carry our address as its
   sender; the spec always asks the original sender).
 - An XMIT_RSP is accepted only from the original sender it names.
@@ -15,7 +17,9 @@ for hostile input only, each counted in ``Stats`` when it bites:
 
 from __future__ import annotations
 
+from impl.common import ResendBudget
 from impl.fixed_window import AddStatus
+from impl.nakack2.state import ResendBook
 from impl.nakack4.acks import count_acks, on_ack, send_ack
 from impl.nakack4.codec import (
     QUEUED_TYPES,
@@ -118,19 +122,36 @@ def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
     seqnos, asked = msg.request.between(window.low, window.high, cfg.max_xmit_served)
     if asked > cfg.max_xmit_served:
         m.stats.xmit_seqnos_ignored += asked - cfg.max_xmit_served
-    for seqno in seqnos:
+    budget = _budget(m, src)
+    for i, seqno in enumerate(seqnos):
         stored = window.get(seqno)
         if stored is None:
             continue
         try:
             if cfg.use_mcast_xmit:
-                m.multicast(encode_mcast(stored.seqno, stored.payload, cfg.codec_limits), m.view)
+                data, destinations = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits), m.view
             else:
-                m.multicast(encode(XmitRspMsg(sender, stored.seqno, stored.payload), cfg.codec_limits), (src,))
+                data, destinations = encode(XmitRspMsg(sender, stored.seqno, stored.payload), cfg.codec_limits), (src,)
         except EncodeError:  # an address and a payload at the limits: no room for the header
             m.stats.oversized_control += 1
             continue
+        if budget is not None and not budget.take(len(destinations) * len(data)):
+            m.stats.resends_throttled += len(seqnos) - i
+            return
         m.stats.xmit_served += 1
+        m.multicast(data, destinations)
+
+
+def _budget(m: Member[P], src: P) -> ResendBudget | None:
+    """The resend budget of the datagram being answered (None: resend_factor 0, no bound); one book
+    per member, one for all non-members."""
+    if m.config.resend_factor == 0:
+        return None
+    key: P | None = src if src in m.members else None
+    book = m.books.get(key)
+    if book is None:
+        book = m.books[key] = ResendBook()
+    return ResendBudget(m.config, book, m.answering_size, now=m.answering_now)
 
 
 def on_highest_seqno(m: Member[P], src: P, msg: HighestSeqnoMsg) -> None:

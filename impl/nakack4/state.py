@@ -25,6 +25,7 @@ from typing import Generic
 
 from impl.common import EngineStats, P
 from impl.fixed_window import FixedBuffer
+from impl.nakack2.state import ResendBook
 from impl.nakack4.codec import McastMsg, WireMsg, address_key, encode
 from impl.nakack4.config import Config
 from impl.wire import EncodeError
@@ -65,6 +66,7 @@ class Stats(EngineStats):
     highest_seqno_sent: int = 0  # HIGHEST_SEQNO multicasts (one per run, not per copy)
     join_rsp_ignored: int = 0
     oversized_control: int = 0  # a JOIN_RSP too large for one datagram: not sent
+    resends_throttled: int = 0  # resends not sent: resend_factor or max_resend_bytes (the rest of the answer)
 
 
 class Entry:
@@ -102,6 +104,8 @@ class Member(Generic[P]):
         self.skip_next_resend = False
         self.sending: dict[int, bytes] = {}  # seqno -> payload: sends that took a seqno, not added yet
         self.answering_size = 0  # the size of the datagram being handled
+        self.answering_now = 0  # ... and when it arrived (the resend budget's interval)
+        self.books: dict[P | None, ResendBook] = {}  # resends per requester (None: every non-member)
         self.outbox: list[tuple[P, bytes]] = []
         self.deliveries: list[tuple[P, bytes]] = []
         self.send_events: list[tuple[int, SendStatus]] = []

@@ -82,3 +82,20 @@ def test_foreign_xmit_rsp_and_late_join_rsp_change_nothing() -> None:
     a.received(1, encode(JoinRspMsg((0, 1), ((0, 5, 5), (1, 5, 5)))), now=0)
     assert a.snapshot() == before and a.deliveries() == []
     assert a.stats.xmit_rsp_foreign == 1 and a.stats.join_rsp_ignored == 1
+
+
+def test_resends_for_one_datagram_are_bounded_in_bytes() -> None:
+    """resend_factor: one XMIT_REQ of a few bytes makes the engine resend at most one maximal
+    datagram's worth (every copy of a re-multicast counted); the rest is counted as throttled."""
+    from impl.wire import CodecLimits
+
+    limits = CodecLimits(max_datagram=2000, max_payload=1900, max_xmit_seqnos=64, max_xmit_span=64)
+    a = Nakack4Engine(Config(capacity=64, codec_limits=limits, max_xmit_req_size=64, max_resend_bytes=1 << 20),
+                      me=0, members=[0, 1, 2], now=0)
+    for _ in range(10):
+        a.multicast(bytes(300), now=0)
+    a.datagrams_to_send()
+    a.received(1, encode(NakXmitReqMsg(0, XmitReqMsg(tuple(range(1, 11))))), now=0)
+    sent = a.datagrams_to_send()
+    assert 0 < sum(len(d) for _, d in sent) <= 2000  # three copies of 300 bytes each per message
+    assert len(sent) == 3 * 2 and a.stats.resends_throttled == 8
