@@ -20,21 +20,20 @@ Properties (``seqcheck list`` prints their definitions):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from checks.explore.system import Always, Liveness, Property, Sometimes
 from models.multicast_factory import MulticastFactory
-from models.multicast_world import PREMATURE, observe_channels, stopped
-from models.protocols.base import ProtocolAdapter, doc_of
-from models.render_actions import format_action as format_world_action
+from models.multicast_world import PREMATURE, stopped
+from models.protocols.base import doc_of
+from models.protocols.multicast import MulticastAdapter, MulticastProperties
 from models.world import DeliverPacket, DuplicatePacket, FireTimer
 from spec import nakack2 as nak
 from spec import reliable_fifo as fifo
 
 if TYPE_CHECKING:
     from models.multicast_world import MulticastWorld
-    from models.world import History
 
 CHANNEL = (("no_duplicate", fifo.no_duplicate), ("in_order", fifo.in_order),
            ("delivered_was_sent", fifo.delivered_was_sent))
@@ -63,18 +62,14 @@ DOCS = {
 }
 
 
-class Nakack2Adapter(ProtocolAdapter):
+class Nakack2Adapter(MulticastAdapter):
     name = "nakack2"
+    title = "NAKACK2"
     spec = nak
-    has_connections = False  # no conn_id: charts leave it out of their notes
-    node_properties = ()
-    pair_properties = ()
-    step_properties = ()
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-2675": "bounded_queue_no_xmit", "JGRP-2678": "stable_xmit_current_hr",
         "JGRP-1539": "xmit_all_gaps", "BoundedList": "queue_drops_oldest",
     }
-    timer_keys: ClassVar[dict[str, bool]] = {}
     # [config]: (default, minimum); xmit_interval's sign alone matters (time is abstract), and the
     # switches (boolean_settings) read true/false
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {
@@ -87,53 +82,10 @@ class Nakack2Adapter(ProtocolAdapter):
                   "BECOME_SERVER: drains the become_server_queue")
     progress_timers = frozenset({nak.XMIT, nak.STABLE, nak.BECOME_SERVER})
 
-    def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
-                    settings: dict[str, int]) -> Any:
-        values: dict[str, Any] = {k: bool(v) if k in self.boolean_settings else v for k, v in settings.items()}
-        return nak.Config(members, variant=nak.Variant(**{name: True for name in variant}), **values)
-
-    # -- the multicast world's hooks ------------------------------------------------------------
-    def handle(self, cfg: Any, node: Any, stimulus: Hashable) -> tuple[Any, tuple[Any, ...]]:
-        if isinstance(stimulus, tuple) and len(stimulus) == 4 and hasattr(stimulus, "msg"):
-            step = nak.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
-        elif stimulus[0] == "mcast":  # type: ignore[index]
-            step = nak.on_send(cfg, node, stimulus[1])  # type: ignore[index]
-        elif stimulus[0] == "timer":  # type: ignore[index]
-            step = nak.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
-        elif stimulus[0] == "view":  # type: ignore[index]
-            step = nak.on_view(cfg, node, stimulus[1])  # type: ignore[index]
-        elif stimulus[0] == "merge":  # type: ignore[index]
-            merged = nak.on_merge_digest(cfg, node, stimulus[1])  # type: ignore[index]
-            step = nak.on_view(cfg, merged.node, stimulus[2])  # type: ignore[index]
-            return step.node, merged.effects + step.effects
-        else:  # ("join", joiner, view): the digest and JoinRsp, then the coordinator's new view
-            joiner: int = stimulus[1]  # type: ignore[index]
-            view: frozenset[int] = stimulus[2]  # type: ignore[index]
-            joined = nak.on_join(cfg, node, joiner, view)
-            step = nak.on_view(cfg, joined.node, view)
-            return step.node, joined.effects + step.effects
-        return step.node, step.effects
-
-    def own_digest(self, node: Any) -> tuple[int, int] | None:
-        """(hd, hr) of the member's own window, None without one (a merge digest's entry for it)."""
-        entry: tuple[int, int] | None = nak.digest_of(node)[node.me]
-        return entry
-
+    # -- the multicast world's hooks (the rest: MulticastAdapter) --------------------------------
     def can_send(self, cfg: Any, node: Any) -> bool:
         """A member with its own window (not a joiner before its JoinRsp) may multicast."""
         return node.windows[node.me] is not None
-
-    def has_view(self, node: Any) -> bool:
-        """May the world install a scripted view at ``node`` (not before a joiner's JoinRsp)?"""
-        return bool(node.members)
-
-    def view_members(self, node: Any) -> frozenset[int]:
-        """The members of ``node``'s view (empty before a joiner's JoinRsp)."""
-        return frozenset(node.members)
-
-    def requested(self, packet: Any) -> tuple[int, ...]:
-        """The seqnos ``packet`` asks its destination to retransmit (none but for an XMIT_REQ)."""
-        return packet.msg.seqnos if packet.kind == "XmitReq" else ()
 
     def ends_round(self, action: Any) -> bool:
         """Does ``action`` end a round of its member (multicast world rule 9): a run of the
@@ -142,11 +94,6 @@ class Nakack2Adapter(ProtocolAdapter):
             return action.timer.kind in (nak.XMIT, nak.STABLE)
         return isinstance(action, (DeliverPacket, DuplicatePacket)) and action.packet.kind in ("Stability",
                                                                                               "StableVote")
-
-    def observe_history(self, history: History, member: int, observed: tuple[tuple[str, Any], ...],
-                        n: int) -> History:
-        """The multicast world's history after ``member``'s observations (its channels only)."""
-        return observe_channels(history, member, observed, n)
 
     # -- properties -------------------------------------------------------------------------------
     def all_property_docs(self) -> dict[str, str]:
@@ -159,25 +106,6 @@ class Nakack2Adapter(ProtocolAdapter):
         return Nakack2Properties(world, window_bound).select(selected, self.all_property_docs())
 
     # -- rendering --------------------------------------------------------------------------------
-    def format_action(self, action: Any, name: Callable[[int], str]) -> str:
-        kind = type(action).__name__
-        if kind == "AppMcast":
-            return f"{name(action.src)}: application multicasts"
-        if kind == "DropBelow":
-            p = action.packet
-            return (f"{name(p.dst)} never sees {self.format_message(p.kind, p.msg)} from {name(p.src)} "
-                    "(dropped below NAKACK2)")
-        if kind == "Stop":
-            return f"{name(action.member)} " + ("crashes" if action.crash else "leaves (disconnects)")
-        if kind == "AnswerJoin":
-            return f"{name(action.coordinator)} answers {name(action.joiner)}'s join (digest, new view)"
-        if kind == "MergeView":
-            return (f"{name(action.member)} installs merge view [{', '.join(map(name, action.members))}] "
-                    "(MERGE_DIGEST first)")
-        if kind == "FireTimer":
-            return f"{name(action.member)}: {self.timer_text[action.timer.kind]}"
-        return format_world_action(action, name, self.timer_text)
-
     def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:
         lines = [f"view [{', '.join(names[m] for m in node.view)}], seqno {node.seqno}"
                  + ("" if node.is_server else ", not a server") + (f", queue {len(node.queue)}" if node.queue else "")]
@@ -189,32 +117,12 @@ class Nakack2Adapter(ProtocolAdapter):
         return lines
 
 
-class Nakack2Properties:
-    """The properties over a multicast world's states, memoised on node and history ids."""
+class Nakack2Properties(MulticastProperties):
+    """NAKACK2's properties over a multicast world's states (memoised: ``MulticastProperties``)."""
 
     def __init__(self, world: MulticastWorld, window_bound: int) -> None:
-        self.world, self.n, self.window_bound = world, world.n, window_bound
-        self.nodes, self.hist = world.node_table.values, world.hist_table.values
-        self.cfg = world.cfg
-        self._memo: dict[Hashable, bool] = {}
-
-    def _cached(self, key: Hashable, compute: Callable[[], bool]) -> bool:
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = compute()
-        return found
-
-    def channels(self, name: str, predicate: Callable[[fifo.Channel], bool]) -> Callable[[tuple[int, ...]], bool]:
-        n, hist = self.n, self.hist
-        return lambda w: self._cached((name, w[n + 2]), lambda: all(map(predicate, hist[w[n + 2]].channels)))
-
-    def per_node(self, name: str, predicate: Callable[[Any], bool]) -> Callable[[tuple[int, ...]], bool]:
-        nodes, n, cached = self.nodes, self.n, self._cached
-
-        def holds(w: tuple[int, ...]) -> bool:
-            return all(cached((name, i), lambda: predicate(nodes[i])) for i in w[:n])  # noqa: B023 (called at once)
-
-        return holds
+        super().__init__(world)
+        self.window_bound = window_bound
 
     def window_bounded(self, node: Any) -> bool:
         return all(nak.held_undelivered(node, s) <= self.window_bound for s in range(self.n) if s != node.me)
@@ -228,30 +136,11 @@ class Nakack2Properties:
         return all(nak.purge_covered(nodes[w[s]], nodes[w[r]]) for s, r in world.pairs
                    if env is None or r not in merges or env.view_index[r] >= len(world.bounds.views[r]))
 
-    def delivered(self, w: tuple[int, ...]) -> bool:
-        """Every running member sharing a view with a running sender, with a window for it,
-        delivered all it sent."""
-        env = self.world.env_table.values[w[self.n + 1]]
-        nodes = [self.nodes[i] for m, i in enumerate(w[:self.n]) if not stopped(env, m)]
-        for sender in nodes:
-            for receiver in nodes:
-                window = receiver.windows[sender.me]
-                if window is None or sender.me not in receiver.members or receiver.me not in sender.members:
-                    continue
-                if window.delivered < sender.seqno:
-                    return False
-        return True
-
     def drained(self, w: tuple[int, ...]) -> bool:
         """Every running member's windows hold nothing above a gap (a stopped member's are frozen)."""
         env = self.world.env_table.values[w[self.n + 1]]
         return all(nak.held_undelivered(self.nodes[i], s) == 0 for m, i in enumerate(w[:self.n])
                    if not stopped(env, m) for s in range(self.n))
-
-    def witness(self, w: tuple[int, ...]) -> bool:
-        n, sends = self.n, self.world.bounds.sends
-        channels = self.hist[w[n + 2]].channels
-        return all(channels[m * n + m].sent == sends[m] for m in range(n)) and self.delivered(w)
 
     def select(self, selected: tuple[str, ...], docs: dict[str, str]) -> list[Property]:
         cfg = self.cfg

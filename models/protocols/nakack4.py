@@ -24,21 +24,20 @@ so a model whose point is a liveness violation excludes the witnesses its bug ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from checks.explore.system import Always, Liveness, Property, Sometimes
 from models.multicast_factory import MulticastFactory
-from models.multicast_world import PREMATURE, observe_channels, stopped
-from models.protocols.base import ProtocolAdapter, doc_of
-from models.render_actions import format_action as format_world_action
+from models.multicast_world import PREMATURE
+from models.protocols.base import doc_of
+from models.protocols.multicast import MulticastAdapter, MulticastProperties
 from models.world import FireTimer
 from spec import nakack4 as nak
 from spec import reliable_fifo as fifo
 
 if TYPE_CHECKING:
     from models.multicast_world import MulticastWorld
-    from models.world import History
 
 CHANNEL = (("no_duplicate", fifo.no_duplicate), ("in_order", fifo.in_order),
            ("delivered_was_sent", fifo.delivered_was_sent))
@@ -67,20 +66,16 @@ DOCS = {
 }
 
 
-class Nakack4Adapter(ProtocolAdapter):
+class Nakack4Adapter(MulticastAdapter):
     name = "nakack4"
+    title = "NAKACK4"
     spec = nak
-    has_connections = False  # no conn_id: charts leave it out of their notes
-    node_properties = ()
-    pair_properties = ()
-    step_properties = ()
     variant_aliases: ClassVar[dict[str, str]] = {
         "seed-edge": "seed_edge", "send-atomically-lock-after-seqno": "lock_after_seqno",
         "JGRP-2904": "ack_from_non_members", "JGRP-2874": "highest_seqno_no_ack", "JGRP-2853": "view_change_no_purge",
         "JGRP-2873": "drop_dont_block", "JGRP-2829": "no_dont_loopback_self_ack",
         "JGRP-3034": "deliverer_stuck",
     }
-    timer_keys: ClassVar[dict[str, bool]] = {}
     # [config]: (default, minimum); the switches (boolean_settings) read true/false
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {
         "capacity": (16384, 1), "ack_threshold": (0, 0), "send_atomically": (0, 0), "sender_threads": (1, 1),
@@ -95,54 +90,10 @@ class Nakack4Adapter(ProtocolAdapter):
                   "the deliverer of {peer}'s messages will throw building its next batch (a fault)")
     progress_timers = frozenset({nak.XMIT, nak.BECOME_SERVER, nak.SEND})
 
-    def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
-                    settings: dict[str, int]) -> Any:
-        values: dict[str, Any] = {k: bool(v) if k in self.boolean_settings else v for k, v in settings.items()}
-        return nak.Config(members, variant=nak.Variant(**{name: True for name in variant}), **values)
-
-    # -- the multicast world's hooks ------------------------------------------------------------
-    def handle(self, cfg: Any, node: Any, stimulus: Hashable) -> tuple[Any, tuple[Any, ...]]:
-        if isinstance(stimulus, tuple) and len(stimulus) == 4 and hasattr(stimulus, "msg"):
-            step = nak.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
-        elif stimulus[0] == "mcast":  # type: ignore[index]
-            step = nak.on_send(cfg, node, stimulus[1])  # type: ignore[index]
-        elif stimulus[0] == "timer":  # type: ignore[index]
-            step = nak.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
-        elif stimulus[0] == "view":  # type: ignore[index]
-            step = nak.on_view(cfg, node, stimulus[1])  # type: ignore[index]
-        elif stimulus[0] == "merge":  # type: ignore[index]  # ("merge", digest, view): MERGE_DIGEST, then the view
-            merged = nak.on_merge_digest(cfg, node, stimulus[1])  # type: ignore[index]
-            step = nak.on_view(cfg, merged.node, stimulus[2])  # type: ignore[index]
-            return step.node, merged.effects + step.effects
-        elif stimulus[0] == "join":  # type: ignore[index]  # ("join", joiner, view): digest and JoinRsp, then the view
-            joiner: int = stimulus[1]  # type: ignore[index]
-            view: frozenset[int] = stimulus[2]  # type: ignore[index]
-            joined = nak.on_join(cfg, node, joiner, view)
-            step = nak.on_view(cfg, joined.node, view)
-            return step.node, joined.effects + step.effects
-        else:
-            raise ValueError(f"nakack4: no handler for the world's stimulus {stimulus!r}")
-        return step.node, step.effects
-
-    def own_digest(self, node: Any) -> tuple[int, int] | None:
-        """(hd, high) of the member's own window, None without one (a merge digest's entry for it)."""
-        entry: tuple[int, int] | None = nak.digest_of(node)[node.me]
-        return entry
-
+    # -- the multicast world's hooks (the rest: MulticastAdapter) --------------------------------
     def can_send(self, cfg: Any, node: Any) -> bool:
         """May an application thread enter send (own window, fewer than sender_threads inside)?"""
         return nak.can_send(cfg, node)
-
-    def has_view(self, node: Any) -> bool:
-        """May the world install a scripted view at ``node`` (not before a joiner's JoinRsp)?"""
-        return bool(node.members)
-
-    def view_members(self, node: Any) -> frozenset[int]:
-        return frozenset(node.members)
-
-    def requested(self, packet: Any) -> tuple[int, ...]:
-        """The seqnos ``packet`` asks its destination to retransmit (none but for an XMIT_REQ)."""
-        return packet.msg.seqnos if packet.kind == "XmitReq" else ()
 
     def unsent(self, node: Any, seqno: int) -> bool:
         """Does an application thread of ``node`` hold ``seqno`` without having passed it down?"""
@@ -155,11 +106,6 @@ class Nakack4Adapter(ProtocolAdapter):
     def sends_originals(self, action: Any) -> bool:
         """Application multicasts and application threads passing their message down send originals."""
         return type(action).__name__ == "AppMcast" or (isinstance(action, FireTimer) and action.timer.kind == nak.SEND)
-
-    def observe_history(self, history: History, member: int, observed: tuple[tuple[str, Any], ...],
-                        n: int) -> History:
-        """The multicast world's history after ``member``'s observations (its channels only)."""
-        return observe_channels(history, member, observed, n)
 
     # -- properties -------------------------------------------------------------------------------
     def all_property_docs(self) -> dict[str, str]:
@@ -176,23 +122,9 @@ class Nakack4Adapter(ProtocolAdapter):
         return Nakack4Properties(world).select(selected, self.all_property_docs())
 
     # -- rendering --------------------------------------------------------------------------------
-    def format_action(self, action: Any, name: Callable[[int], str]) -> str:
-        kind = type(action).__name__
-        if kind == "AppMcast":
-            return f"{name(action.src)}: application multicasts"
-        if kind == "DropBelow":
-            p = action.packet
-            return (f"{name(p.dst)} never sees {self.format_message(p.kind, p.msg)} from {name(p.src)} "
-                    "(dropped below NAKACK4)")
-        if kind == "Stop":
-            return f"{name(action.member)} " + ("crashes" if action.crash else "leaves (disconnects)")
-        if kind == "AnswerJoin":
-            return f"{name(action.coordinator)} answers {name(action.joiner)}'s join (digest, new view)"
-        if kind == "FireTimer":
-            timer = action.timer
-            peer = name(timer.peer) if timer.kind == nak.DELIVER_FAULT else timer.peer
-            return f"{name(action.member)}: " + self.timer_text[timer.kind].format(peer=peer)
-        return format_world_action(action, name, self.timer_text)
+    def timer_line(self, timer: Any, name: Callable[[int], str]) -> str:
+        peer = name(timer.peer) if timer.kind == nak.DELIVER_FAULT else timer.peer
+        return self.timer_text[timer.kind].format(peer=peer)
 
     def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:
         acks = ", ".join(f"{names[m]} {a}" for m, a in enumerate(node.ack_table) if a != nak.NO_ENTRY)
@@ -210,32 +142,8 @@ class Nakack4Adapter(ProtocolAdapter):
         return lines
 
 
-class Nakack4Properties:
-    """The properties over a multicast world's states, memoised on node and history ids."""
-
-    def __init__(self, world: MulticastWorld) -> None:
-        self.world, self.n = world, world.n
-        self.nodes, self.hist = world.node_table.values, world.hist_table.values
-        self.cfg = world.cfg
-        self._memo: dict[Hashable, bool] = {}
-
-    def _cached(self, key: Hashable, compute: Callable[[], bool]) -> bool:
-        found = self._memo.get(key)
-        if found is None:
-            found = self._memo[key] = compute()
-        return found
-
-    def channels(self, name: str, predicate: Callable[[fifo.Channel], bool]) -> Callable[[tuple[int, ...]], bool]:
-        n, hist = self.n, self.hist
-        return lambda w: self._cached((name, w[n + 2]), lambda: all(map(predicate, hist[w[n + 2]].channels)))
-
-    def per_node(self, name: str, predicate: Callable[[Any], bool]) -> Callable[[tuple[int, ...]], bool]:
-        nodes, n, cached = self.nodes, self.n, self._cached
-
-        def holds(w: tuple[int, ...]) -> bool:
-            return all(cached((name, i), lambda: predicate(nodes[i])) for i in w[:n])  # noqa: B023 (called at once)
-
-        return holds
+class Nakack4Properties(MulticastProperties):
+    """NAKACK4's properties over a multicast world's states (memoised: ``MulticastProperties``)."""
 
     def per_pair(self, name: str, predicate: Callable[[Any, Any], bool]) -> Callable[[tuple[int, ...]], bool]:
         nodes, pairs, cached = self.nodes, self.world.pairs, self._cached
@@ -246,30 +154,8 @@ class Nakack4Properties:
 
         return holds
 
-    def running(self, w: tuple[int, ...]) -> list[Any]:
-        env = self.world.env_table.values[w[self.n + 1]]
-        return [self.nodes[i] for m, i in enumerate(w[:self.n]) if not stopped(env, m)]
-
-    def delivered(self, w: tuple[int, ...]) -> bool:
-        """Every running member sharing a view with a running sender, with a window for it,
-        delivered every seqno the sender took."""
-        nodes = self.running(w)
-        for sender in nodes:
-            for receiver in nodes:
-                window = receiver.windows[sender.me]
-                if window is None or sender.me not in receiver.members or receiver.me not in sender.members:
-                    continue
-                if window.delivered < sender.seqno:
-                    return False
-        return True
-
     def released(self, w: tuple[int, ...]) -> bool:
         return not any(node.sending for node in self.running(w))
-
-    def witness(self, w: tuple[int, ...]) -> bool:
-        n, sends = self.n, self.world.bounds.sends
-        channels = self.hist[w[n + 2]].channels
-        return all(channels[m * n + m].sent == sends[m] for m in range(n)) and self.delivered(w)
 
     def filled(self, w: tuple[int, ...]) -> bool:
         capacity = self.cfg.capacity
