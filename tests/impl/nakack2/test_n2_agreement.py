@@ -5,8 +5,9 @@ packet in flight, any enabled spec timer, a join answered by the coordinator, a 
 with retransmission on or off and with every variant), the engine emitted exactly the datagrams
 the spec member sent (same order, same messages after mapping payload n to ``spec_payload(n)``),
 delivered the same payloads, has the same enabled timers, and its ``snapshot`` equals the view of
-the spec member (``view_of_spec_node`` below, the mapping of ``impl/nakack2/snapshot.py``'s
-table). Timers are fired with ``fire_timer`` at a constant ``now``; real durations are far away.
+the spec member (``checks.conform.nakack2.view_of_spec_node``, the mapping of
+``impl/nakack2/snapshot.py``'s table). Timers are fired with ``fire_timer`` at a constant ``now``;
+real durations are far away.
 A smoke version of the differential harness (checks/conform), small enough for the fast tier.
 """
 
@@ -17,17 +18,9 @@ import random
 
 import pytest
 
-from impl.nakack2 import Config, EngineView, Nakack2Engine, Variant, WindowView, spec_payload, tasks
+from checks.conform.nakack2 import view_of_spec_node, wire_digest, wire_message
+from impl.nakack2 import Config, Nakack2Engine, Variant, spec_payload, tasks
 from impl.nakack2.codec import (
-    HighestSeqnoMsg,
-    JoinRspMsg,
-    McastMsg,
-    NakXmitReqMsg,
-    StabilityMsg,
-    StableMsg,
-    WireMsg,
-    XmitReqMsg,
-    XmitRspMsg,
     decode,
     encode,
 )
@@ -35,45 +28,7 @@ from spec import nakack2 as n2
 from spec.effects import Deliver, Send
 
 FAR = 10**9
-
-
-def wire_digest(digest: n2.Digest) -> tuple[tuple[int, int, int], ...]:
-    return tuple((p, e[0], e[1]) for p, e in enumerate(digest) if e is not None)
-
-
-def wire(msg: n2.Msg) -> WireMsg:
-    """The codec message a spec message stands for."""
-    if isinstance(msg, n2.Data):
-        return McastMsg(msg.seqno, spec_payload(msg.payload))
-    if isinstance(msg, n2.XmitReq):
-        return NakXmitReqMsg(msg.sender, XmitReqMsg(msg.seqnos))
-    if isinstance(msg, n2.XmitRsp):
-        return XmitRspMsg(msg.sender, msg.seqno, spec_payload(msg.payload))
-    if isinstance(msg, n2.HighestSeqno):
-        return HighestSeqnoMsg(msg.seqno)
-    if isinstance(msg, n2.StableVote):
-        return StableMsg(msg.view, wire_digest(msg.digest))
-    if isinstance(msg, n2.Stability):
-        return StabilityMsg(msg.view, wire_digest(msg.digest))
-    assert isinstance(msg, n2.JoinRsp)
-    return JoinRspMsg(msg.view, wire_digest(msg.digest))
-
-
-def view_of_spec_node(node: n2.Node) -> EngineView[int]:
-    windows = []
-    for p, w in enumerate(node.windows):
-        if w is None:
-            continue
-        kept = tuple(spec_payload(d.payload) for d in w.kept)
-        held = tuple((w.delivered + 1 + i, spec_payload(d.payload)) for i, d in enumerate(w.buffered) if d is not None)
-        windows.append((p, WindowView(w.low, w.delivered, kept, held)))
-    return EngineView(
-        node.me, node.members, node.seqno, tuple(windows), node.is_server, node.become_server_pending,
-        tuple((src, wire(msg)) for src, msg in node.queue),
-        tuple((p, v) for p, v in enumerate(node.xmit_last) if v != 0),
-        tuple((p, v) for p, v in enumerate(node.stable_xmit) if v != n2.NO_ENTRY),
-        node.last_seqno_resent, node.num_resends, node.skip_next_resend, node.votes,
-        wire_digest(node.merged), node.stable_suspended)
+wire = wire_message  # the harness's mapping (checks/conform/nakack2.py): spec message -> codec message
 
 
 class Lockstep:
