@@ -8,10 +8,12 @@ from the production one, and ``engines_with`` is an engine factory for the harne
 (``checks/conform/differential.py``'s ``engines_for``) that runs every engine under it.
 
 What the spec cannot tell apart: any ``msgs_per_row`` >= 1 and ``initial_rows`` >= 1 (storage only);
-a retransmit scan limit (``max_xmit_req_size``, ``max_xmit_scan``) no smaller than the most messages
-any pair of the model may send, since a gap then always lies within the scanned range (the spec
-scans the whole window). ``scan = None`` takes that bound from the model; a smaller one diverges
-(by design: the spec has no scan limit), so ``Geometry`` refuses it in ``engines_with``.
+a per-window scan limit (``max_xmit_req_size``) no smaller than the most messages one window of the
+model may hold, and a per-run limit over all of a member's windows (``max_xmit_scan``) no smaller
+than the most all of them may hold together, since every gap then lies within the scanned range
+(the spec scans every whole window on every run). ``scan = None`` takes the first bound from the
+model; a smaller one diverges (by design: the spec has no scan limit), so ``engines_with`` refuses
+it. Both worlds: the point-to-point one (UNICAST2, UNICAST3) and the multicast one (NAKACK2).
 
 Seqnos near 2**31 or 2**63 are the other half of item 5: ``checks/conform/offsets.py``.
 """
@@ -23,7 +25,6 @@ from typing import Any
 
 from checks.conform.differential import EngineFactory
 from checks.conform.engines import WorldEngines, binding
-from models.world import World
 
 
 @dataclass(frozen=True)
@@ -46,21 +47,34 @@ class Geometry:
         scan = "model" if self.scan is None else self.scan
         return f"rows of {self.msgs_per_row}, {self.initial_rows} initial, scan {scan}"
 
-    def scan_for(self, world: World) -> int:
-        """The scan limit for ``world``: ``scan``, or the most messages any pair may send (at least 1);
-        a ``scan`` below that is refused (the spec scans whole windows, so the run would diverge)."""
-        needed = max(max(world.bounds.sends, default=0), 1)
-        if self.scan is None:
-            return needed
-        if self.scan < needed:
-            raise ValueError(f"geometry scan: expected >= {needed} (the model's most messages per pair; "
+    def scan_for(self, world: Any) -> tuple[int, int]:
+        """(max_xmit_req_size, max_xmit_scan) for ``world``: the scan of one window (``scan``, or the
+        most messages one window may hold) and of one retransmit run over all of a member's windows
+        (the most messages all of one member's windows may hold together); a ``scan`` below the
+        first is refused (the spec scans whole windows, so the run would diverge)."""
+        per_window, per_member = window_bounds(world)
+        if self.scan is not None and self.scan < per_window:
+            raise ValueError(f"geometry scan: expected >= {per_window} (the model's most messages per window; "
                              f"the spec scans whole windows), got {self.scan}")
-        return self.scan
+        scan = per_window if self.scan is None else self.scan
+        return scan, max(scan, per_member)
 
-    def apply(self, config: Any, scan: int) -> Any:
-        """``config`` (an engine ``Config``) with this geometry and the scan limit ``scan``."""
+    def apply(self, config: Any, scans: tuple[int, int]) -> Any:
+        """``config`` (an engine ``Config``) with this geometry and the scan limits ``scans``."""
         return replace(config, xmit_table_msgs_per_row=self.msgs_per_row, xmit_table_num_rows=self.initial_rows,
-                       max_xmit_req_size=scan, max_xmit_scan=scan)
+                       max_xmit_req_size=scans[0], max_xmit_scan=scans[1])
+
+
+def window_bounds(world: Any) -> tuple[int, int]:
+    """(most messages one window may hold, most all windows of one member may hold), from the
+    model's sends: per pair ``src * n + dst`` in the point-to-point world, per sender in the
+    multicast world (every member keeps a window for every sender)."""
+    sends, n = tuple(world.bounds.sends), world.n
+    if len(sends) == n * n:
+        per_member = max((sum(sends[src * n + dst] for src in range(n)) for dst in range(n)), default=0)
+    else:
+        per_member = sum(sends)
+    return max(max(sends, default=0), 1), max(per_member, 1)
 
 
 TINY = (Geometry(1), Geometry(2), Geometry(3), Geometry(4), Geometry(2, 3))
@@ -70,15 +84,15 @@ TINY = (Geometry(1), Geometry(2), Geometry(3), Geometry(4), Geometry(2, 3))
 def engines_with(geometry: Geometry) -> EngineFactory:
     """An engine factory for the harness: the protocol's engines, each configured as the harness
     configures it (``engine_config``) but with ``geometry``'s windows."""
-    made: dict[tuple[type[WorldEngines], int], type[WorldEngines]] = {}  # (engines, scan) -> subclass
+    made: dict[tuple[type[WorldEngines], tuple[int, int]], type[WorldEngines]] = {}  # (engines, scans) -> subclass
 
-    def factory(world: World) -> WorldEngines:
-        base, scan = binding(world.adapter.name).world_engines, geometry.scan_for(world)
-        cls = made.get((base, scan))
+    def factory(world: Any) -> WorldEngines:
+        base, scans = binding(world.adapter.name).world_engines, geometry.scan_for(world)
+        cls = made.get((base, scans))
         if cls is None:
             def engine_config(spec_cfg: Any, _base: type[WorldEngines] = base) -> Any:
-                return geometry.apply(_base.engine_config(spec_cfg), scan)
-            cls = made[base, scan] = type(f"{base.__name__}With{geometry.msgs_per_row}SlotRows", (base,),
+                return geometry.apply(_base.engine_config(spec_cfg), scans)
+            cls = made[base, scans] = type(f"{base.__name__}With{geometry.msgs_per_row}SlotRows", (base,),
                                           {"engine_config": staticmethod(engine_config)})
         return cls.for_world(world)
 

@@ -58,7 +58,7 @@ from checks.fuzz.coverage import KINDS, UNICAST, coverage_table, phase_legend, s
 from checks.fuzz.inprocess import chosen_master
 from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, recorded_rows, resumed_ledger
 from checks.fuzz.model import write_scaled_model
-from checks.fuzz.run import FuzzPlan, Weights
+from checks.fuzz.run import FuzzPlan, Weights, resolve_engines
 from checks.fuzz.shrink import Shrunk, shrink_failures
 from checks.fuzz.spark import SPARK_LOG, Aggregates, JobResult, aggregate, run_job, session, stop_quietly, unreachable
 from models.modelfile import Model, load, split_reference
@@ -209,6 +209,11 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
     file, protocol = split_reference(str(options.model))
     loaded = load(file, protocol=protocol)
     check_variant(options.variant, loaded)
+    if options.engines is not None:
+        try:  # an engine factory refuses a model it cannot run in one line (checks/conform/offsets.py)
+            resolve_engines(options.engines)(loaded.world)
+        except ValueError as error:
+            raise FuzzUsageError(f"{options.model}: {error}") from None
     if options.engines is None:
         try:
             binding(loaded.protocol)

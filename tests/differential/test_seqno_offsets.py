@@ -11,12 +11,13 @@ nothing without an offset.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 from lockstep_machine import WorldAgreement
 
-from checks.cli import MODELS_DIR
+from checks.cli import MODELS_DIR, main
 from checks.conform.differential import EngineFactory, Lockstep, random_walk
 from checks.conform.engines import engines_for
 from checks.conform.offsets import NEAR_2_31, NEAR_2_63, engines_with_offset, near_2_31, near_2_63
@@ -65,6 +66,16 @@ def test_offsets_the_protocol_cannot_run_are_refused() -> None:
         Lockstep(no_conn_ids, near_2_31)
     with pytest.raises(ValueError, match=r"^seqno offset: expected a model of unicast2 or unicast3, got nakack2$"):
         Lockstep(load(MODELS_DIR / "fuzz" / "nakack2-lockstep.toml"), near_2_31)
+
+
+def test_fuzz_refuses_an_offset_run_it_cannot_make_in_one_line(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    n2 = MODELS_DIR / "fuzz" / "nakack2-lockstep.toml"
+    assert main(["fuzz", str(n2), "--engines-with", "seqnos-near-2^63", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "seqno offset: expected a model of unicast2 or unicast3" in err
+    assert main(["fuzz", str(FUZZ[3]), "--engines-with", "seqnos-near-2^63", "--runs", "10", "--steps", "60",
+                 "--master", "none", "--out", str(tmp_path / "u3"), "--no-progress"]) == 0
 
 
 # -- a seqno bounded like a timestamp, planted in each engine -------------------------------------

@@ -1,8 +1,8 @@
 """Lockstep under tiny window geometry (checks/conform/geometry.py; issue 19, item 5).
 
-Invariants tested: under rows of 1 to 4 slots, one initial row and the smallest retransmit scan
-the spec cannot tell apart, the UNICAST2 and UNICAST3 engines agree with their specs on every seeded
-random walk of the fuzz models, and their windows really crossed row boundaries; a scan limit the
+Invariants tested: under rows of 1 to 4 slots, one initial row and the smallest retransmit scans
+the spec cannot tell apart, the UNICAST2, UNICAST3 and NAKACK2 engines agree with their specs on
+every seeded random walk of the fuzz models, and their windows really crossed row boundaries; a scan limit the
 spec can tell apart, or a row of 0 slots, is refused with a one-line error; and an off-by-one
 planted at a row's last slot in ``impl.window.Table.remove_many`` (monkeypatched) is caught by the
 lockstep under tiny geometry and by nothing under the production geometry.
@@ -21,13 +21,13 @@ from lockstep_machine import WorldAgreement
 from checks.cli import MODELS_DIR, main
 from checks.conform.differential import EngineFactory, Lockstep, random_walk
 from checks.conform.engines import engines_for
-from checks.conform.geometry import TINY, Geometry, engines_with, one_slot_rows, two_slot_rows
+from checks.conform.geometry import TINY, Geometry, engines_with, one_slot_rows, two_slot_rows, window_bounds
 from impl import window
 from impl.window import Table
 from models.modelfile import Model, load
 
 WALKS, STEPS = 25, 250
-FUZZ = {name: MODELS_DIR / "fuzz" / f"{name}-lockstep.toml" for name in ("unicast2", "unicast3")}
+FUZZ = {name: MODELS_DIR / "fuzz" / f"{name}-lockstep.toml" for name in ("unicast2", "unicast3", "nakack2")}
 
 
 @pytest.fixture(scope="module", params=sorted(FUZZ))
@@ -62,16 +62,27 @@ def test_tiny_geometry_reaches_row_boundaries(model: Model) -> None:
                 break
             assert run.step(*enabled[rng.randrange(len(enabled))]) is None
             for member in range(run.world.n):
-                deepest = max([deepest, *(view.delivered for _, view in run.engines.view(member).recv)])
+                view = run.engines.view(member)
+                windows = view.recv if hasattr(view, "recv") else view.windows  # NAKACK2: a window per sender
+                deepest = max([deepest, *(window.delivered for _, window in windows)])
     assert deepest >= 3
 
 
 def test_a_scan_the_spec_can_tell_apart_is_refused(model: Model) -> None:
-    with pytest.raises(ValueError, match=r"^geometry scan: expected >= 6 .* got 2$"):
+    with pytest.raises(ValueError, match=r"^geometry scan: expected >= [46] \(the model's most messages per window; "
+                                         r".* got 2$"):
         Lockstep(model, engines_with(Geometry(2, scan=2)))
     with pytest.raises(ValueError, match=r"^geometry msgs_per_row: expected >= 1, got 0$"):
         Geometry(0)
     assert Lockstep(model, engines_with(Geometry(2, scan=7))).engines.engines  # wider is fine
+
+
+def test_window_bounds_come_from_the_models_sends() -> None:
+    """Per window: the most messages of one pair (one sender, multicast); per member: all its windows."""
+    assert window_bounds(load(FUZZ["unicast3"]).world) == (6, 9)  # B gets 6 from A and 3 from C
+    assert window_bounds(load(FUZZ["nakack2"]).world) == (4, 11)  # a window per sender: 4 + 3 + 2 + 2
+    assert Geometry(1).scan_for(load(FUZZ["unicast2"]).world) == (6, 9)
+    assert Geometry(1, scan=7).scan_for(load(FUZZ["unicast2"]).world) == (7, 9)
 
 
 # -- a Table defect at a row boundary --------------------------------------------------------------
