@@ -136,8 +136,10 @@ def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setattr(owner, name, defect)
     if where == "merge":
         yield load(MODELS_DIR / "nakack2" / "merge-digest-lags-loopback.toml")
+    elif where == "queue":
+        yield with_config(tmp_path, "xmit_interval = 1\nbecome_server_queue_size = 1")
     else:
-        yield with_config(tmp_path, "xmit_interval = 1\nbecome_server_queue_size = 1") if where == "queue" else load(FUZZ)
+        yield load(FUZZ)
 
 
 def test_harness_catches_planted_defect(planted: Model) -> None:
