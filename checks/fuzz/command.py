@@ -219,6 +219,11 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
             binding(loaded.protocol)
         except NoEngine as error:
             raise FuzzUsageError(f"{options.model}: {error}") from None
+    if options.engines is not None:  # a factory that refuses this model says so in one line, before any run
+        try:
+            resolve_engines(options.engines)(loaded.world)
+        except ValueError as error:
+            raise FuzzUsageError(f"{options.model}: {' '.join(str(error).split())}") from None
     if options.random_views and isinstance(loaded.world, MulticastWorld):
         raise FuzzUsageError(f"--random-views: {options.model} runs in the multicast world, whose views come with "
                              "joins and leaves; script them in the model file")

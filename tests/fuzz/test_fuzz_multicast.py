@@ -82,3 +82,10 @@ def test_budgets_scale_in_the_multicast_world(tmp_path: Path, capsys: pytest.Cap
     assert fuzz(model, tmp_path / "views", "--random-views", "1") == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--random-views:" in err and "multicast world" in err
+
+
+def test_an_engine_setting_that_refuses_the_model_is_one_line(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert fuzz(NAKACK2 / "jgrp2675.toml", tmp_path, "--engines-with", "seqnos-near-2^63") == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "seqno offset: expected a model of unicast2 or unicast3, got nakack2" in err
