@@ -110,5 +110,5 @@ def trace_text(model_path: Path, protocol: str | None, model: Any, trace: Any) -
         header.append(f"violates {kind}{trace.prop} after {len(trace.actions)} steps ({how})")
     footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
     if trace.kind == "liveness":
-        footer.append("from this state no continuation without further faults delivers every message")
+        footer.append(f"from this state no continuation without further faults reaches what {trace.prop} asks for")
     return header, footer

@@ -223,5 +223,6 @@ def test_show_renders_every_small_counterexample(traces: dict[Path, Path], capsy
     assert any(line.startswith("end state of B: ") for line in footer)
     assert any(line.startswith(f"violated: {trace.prop}") for line in footer)
     if trace.kind == "liveness":
-        assert footer[-1] == "from this state no continuation without further faults delivers every message"
+        assert footer[-1] == ("from this state no continuation without further faults reaches what "
+                              f"{trace.prop} asks for")
     assert all(len(line) == len(line.rstrip()) for line in shown.lines)
