@@ -26,6 +26,8 @@ from typing import Any
 from checks.conform.differential import EngineFactory
 from checks.conform.engines import WorldEngines, binding
 
+GEOMETRY_FIELDS = ("xmit_table_msgs_per_row", "xmit_table_num_rows", "max_xmit_req_size", "max_xmit_scan")
+
 
 @dataclass(frozen=True)
 class Geometry:
@@ -60,7 +62,11 @@ class Geometry:
         return scan, max(scan, per_member)
 
     def apply(self, config: Any, scans: tuple[int, int]) -> Any:
-        """``config`` (an engine ``Config``) with this geometry and the scan limits ``scans``."""
+        """``config`` (an engine ``Config``) with this geometry and the scan limits ``scans``; a
+        ValueError (one line) for an engine without ``impl.window.Table`` rows (NAKACK4's ring)."""
+        if not all(hasattr(config, name) for name in GEOMETRY_FIELDS):
+            raise ValueError(f"geometry: the engine's {type(config).__module__}.Config has no window rows "
+                             f"({', '.join(GEOMETRY_FIELDS)})")
         return replace(config, xmit_table_msgs_per_row=self.msgs_per_row, xmit_table_num_rows=self.initial_rows,
                        max_xmit_req_size=scans[0], max_xmit_scan=scans[1])
 
