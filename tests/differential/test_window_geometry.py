@@ -75,6 +75,8 @@ def test_a_scan_the_spec_can_tell_apart_is_refused(model: Model) -> None:
     with pytest.raises(ValueError, match=r"^geometry msgs_per_row: expected >= 1, got 0$"):
         Geometry(0)
     assert Lockstep(model, engines_with(Geometry(2, scan=7))).engines.engines  # wider is fine
+    with pytest.raises(ValueError, match=r"^geometry: the engine's test_window_geometry\.Config has no window rows \("):
+        Geometry(1).apply(type("Config", (), {})(), (6, 9))
 
 
 def test_window_bounds_come_from_the_models_sends() -> None:
