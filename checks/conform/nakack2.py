@@ -27,7 +27,9 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
+from checks.conform import reference_codec
 from checks.conform.engines import EngineBinding, WorldEngines, same_flags
+from checks.conform.reference_codec import disagreement, packet_encoder
 from checks.conform.script import ScriptProtocol
 from impl.common import spec_payload
 from impl.nakack2 import Config, EngineView, Nakack2Engine, Variant, WindowView, codec
@@ -95,6 +97,11 @@ class Nakack2Engines(WorldEngines):
 
     engine_class = Nakack2Engine
     wire_bytes = staticmethod(wire_bytes)
+    reference_bytes = staticmethod(packet_encoder(reference_codec.nakack2))  # issue 19 item 6
+
+    @staticmethod
+    def codec_disagreement(packet: Packet) -> str | None:
+        return disagreement(packet.msg, reference_codec.nakack2, wire_message, encode, codec.decode)
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]],
                  world: MulticastWorld | None = None) -> None:

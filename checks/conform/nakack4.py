@@ -27,8 +27,10 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
+from checks.conform import reference_codec
 from checks.conform.engines import EngineBinding, WorldEngines, same_flags
 from checks.conform.nakack2 import Nakack2Engines, wire_digest
+from checks.conform.reference_codec import disagreement, packet_encoder
 from checks.conform.script import DELIVERY, ScriptProtocol
 from impl.common import spec_payload
 from impl.nakack4 import Config, EngineView, Nakack4Engine, Variant, WindowView, codec
@@ -87,6 +89,11 @@ class Nakack4Engines(Nakack2Engines):
 
     engine_class = Nakack4Engine  # type: ignore[assignment]
     wire_bytes = staticmethod(wire_bytes)
+    reference_bytes = staticmethod(packet_encoder(reference_codec.nakack4))  # issue 19 item 6
+
+    @staticmethod
+    def codec_disagreement(packet: Packet) -> str | None:
+        return disagreement(packet.msg, reference_codec.nakack4, wire_message, encode, codec.decode)
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]],
                  world: MulticastWorld | None = None) -> None:

@@ -4,9 +4,10 @@ The lockstep harness compares the bytes an engine emits with the bytes of the sp
 both came from the engine's own encoder, a defect made symmetrically in its encoder and decoder
 (a field in the wrong byte order on both sides) could never diverge. This module owns a second
 encoder, written from the layouts in the codecs' docstrings (``impl/unicast3/codec.py``,
-``impl/unicast2/codec.py``) and ``impl/wire.py``'s field encodings with ``int.to_bytes`` and
-nothing of ``impl/``: the harness takes the spec side's bytes from here (issue 19, item 6), so the
-engine's encoder must produce them and its decoder must read them.
+``impl/unicast2/codec.py``, ``impl/nakack2/codec.py``, ``impl/nakack4/codec.py``) and
+``impl/wire.py``'s field encodings with ``int.to_bytes`` and nothing of ``impl/``: the harness
+takes the spec side's bytes from here (issue 19, item 6), so the engine's encoder must produce
+them and its decoder must read them.
 
 Field encodings (``impl/wire.py``):
 
@@ -107,6 +108,51 @@ def unicast2(msg: Any) -> bytes:
     raise TypeError(f"not a UNICAST2 message: {msg!r}")
 
 
+# -- the multicast codecs (impl/nakack2/codec.py, impl/nakack4/codec.py) --------------------------------
+# address: a tag byte (0: an int, as c-long; the harness's members are ints), view: c-int count then the
+# addresses ascending, digest: c-int count then (address, long sequence (hd, hr)) per member named.
+NAKACK2_MAGIC, NAKACK4_MAGIC = 0x4E, 0x34
+MCAST_TYPES = {"Data": 0, "XmitReq": 1, "XmitRsp": 2, "HighestSeqno": 3, "StableVote": 4, "Stability": 5,
+               "JoinRsp": 6, "Ack": 7}
+
+
+def address(member: int) -> bytes:
+    return b"\x00" + c_number(member)
+
+
+def view_and_digest(view: Any, digest: Any) -> bytes:
+    named = [(member, entry) for member, entry in enumerate(digest) if entry is not None]
+    return (c_number(len(view)) + b"".join(address(m) for m in sorted(view)) + c_number(len(named))
+            + b"".join(address(m) + long_sequence(hd, hr) for m, (hd, hr) in named))
+
+
+def _multicast(msg: Any, magic: int, allowed: frozenset[str]) -> bytes:
+    kind = type(msg).__name__
+    if kind not in allowed:
+        raise TypeError(f"not a message of this multicast codec: {msg!r}")
+    head = bytes((magic, MCAST_TYPES[kind]))
+    if kind == "Data":
+        return head + c_number(msg.seqno) + payload(msg.payload)
+    if kind == "XmitReq":
+        return head + address(msg.sender) + seqno_list(msg.seqnos)
+    if kind == "XmitRsp":
+        return head + address(msg.sender) + c_number(msg.seqno) + payload(msg.payload)
+    if kind in ("HighestSeqno", "Ack"):
+        return head + c_number(msg.seqno)
+    return head + view_and_digest(msg.view, msg.digest)  # StableVote, Stability, JoinRsp
+
+
+def nakack2(msg: Any) -> bytes:
+    """NAKACK2: MAGIC 0x4E, type MSG=0, XMIT_REQ=1, XMIT_RSP=2, HIGHEST_SEQNO=3, STABLE=4, STABILITY=5,
+    JOIN_RSP=6."""
+    return _multicast(msg, NAKACK2_MAGIC, frozenset(MCAST_TYPES) - {"Ack"})
+
+
+def nakack4(msg: Any) -> bytes:
+    """NAKACK4: MAGIC 0x34, NAKACK2's types but STABLE and STABILITY, plus ACK=7."""
+    return _multicast(msg, NAKACK4_MAGIC, frozenset(MCAST_TYPES) - {"StableVote", "Stability"})
+
+
 def packet_encoder(encode_msg: Callable[[Any], bytes]) -> Callable[[Packet], bytes]:
     """The datagram of a world packet, by ``encode_msg`` of its message."""
     return lambda packet: encode_msg(packet.msg)
@@ -137,6 +183,8 @@ def enlarged(msg: Any) -> Any:
             changes[name] = value + CONN_SHIFT
         elif name == "payload":
             changes[name] = value + PAYLOAD_SHIFT
+        elif name == "digest":  # a multicast digest: per member (hd, hr) or None
+            changes[name] = tuple(None if e is None else (e[0] + SEQNO_SHIFT, e[1] + SEQNO_SHIFT) for e in value)
     return msg._replace(**changes)
 
 

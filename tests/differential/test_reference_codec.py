@@ -1,6 +1,6 @@
 """The reference encoding (checks/conform/reference_codec.py) as the harness's oracle for the codecs.
 
-Invariants tested: for every spec message of UNICAST2 and UNICAST3, with field values anywhere in
+Invariants tested: for every spec message of UNICAST2, UNICAST3, NAKACK2 and NAKACK4, with field values anywhere in
 their ranges (Hypothesis), the layout written from the documentation gives the engine codec's bytes,
 and the engine decodes them back to the message; ``enlarged`` keeps every message valid and makes
 every numeric field multi-byte; and two defects planted symmetrically in the UNICAST2 codec's
@@ -18,12 +18,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from checks.cli import MODELS_DIR
-from checks.conform import reference_codec, unicast2, unicast3
+from checks.conform import nakack2, nakack4, reference_codec, unicast2, unicast3
 from checks.conform.differential import random_walk
+from impl.nakack2 import codec as n2codec
+from impl.nakack4 import codec as n4codec
 from impl.unicast2 import codec as u2codec
 from impl.unicast3 import codec as u3codec
 from impl.wire import Reader
 from models.modelfile import load
+from spec import nakack2 as n2spec
+from spec import nakack4 as n4spec
 from spec import unicast2 as u2
 from spec import unicast3 as u3
 
@@ -127,3 +131,33 @@ def test_a_symmetric_codec_defect_is_caught_only_through_the_reference(defect: s
     monkeypatch.setattr(unicast2.Unicast2Engines, "reference_bytes", None)
     monkeypatch.setattr(unicast2.Unicast2Engines, "codec_disagreement", staticmethod(lambda packet: None))
     assert _first_divergence() is None  # the engine agrees with itself: only the reference sees it
+
+
+# -- the multicast codecs ---------------------------------------------------------------------------
+MEMBER = st.integers(0, 5)
+DIGEST = st.lists(st.one_of(st.none(), st.tuples(SEQNO, SEQNO).map(lambda t: (min(t), max(t)))),
+                  min_size=1, max_size=5).map(tuple)
+VIEW = st.frozensets(MEMBER, min_size=1, max_size=4).map(lambda v: tuple(sorted(v)))
+
+
+def _multicast_messages(spec: Any, kinds: tuple[str, ...]) -> st.SearchStrategy[Any]:
+    makers = {"Data": st.builds(spec.Data, SEQNO, PAYLOAD),
+              "XmitReq": st.builds(spec.XmitReq, MEMBER, SEQNOS),
+              "XmitRsp": st.builds(spec.XmitRsp, MEMBER, SEQNO, PAYLOAD),
+              "HighestSeqno": st.builds(spec.HighestSeqno, SEQNO),
+              "StableVote": st.builds(getattr(spec, "StableVote", None) or spec.JoinRsp, VIEW, DIGEST),
+              "Stability": st.builds(getattr(spec, "Stability", None) or spec.JoinRsp, VIEW, DIGEST),
+              "JoinRsp": st.builds(spec.JoinRsp, VIEW, DIGEST),
+              "Ack": st.builds(getattr(spec, "Ack", None) or spec.HighestSeqno, SEQNO)}
+    return st.one_of(*(makers[k] for k in kinds))
+
+
+@given(_multicast_messages(n2spec, ("Data", "XmitReq", "XmitRsp", "HighestSeqno", "StableVote", "Stability",
+                                    "JoinRsp")))
+def test_nakack2_layout_is_the_engine_codec(msg: Any) -> None:
+    _agrees(msg, reference_codec.nakack2, nakack2.wire_message, n2codec.encode, n2codec.decode)
+
+
+@given(_multicast_messages(n4spec, ("Data", "XmitReq", "XmitRsp", "HighestSeqno", "JoinRsp", "Ack")))
+def test_nakack4_layout_is_the_engine_codec(msg: Any) -> None:
+    _agrees(msg, reference_codec.nakack4, nakack4.wire_message, n4codec.encode, n4codec.decode)
