@@ -31,9 +31,6 @@ UNPINNED = {
              "the closing notes')",
     "fuzz": "random-walk models for the lockstep harness and the fuzzer, not checked exhaustively (their "
             "state spaces are far beyond max_states)",
-    "nakack4": "NAKACK4 is being built (issue 19's brief leaves it to another engineer): its spec and models "
-               "still move, so their counts are not stable yet",
-    "side-by-side/silent-member.toml#nakack4": "NAKACK4, as the nakack4 folder",
 }
 ALL = sorted(MODELS_DIR.rglob("*.toml"))
 
