@@ -19,7 +19,7 @@ PACKETS, SLOTS, SMALL = 3, 3, 4
 
 def bounded(fields: dict[str, Any]) -> Callable[[Z3Ops, State], Any]:
     """Side condition on a pre-state of a model with ``fields``: every set holds at most PACKETS
-    tuples, the map ``r_buf`` at most SLOTS slots, every number (in a field or a tuple) lies in
+    tuples, every map (``r_buf``) at most SLOTS entries, every number (in a field or a tuple) lies in
     0..SMALL. The constants it introduces are named after the fields (``read_state`` reads them)."""
     return lambda o, p: _bounded(fields, p)
 
@@ -31,14 +31,15 @@ def _bounded(fields: dict[str, Any], p: State) -> Any:
             parts.append(z3.And(p[name] >= 0, p[name] <= SMALL))
         elif isinstance(kind, tuple) and kind[0] == "set":
             parts.append(_finite_set(p[name], [k for k in kind[1:]], name))
-    keys = [z3.Int(f"r_buf.k{i}") for i in range(SLOTS)]
-    values = [z3.Int(f"r_buf.v{i}") for i in range(SLOTS)]
-    x = z3.Int("r_buf.x")
-    body: Any = z3.IntVal(EMPTY)
-    for k, v in zip(keys, values):
-        body = z3.If(x == k, v, body)
-        parts += [k >= 0, k <= SMALL + 2, z3.Or(v == EMPTY, z3.And(v >= 0, v <= SMALL))]
-    parts.append(p.r_buf == z3.Lambda([x], body))
+    for name in [name for name, kind in fields.items() if isinstance(kind, tuple) and kind[0] == "map"]:
+        keys = [z3.Int(f"{name}.k{i}") for i in range(SLOTS)]
+        values = [z3.Int(f"{name}.v{i}") for i in range(SLOTS)]
+        x = z3.Int(f"{name}.x")
+        body: Any = z3.IntVal(EMPTY)
+        for k, v in zip(keys, values):
+            body = z3.If(x == k, v, body)
+            parts += [k >= 0, k <= SMALL + 2, z3.Or(v == EMPTY, z3.And(v >= 0, v <= SMALL))]
+        parts.append(p[name] == z3.Lambda([x], body))
     return z3.And(*parts)
 
 

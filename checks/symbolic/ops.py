@@ -76,6 +76,10 @@ class Ops:
         """``s`` plus ``(x, *rest(x))`` for every x in (lo, hi]."""
         raise NotImplementedError
 
+    def restrict_to(self, m: Any, keys: Any, missing: Any) -> Any:
+        """``m`` on the keys of the set ``keys`` (a key without an entry gets ``missing``), EMPTY elsewhere."""
+        raise NotImplementedError
+
     def min(self, a: Any, b: Any) -> Any:
         return self.If(a < b, a, b)
 
@@ -145,6 +149,10 @@ class ConcreteOps(Ops):
 
     def add_range(self, s: frozenset[tuple[Any, ...]], lo: int, hi: int, rest: Fn) -> frozenset[tuple[Any, ...]]:
         return s | {(x,) + tuple(rest(x)) for x in range(lo + 1, hi + 1)}
+
+    def restrict_to(self, m: Mapping[int, int], keys: frozenset[tuple[Any, ...]], missing: int) -> dict[int, int]:
+        out = {k: m.get(k, missing) for (k,) in keys}
+        return {k: v for k, v in out.items() if v != EMPTY}
 
 
 class Z3Ops(Ops):
@@ -231,6 +239,11 @@ class Z3Ops(Ops):
         head, tail = keys[0], keys[1:]
         new = z3.And(lo < head, head <= hi, *[v == f for v, f in zip(tail, rest(head))])
         return z3.Lambda(keys, z3.Or(z3.Select(s, *keys), new))
+
+    def restrict_to(self, m: Any, keys: Any, missing: Any) -> Any:
+        x = self._var(z3.IntSort())
+        entry = z3.If(z3.Select(m, x) == EMPTY, missing, z3.Select(m, x))
+        return z3.Lambda([x], z3.If(z3.Select(keys, x), entry, EMPTY))
 
     def grown_by(self, small: Any, big: Any, cond: Fn) -> Any:
         keys = self._bound(big)
