@@ -67,7 +67,7 @@ class Subject:
     and packets, and the cross-check's binding (abstraction, action names) in a given world."""
 
     model: ModelSpec
-    concretize: Callable[[State, Any], WorldView]
+    concretize: Callable[[State, Any], WorldView] | None  # None: its CTIs are only searched for (NAKACK4)
     binding: Callable[[World], Binding]
 
 
@@ -125,6 +125,8 @@ def validate_cti(cti: ConcreteCti, invariants: Sequence[Invariant], world: World
     broken = [inv.name for inv in invariants if inv.state and not inv.state(CONCRETE, cti.pre, v)]
     if broken:
         return f"the pre-state breaks {', '.join(broken)}"
+    if subject.concretize is None:
+        return f"{subject.model.name}: no concretization of a symbolic state into spec nodes"
     base = world.view(world.init_states()[0])
     view = subject.concretize(cti.pre, base)
     if binding.abstract(view) != cti.pre:
