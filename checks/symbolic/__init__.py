@@ -17,5 +17,7 @@ arithmetic, for all values and any number of messages in flight (``seqcheck prov
   and a bounded search for a reachable one, written as a trace.
 - ``table``, ``fixed_buffer``, ``counters``: the engines' arithmetic (Table rows, FixedBuffer ring,
   wrapping timestamps and conn_ids) for every machine value.
-- ``unicast2.proofs`` and ``command``: what ``seqcheck prove`` runs and prints.
+- ``nakack4``: one NAKACK4 sender's window and AckTable (model, abstraction onto the multicast
+  world, invariants, proofs): the window bound and purge safety for any group size.
+- ``unicast2.proofs``, ``nakack4.proofs`` and ``command``: what ``seqcheck prove`` runs and prints.
 """
