@@ -151,6 +151,6 @@ def test_prove_nakack4_is_as_expected_with_traces(tmp_path: Path, capsys: pytest
     results = {row["name"]: row["result"] for row in rows}
     assert results["nakack4[as shipped]: deliver_ack / low_below_min"] == PROVED
     assert results["nakack4[as shipped]: the inductive invariant implies purge_covered"] == PROVED
-    trace = tmp_path / "prove" / "nakack4-jgrp2904-deliver_ack.json"
+    trace = tmp_path / "prove" / "nakack4-jgrp2904-deliver_ack-ack_table_members.json"
     assert cli.main(["show", str(trace)]) == 0
     assert "violates safety property ack_table_members" in capsys.readouterr().out
