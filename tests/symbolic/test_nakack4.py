@@ -136,11 +136,25 @@ def test_restrict_to_agrees_on_z3_and_on_values() -> None:
         assert z3.simplify(z3.Select(out, k)).as_long() == expected.get(k, EMPTY)
 
 
-def test_joins_are_out_of_scope() -> None:
+def test_joins_and_dont_loopback_are_out_of_scope() -> None:
     from models.multicast_world import AnswerJoin
 
     with pytest.raises(abstraction.OutOfScope, match="joins and merges"):
         abstraction.action_instance(AnswerJoin(0, 2))
+    with pytest.raises(abstraction.OutOfScope, match="dont_loopback"):
+        abstraction.binder(load(MODELS / "jgrp2829.toml").world.cfg)
+
+
+def test_the_abstraction_reads_the_sender_s_window_and_acks_in_flight() -> None:
+    world = load(MODELS / "jgrp2904.toml").world
+    state = world.init_states()[0]
+    for kind in ("AppMcast", "DeliverPacket"):  # A multicasts #1, then C receives it and ACKs
+        state = next(after for action, after in world.successors(state) if type(action).__name__ == kind
+                     and (kind == "AppMcast" or action.packet.dst == 1))
+    abstract = abstraction.binder(world.cfg)(world.view(state))
+    assert (abstract.cap, abstract.low, abstract.high, abstract.seqno) == (1, 0, 1, 1)
+    assert abstract.hd == {0: 0, 1: 1} and abstract.table == {0: 0, 1: 0} and abstract.n_ack == {(1, 1)}
+    assert abstract.members == {(0,), (1,)} and abstract.sending == frozenset()
 
 
 def test_prove_nakack4_is_as_expected_with_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,10 +1,11 @@
 """The map between ``models/multicast_world.py``'s NAKACK4 worlds and ``nakack4.model``'s states.
 
-- ``abstract(view)``: a decoded world as a concrete ``State`` of the symbolic model, for sender
-  member 0 (``ME``): its own window, counter, held seqnos, view and AckTable, every member's hd
-  for it, and the ACKs to it in flight. Worlds outside the model's scope (a joiner, a merge,
-  DONT_LOOPBACK, S out of its own view) raise ``OutOfScope``.
-- ``action_instance(view, action)``: a world action as (symbolic action name, parameters).
+- ``abstract(view, capacity)`` (``binder(cfg)``: with the configuration's capacity): a decoded
+  world as a concrete ``State`` of the symbolic model, for sender member 0 (``ME``): its own
+  window, counter, held seqnos, view and AckTable, every member's hd for it, and the ACKs to it
+  in flight. Worlds outside the model's scope (DONT_LOOPBACK, S out of its own view) raise
+  ``OutOfScope``; so do joins and merges (``action_instance``).
+- ``action_instance(action)``: a world action as (symbolic action name, parameters).
 - ``enabled_check(actions)``: the symbolic -> spec direction for the window's guard: a held seqno is
   symbolically addable exactly when the spec enables its thread's ``Timer(SEND, s)``.
 """
@@ -23,31 +24,28 @@ from spec import nakack4 as n4
 from spec.nakack2_state import Data, XmitRsp
 
 
-def abstract(view: WorldView) -> State:
-    """``view`` as a concrete symbolic state (see the module docstring)."""
+def abstract(view: WorldView, capacity: int) -> State:
+    """``view`` as a concrete symbolic state (see the module docstring); ``capacity``: the
+    configuration's (a constant of the world, not of a node)."""
     node = view.nodes[ME]
     own = node.windows[ME]
     if own is None or ME not in node.members:
         raise OutOfScope("member 0 has no own window or is out of its own view")
     hd = {m.me: m.windows[ME].delivered for m in view.nodes if m.windows[ME] is not None}
     acks = frozenset((p.src, p.msg.seqno) for p in view.network if p.dst == ME and isinstance(p.msg, n4.Ack))
-    return State(cap=0, low=own.low, high=own.high, seqno=node.seqno,
+    return State(cap=capacity, low=own.low, high=own.high, seqno=node.seqno,
                  sending=frozenset((s,) for s, _ in node.sending), hd=hd,
                  members=frozenset((m,) for m in node.members),
                  table={m: a for m, a in enumerate(node.ack_table) if a != n4.NO_ENTRY}, ack_min=node.ack_min,
                  n_ack=acks)
 
 
-def binder(cfg: n4.Config) -> Any:
+def binder(cfg: n4.Config) -> Callable[[WorldView], State]:
     """``abstract`` with the configuration's capacity (constant in a world)."""
     if cfg.dont_loopback:
         raise OutOfScope("dont_loopback: the own hd moves and S acks itself inside the add")
 
-    def bound(view: WorldView) -> State:
-        state = abstract(view)
-        state["cap"] = cfg.capacity
-        return state
-    return bound
+    return lambda view: abstract(view, cfg.capacity)
 
 
 def action_instance(action: Any) -> tuple[str, dict[str, Any]]:
