@@ -180,6 +180,7 @@ class MulticastWorld:
         self.name, self.adapter, self.cfg, self.n, self.bounds = name, adapter, cfg, n, bounds
         self.initial_views = tuple(initial_views)
         self.window_bound = 2  # the window_bounded property's limit (the model file's window_bound)
+        self.properties_read_network = False  # some selected property reads the copies in flight
         self.properties: list[Any] = []
         self.member_names: tuple[str, ...] = ()
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
@@ -378,9 +379,9 @@ class MulticastWorld:
         return action
 
     def property_key(self, world: tuple[int, ...]) -> tuple[int, ...]:
-        """``PropertyKey``: the nodes, the environment and the history. An adapter's properties never
-        read the network (``models/protocols/nakack2.py``); one that did would have to drop this."""
-        return world[:self.n] + world[self.n + 1:]
+        """``PropertyKey``: the nodes, the environment and the history, unless a selected property
+        reads the network (``properties_read_network``, set by the adapter): then the whole state."""
+        return world if self.properties_read_network else world[:self.n] + world[self.n + 1:]
 
     # -- one action at a time (random walks: checks/fuzz/run.py) ---------------------------------
     # As ``models/world.py``'s: ``[a for a in candidates(w, K) if successor(w, a) is not None]`` is

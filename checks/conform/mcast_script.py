@@ -11,7 +11,8 @@ Properties are judged on the engines' own snapshots and outputs, never on the sp
   (a window that vanished, or restarted below what it delivered, starts a new one);
 - ``purge_covered``: while two running members are in each other's views, the receiver's window for
   the sender never lags the sender's purges (a member still to install its merge view is exempt);
-- ``window_bounded``: no window holds more than ``settings["window_bound"]`` messages above a gap;
+- ``window_bounded``: with retransmission off, no window holds more than ``settings["window_bound"]``
+  messages above a gap nothing in flight to its member or in its queue can fill;
 - ``queue_within_bound``: no become_server_queue holds more than its capacity;
 - ``no_premature_xmit_req``: no round's end (a retransmit run, STABLE's gossip, a vote or a
   STABILITY handled) asks a sender for a message whose original copy to the asker is still in flight
@@ -247,7 +248,8 @@ class McastScript:
         for member, view in views.items():
             if judge is not None:
                 self.violations |= judge(self.engines[member], self.settings)
-            if bound is not None and any(len(w.buffered) > bound for p, w in view.windows if p != member):
+            if bound is not None and not self.settings.get("xmit_interval", 1) > 0 and any(
+                    self._above_permanent_gap(member, p, w, view) > bound for p, w in view.windows if p != member):
                 self.violations.add("window_bounded")
             if queue is not None and len(view.queue) > queue:
                 self.violations.add("queue_within_bound")
@@ -259,6 +261,17 @@ class McastScript:
                     continue
                 if sender in r.members and receiver in s.members and window.delivered < own.low:
                     self.violations.add("purge_covered")
+
+    def _above_permanent_gap(self, member: str, sender: str, window: Any, view: Any) -> int:
+        """How many messages ``window`` holds above its lowest gap that no copy in flight to ``member``
+        and nothing in its become_server_queue can fill (the spec's window_bounded)."""
+        held = {seqno for seqno, _ in window.buffered}
+        coming = {f.msg.seqno for f in self.flight if (f.src, f.dst) == (sender, member)
+                  and type(f.msg).__name__ == "McastMsg"}
+        coming |= {m.seqno for src, m in view.queue if src == sender and type(m).__name__ == "McastMsg"}
+        top = max(held, default=window.delivered)
+        permanent = [g for g in range(window.delivered + 1, top) if g not in held and g not in coming]
+        return sum(seqno > permanent[0] for seqno in held) if permanent else 0
 
     def _find(self, src: str, dst: str, kind: str, fields: dict[str, object], *, remove: bool) -> Flying | None:
         want = self.spec.kinds[kind]

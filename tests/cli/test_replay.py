@@ -64,10 +64,6 @@ def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:
 
 @pytest.mark.parametrize("model_path", VIOLATION_MODELS, ids=[f"{p.parent.name}/{p.stem}" for p in VIOLATION_MODELS])
 def test_violation_trace_reproduces_on_the_engine_and_not_on_the_fix(model_path: Path, tmp_path: Path) -> None:
-    if model_path.stem == "jgrp2675-window-grows":
-        pytest.xfail("OPEN DEFECT: window_bounded cannot tell a long-delayed copy from a permanent gap, and this "
-                     "model's shortest counterexample is a delayed #1 the fixed engine shows too (the permanent "
-                     "gap's growth is the liveness model bench/nakack2-jgrp2675-window-never-drains)")
     check_replay_and_emit(model_path, tmp_path)
 
 
