@@ -110,7 +110,7 @@ class Nakack2Engines(WorldEngines):
         self.datagram = self.wire_bytes
         self.world = world
         self.stopped: set[int] = set()
-        self.engines = [Nakack2Engine[int](config, me=m, members=initial_views[m], now=0) for m in range(members)]
+        self.engines = [self.engine_class(config, me=m, members=initial_views[m], now=0) for m in range(members)]
 
     @classmethod
     def for_world(cls, world: Any) -> WorldEngines:
@@ -164,14 +164,20 @@ class Nakack2Engines(WorldEngines):
         return None
 
 
-def view_of_spec_node(node: nak.Node) -> EngineView[int]:
-    """The engines' view of a spec member (``impl/nakack2/snapshot.py``'s mapping), peers being the
-    spec's member numbers."""
-    windows = tuple(
+def window_views(node: Any) -> tuple[tuple[int, WindowView], ...]:
+    """A spec member's windows as the engines' snapshots show them (payloads as bytes, gaps left
+    out), by sender; NAKACK4's binding uses it too."""
+    return tuple(
         (sender, WindowView(w.low, w.delivered, tuple(spec_payload(m.payload) for m in w.kept),
                             tuple((w.delivered + 1 + i, spec_payload(m.payload))
                                   for i, m in enumerate(w.buffered) if m is not None)))
         for sender, w in enumerate(node.windows) if w is not None)
+
+
+def view_of_spec_node(node: nak.Node) -> EngineView[int]:
+    """The engines' view of a spec member (``impl/nakack2/snapshot.py``'s mapping), peers being the
+    spec's member numbers."""
+    windows = window_views(node)
     return EngineView(
         node.me, node.members, node.seqno, windows, node.is_server, node.become_server_pending,
         tuple((src, wire_message(msg)) for src, msg in node.queue),

@@ -28,12 +28,12 @@ from dataclasses import fields
 from typing import Any
 
 from checks.conform import reference_codec
-from checks.conform.engines import EngineBinding, WorldEngines, same_flags
-from checks.conform.nakack2 import Nakack2Engines, wire_digest
+from checks.conform.engines import EngineBinding, same_flags
+from checks.conform.nakack2 import Nakack2Engines, window_views, wire_digest
 from checks.conform.reference_codec import disagreement, packet_encoder
 from checks.conform.script import DELIVERY, ScriptProtocol
 from impl.common import spec_payload
-from impl.nakack4 import Config, EngineView, Nakack4Engine, Variant, WindowView, codec
+from impl.nakack4 import Config, EngineView, Nakack4Engine, Variant, codec
 from impl.nakack4.codec import (
     AckMsg,
     HighestSeqnoMsg,
@@ -45,7 +45,7 @@ from impl.nakack4.codec import (
     encode,
 )
 from impl.wire import XmitReqMsg
-from models.multicast_world import AppMcast, MulticastWorld
+from models.multicast_world import AppMcast
 from models.world import FireTimer, Packet
 from spec import nakack4 as nak
 from spec.nakack4_state import NO_ENTRY, READY, STUCK
@@ -95,19 +95,6 @@ class Nakack4Engines(Nakack2Engines):
     def codec_disagreement(packet: Packet) -> str | None:
         return disagreement(packet.msg, reference_codec.nakack4, wire_message, encode, codec.decode)
 
-    def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]],
-                 world: MulticastWorld | None = None) -> None:
-        config = harness_config(spec_cfg)
-        self.now = 0
-        self.datagram = self.wire_bytes
-        self.world = world
-        self.stopped: set[int] = set()
-        self.engines = [Nakack4Engine[int](config, me=m, members=initial_views[m], now=0) for m in range(members)]
-
-    @classmethod
-    def for_world(cls, world: Any) -> WorldEngines:
-        return cls(world.cfg, world.n, world.initial_views, world)
-
     @staticmethod
     def engine_config(spec_cfg: nak.Config) -> Config:  # type: ignore[override]
         return harness_config(spec_cfg)
@@ -130,11 +117,7 @@ class Nakack4Engines(Nakack2Engines):
 def view_of_spec_node(node: nak.Node) -> EngineView[int]:
     """The engines' view of a spec member (``impl/nakack4/snapshot.py``'s mapping), peers being the
     spec's member numbers."""
-    windows = tuple(
-        (sender, WindowView(w.low, w.delivered, tuple(spec_payload(m.payload) for m in w.kept),
-                            tuple((w.delivered + 1 + i, spec_payload(m.payload))
-                                  for i, m in enumerate(w.buffered) if m is not None)))
-        for sender, w in enumerate(node.windows) if w is not None)
+    windows = window_views(node)
     return EngineView(
         node.me, node.members, node.seqno, windows,
         tuple((p, n) for p, n in enumerate(node.acks_counted) if n),
