@@ -137,6 +137,9 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
     delivered by the next removeAndDeliver, which only a message from that sender (a duplicate
     included) runs: if the exception hits the sender's last message, nothing runs it again
     (``models/nakack4/jgrp3034-fixed.toml``: the fix does not deliver a stranded last message).
+    The flag ``fix_deliver_stranded`` (not in JGroups; alias ``fix:deliver-stranded``) is a
+    complete fix: a HIGHEST_SEQNO, which the sender repeats while its message is unacked, runs
+    removeAndDeliver on a stranded window (``models/nakack4/jgrp3034-deliver-stranded.toml``).
 15. Merge (1.6 (c): as NAKACK2): ``on_merge_digest`` keeps the own window and any window whose
     hd is at least the merge digest's, and replaces the others with a window at that hd; the
     merge view that follows adjusts the AckTable like any view.
@@ -161,6 +164,9 @@ Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
 ``deliverer_stuck``            before JGRP-3034: with ``deliver_exceptions``, an exception while
                                the deliverer builds a batch leaves it set: no delivery from that
                                sender ever again
+``fix_deliver_stranded``       not in JGroups (a fix this spec proposes, decision 14): a
+                               HIGHEST_SEQNO runs removeAndDeliver on a window a failed batch
+                               left stranded, so JGRP-3034's stranded last message is delivered
 ``drop_dont_block``            before JGRP-2873: with ``dont_block`` (the application's
                                multicasts flagged DONT_BLOCK) a send on a full window is dropped,
                                its seqno spent: a gap nobody can fill
@@ -203,6 +209,7 @@ from spec.nakack4_state import (  # noqa: F401  (the vocabulary, re-exported for
     add_only,
     beyond,
     blocks_only_when_full,
+    deliver_held,
     deliver_own,
     deliverer_released,
     digest_of,
@@ -330,11 +337,16 @@ def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
     else:
         window, payloads = add_and_deliver(cfg, window, msg)
         node = replace(node, deliverer=set_at(node.deliverer, sender, READY))
-    node = with_window(node, sender, window)
-    effects: Effects = []
+    return _delivered(cfg, with_window(node, sender, window), sender, payloads, [])
+
+
+def _delivered(cfg: Config, node: Node, sender: int, payloads: list[int], effects: Effects) -> Step:
+    """deliverBatch: a delivered batch counts towards the entry's ACK (sent at once when the count
+    says so, before the batch goes up), then goes up."""
     if payloads:
         node, ack_now = _count_acks(cfg, node, sender, len(payloads))
-        if ack_now:
+        window = node.windows[sender]
+        if ack_now and window is not None:
             effects.append(Send(sender, Ack(window.delivered)))
     effects.extend(Deliver(sender, p) for p in payloads)
     return Step(node, tuple(effects))
@@ -393,6 +405,10 @@ def _on_highest_seqno(cfg: Config, node: Node, src: int, msg: HighestSeqno) -> S
         effects.append(Send(src, XmitReq(src, (msg.seqno,))))
     if not cfg.variant.highest_seqno_no_ack:
         node, _ = _count_acks(cfg, node, src, 1)
+    if cfg.variant.fix_deliver_stranded and node.deliverer[src] == STRANDED:
+        window, payloads = deliver_held(window)
+        node = replace(with_window(node, src, window), deliverer=set_at(node.deliverer, src, READY))
+        return _delivered(cfg, node, src, payloads, effects)
     return Step(node, tuple(effects))
 
 

@@ -86,6 +86,7 @@ class Variant:
     drop_dont_block: bool = False  # before JGRP-2873: a DONT_BLOCK send on a full window is dropped, seqno spent
     deliverer_stuck: bool = False  # before JGRP-3034: an exception building a batch leaves ``adders`` set
     no_dont_loopback_self_ack: bool = False  # before JGRP-2829: DONT_LOOPBACK multicasts are never self-acked
+    fix_deliver_stranded: bool = False  # not in JGroups: HIGHEST_SEQNO delivers what a failed batch stranded
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +192,17 @@ def add_and_deliver(cfg: Config, window: Window, msg: Data) -> tuple[Window, lis
     if beyond(cfg, window, msg.seqno):
         return window, []
     hd, buffered, payloads = common.add_and_deliver(window.delivered, window.buffered, msg)
+    return Window(hd, hd, (), buffered), payloads
+
+
+def deliver_held(window: Window) -> tuple[Window, list[int]]:
+    """removeMany(nullify) with no message added: what a receiver's window holds from hd+1 up to
+    the first gap is delivered (messages a failed batch stranded there, JGRP-3034)."""
+    buffered, payloads = window.buffered, []
+    while buffered and buffered[0] is not None:
+        payloads.append(buffered[0].payload)
+        buffered = buffered[1:]
+    hd = window.delivered + len(payloads)
     return Window(hd, hd, (), buffered), payloads
 
 

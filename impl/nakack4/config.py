@@ -41,6 +41,7 @@ class Variant:
     drop_dont_block: bool = False  # before JGRP-2873: a DONT_BLOCK send on a full window is dropped
     deliverer_stuck: bool = False  # before JGRP-3034: an exception building a batch leaves adders set
     no_dont_loopback_self_ack: bool = False  # before JGRP-2829: DONT_LOOPBACK multicasts never self-acked
+    fix_deliver_stranded: bool = False  # not in JGroups: HIGHEST_SEQNO delivers what a failed batch stranded
 
 
 _FLAGS = ("send_atomically", "dont_block", "dont_loopback", "deliver_exceptions", "use_mcast_xmit",

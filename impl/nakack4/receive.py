@@ -156,7 +156,8 @@ def _budget(m: Member[P], src: P) -> ResendBudget | None:
 
 def on_highest_seqno(m: Member[P], src: P, msg: HighestSeqnoMsg) -> None:
     """Spec ``_on_highest_seqno``: ask ``src`` for the seqno if the local high is lower, and count
-    it towards the ACK, ignoring whether the count says "send now" (JGRP-2874)."""
+    it towards the ACK, ignoring whether the count says "send now" (JGRP-2874); with
+    ``fix_deliver_stranded``, deliver what a failed batch stranded."""
     entry = m.entries.get(src)
     if entry is None:
         return
@@ -165,3 +166,10 @@ def on_highest_seqno(m: Member[P], src: P, msg: HighestSeqnoMsg) -> None:
         m.emit(src, NakXmitReqMsg(src, XmitReqMsg((msg.seqno,))))
     if not m.variant.highest_seqno_no_ack:
         count_acks(m, src, 1)
+    if m.variant.fix_deliver_stranded and entry.deliverer == STRANDED:
+        entry.deliverer = READY
+        items = entry.window.remove_many(True)
+        if items:
+            if count_acks(m, src, len(items)):
+                send_ack(m, src, entry.window.hd)
+            m.deliver_all(src, items)

@@ -74,7 +74,7 @@ class Nakack4Adapter(MulticastAdapter):
         "seed-edge": "seed_edge", "send-atomically-lock-after-seqno": "lock_after_seqno",
         "JGRP-2904": "ack_from_non_members", "JGRP-2874": "highest_seqno_no_ack", "JGRP-2853": "view_change_no_purge",
         "JGRP-2873": "drop_dont_block", "JGRP-2829": "no_dont_loopback_self_ack",
-        "JGRP-3034": "deliverer_stuck",
+        "JGRP-3034": "deliverer_stuck", "fix:deliver-stranded": "fix_deliver_stranded",
     }
     # [config]: (default, minimum); the switches (boolean_settings) read true/false
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {

@@ -74,6 +74,7 @@ FLAG_SETTINGS = {
     "drop_dont_block": "send_atomically = true\ndont_block = true",
     "no_dont_loopback_self_ack": "send_atomically = true\ndont_loopback = true",
     "deliverer_stuck": "send_atomically = true\ndeliver_exceptions = true",
+    "fix_deliver_stranded": "send_atomically = true\ndeliver_exceptions = true",
 }
 
 

@@ -400,6 +400,21 @@ def test_an_exception_in_the_deliverer_strands_a_message_until_the_next_one_or_f
     assert nk.Timer(nk.DELIVER_FAULT, A) not in nk.enabled_timers(broken, after.node)
 
 
+def test_the_complete_fix_delivers_a_stranded_message_on_the_next_highest_seqno() -> None:
+    """fix_deliver_stranded (not in JGroups): the HIGHEST_SEQNO the sender repeats while its last
+    message is unacked runs removeAndDeliver on the stranded window; without it, nothing does."""
+    complete = cfg(2, capacity=4, deliver_exceptions=True, variant=nk.Variant(fix_deliver_stranded=True))
+    b = founder(complete, B, frozenset({A, B}))
+    armed = nk.on_timer(complete, b, nk.Timer(nk.DELIVER_FAULT, A)).node
+    failed = nk.on_receive(complete, armed, A, nk.Data(1, 1)).node
+    assert failed.deliverer[A] == nk.STRANDED and win(failed, A).delivered == 0
+    step = nk.on_receive(complete, failed, A, nk.HighestSeqno(1))
+    assert typed([e for e in step.effects if isinstance(e, Deliver)]) == typed([Deliver(A, 1)])
+    assert step.node.deliverer[A] == nk.READY and win(step.node, A).delivered == 1 and nk.window_order(step.node)
+    again = nk.on_receive(complete, step.node, A, nk.HighestSeqno(1))
+    assert not [e for e in again.effects if isinstance(e, Deliver)]  # delivered once
+
+
 def test_a_merge_digest_replaces_only_windows_behind_it_and_never_the_own() -> None:
     config = cfg(capacity=4)
     node = nk.on_receive(config, founder(config, B), A, nk.Data(1, 1)).node  # B's window for A at hd 1
