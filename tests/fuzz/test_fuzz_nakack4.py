@@ -29,7 +29,8 @@ from spec import nakack4 as nak
 NAKACK4 = MODELS_DIR / "nakack4"
 PAIRS = [("jgrp2829", "jgrp2829-fixed"), ("jgrp2853", "jgrp2853-fixed"), ("jgrp2873", "jgrp2873-fixed"),
          ("jgrp2874", "lost-ack-threshold-2"), ("jgrp2904", "jgrp2904-fixed"), ("jgrp2904-blocked", "jgrp2904-fixed"),
-         ("jgrp3034", "jgrp3034-fixed"), ("send-atomically-lock-after-seqno", "send-atomically"),
+         ("jgrp3034", "jgrp3034-fixed"), ("jgrp3034-fixed", "jgrp3034-deliver-stranded"),
+         ("send-atomically-lock-after-seqno", "send-atomically"),
          ("window-edge-seed", "window-edge")]
 
 
