@@ -25,7 +25,8 @@ Departures from the spec (each on hostile input or at a limit no model reaches):
   ``sender_threads`` bounds the threads inside send); ``max_xmit_served`` messages served per
   XMIT_REQ, and what one peer's datagrams make the engine resend bounded by ``resend_factor`` and
   ``max_resend_bytes`` (``impl.common.ResendBudget``, every copy of a re-multicast counted);
-  ``max_queue_bytes`` in the become_server_queue; ``max_members`` in views and digests; a
+  ``max_queue_bytes`` in the become_server_queue; ``max_members`` in views and digests, and no more
+  members than ``max_window_bytes`` of window slots (``member_limit``); a
   retransmit run scans at most ``max_xmit_req_size`` seqnos per window for gaps (JGroups'
   max_xmit_req_size; the spec asks for every gap; a window holds at most ``capacity`` anyway).
 - With ``use_mcast_xmit`` an XMIT_REQ for another sender's messages is dropped, and an XMIT_RSP

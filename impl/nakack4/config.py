@@ -44,6 +44,8 @@ class Variant:
     fix_deliver_stranded: bool = False  # not in JGroups: HIGHEST_SEQNO delivers what a failed batch stranded
 
 
+SLOT_BYTES = 8  # one slot of a FixedBuffer: a reference in a Python list
+
 _FLAGS = ("send_atomically", "dont_block", "dont_loopback", "deliver_exceptions", "use_mcast_xmit",
           "resume_blocked_sends")
 
@@ -88,7 +90,14 @@ class Config:
 
     # --- limits against hostile input (not in JGroups) ------------------------------------------
     max_members: int = 4096
-    """Most members a view or a digest may name."""
+    """Most members a view or a digest may name (see also ``max_window_bytes``)."""
+    max_window_bytes: int = 128 << 20
+    """Most bytes of window slots one view or digest may make the engine allocate: every window is
+    a FixedBuffer of ``capacity`` slots of 8 bytes each, allocated when the window is created, so a
+    view, digest or JOIN_RSP naming more than ``max_window_bytes // (8 * capacity)`` members is
+    refused like one naming more than ``max_members`` (``member_limit``: 1,024 members at the
+    default capacity). The windows an engine holds are those of its view plus, between a digest and
+    the view that follows it, the digest's: at most twice this."""
     max_pending_sends: int = 1 << 16
     """Most sends held at once (blocked on the full window, or between seqno and add); one more
     ``multicast`` raises ``SendWindowFull`` (the spec's sender_threads bounds it in the models)."""
@@ -106,7 +115,7 @@ class Config:
     def __post_init__(self) -> None:
         require_ints(self, ["capacity", "ack_threshold", "xmit_interval", "become_server_queue_size",
                             "max_xmit_req_size", "max_members", "resend_factor", "max_resend_bytes",
-                            "max_pending_sends", "max_xmit_served", "max_queue_bytes"])
+                            "max_pending_sends", "max_xmit_served", "max_queue_bytes", "max_window_bytes"])
         for name in _FLAGS:
             if type(getattr(self, name)) is not bool:
                 _reject(name, "a bool", getattr(self, name))
@@ -126,6 +135,8 @@ class Config:
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
         for name in ("max_members", "max_pending_sends", "max_xmit_served", "max_queue_bytes"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
+        _require(self, "max_window_bytes", self.max_window_bytes >= SLOT_BYTES * self.capacity,
+                 f">= {SLOT_BYTES} x capacity (room for one window of capacity={self.capacity})")
         _require(self, "resend_factor", self.resend_factor >= 0, ">= 0 (0 disables the bound)")
         _require(self, "max_resend_bytes", self.max_resend_bytes >= self.codec_limits.max_datagram,
                  ">= codec_limits.max_datagram (a message of any size must fit one interval's budget)")
@@ -134,6 +145,12 @@ class Config:
     def threshold(self) -> int:
         """The ack threshold as JGroups reads it (capacity // 4 when ack_threshold <= 0)."""
         return self.ack_threshold if self.ack_threshold > 0 else self.capacity // 4
+
+    @property
+    def member_limit(self) -> int:
+        """Most members a view or digest may name: ``max_members``, and no more windows than
+        ``max_window_bytes`` holds."""
+        return min(self.max_members, self.max_window_bytes // (SLOT_BYTES * self.capacity))
 
     @property
     def queue_bound(self) -> int:

@@ -98,7 +98,7 @@ class Nakack4Engine(Generic[P]):
         m, cfg = self._m, self._config
         m.stats.datagrams_received += 1
         try:
-            msg = decode(data, cfg.codec_limits, cfg.max_members)
+            msg = decode(data, cfg.codec_limits, cfg.member_limit)
         except DecodeError:
             m.stats.malformed += 1
             return
@@ -286,7 +286,7 @@ def _payload(item: McastMsg | None) -> bytes:
 
 
 def _check_addresses(me: object, members: frozenset[object], config: Config) -> None:
-    """Every address encodable and of ``me``'s kind, and no more than ``max_members`` of them."""
+    """Every address encodable and of ``me``'s kind, and no more than ``member_limit`` of them."""
     try:
         check_address("Nakack4Engine", me)
         for member in members:
@@ -296,5 +296,7 @@ def _check_addresses(me: object, members: frozenset[object], config: Config) -> 
     if any(type(member) is not type(me) for member in members):
         raise LocalProtocolError(f"members must all be addresses of one kind (like me={me!r}),"
                                  f" got {sorted(map(repr, members))}")
-    if len(members) > config.max_members:
-        raise LocalProtocolError(f"{len(members)} members, more than max_members={config.max_members}")
+    if len(members) > config.member_limit:
+        raise LocalProtocolError(f"{len(members)} members, more than the member limit {config.member_limit}"
+                                 f" (max_members={config.max_members}, max_window_bytes={config.max_window_bytes}"
+                                 f" at capacity={config.capacity})")

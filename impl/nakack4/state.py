@@ -132,7 +132,7 @@ class Member(Generic[P]):
         """Queue ``msg`` for ``dst``; a control message too large for one datagram is not sent
         (counted): False then."""
         try:
-            data = encode(msg, self.config.codec_limits, self.config.max_members)
+            data = encode(msg, self.config.codec_limits, self.config.member_limit)
         except EncodeError:
             self.stats.oversized_control += 1
             return False

@@ -99,3 +99,37 @@ def test_resends_for_one_datagram_are_bounded_in_bytes() -> None:
     sent = a.datagrams_to_send()
     assert 0 < sum(len(d) for _, d in sent) <= 2000  # three copies of 300 bytes each per message
     assert len(sent) == 3 * 2 and a.stats.resends_throttled == 8
+
+
+def join_rsp(members: int) -> bytes:
+    """A JOIN_RSP naming ``members`` members (view and digest, every window at (0, 0))."""
+    view = tuple(range(members))
+    return encode(JoinRspMsg(view, tuple((m, 0, 0) for m in view)), max_members=members)
+
+
+def test_a_join_rsp_may_not_allocate_more_window_bytes_than_max_window_bytes() -> None:
+    """Every window is capacity slots allocated up front, so members x capacity x 8 bytes is what a
+    JOIN_RSP asks a joiner to allocate: beyond max_window_bytes it is refused like a malformed one."""
+    import tracemalloc
+
+    assert Config().member_limit == 1024  # 128 MiB of windows at the default capacity 16384
+    joiner = Nakack4Engine(Config(), me=5000, now=0)
+    tracemalloc.start()
+    joiner.received(0, join_rsp(4096), now=0)  # would be 4096 x 16384 slots: 512 MiB
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert joiner.stats.malformed == 1 and joiner.snapshot() == Nakack4Engine(Config(), me=5000, now=0).snapshot()
+    assert peak < 4 << 20
+    small = Config(capacity=1024, max_window_bytes=8 * 1024 * 4)
+    assert small.member_limit == 4
+    refused, taken = Nakack4Engine(small, me=9, now=0), Nakack4Engine(small, me=3, now=0)
+    refused.received(0, join_rsp(5), now=0)
+    taken.received(0, join_rsp(4), now=0)
+    assert refused.stats.malformed == 1 and taken.stats.malformed == 0 and taken.members == frozenset({0, 1, 2, 3})
+
+
+def test_max_window_bytes_must_hold_one_window() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="max_window_bytes"):
+        Config(capacity=1024, max_window_bytes=8 * 1023)
