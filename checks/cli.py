@@ -1,4 +1,4 @@
-"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz, prove.
+"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz, prove, mutate.
 
 Exit codes: 0 every verdict matches its expectation; 1 some verdict does not; 2 a usage error
 (unknown option, unreadable model or trace file), reported as one line naming the input.
@@ -123,7 +123,22 @@ def _parser() -> argparse.ArgumentParser:
                            "counterexamples replayed on the spec and drawn")
     add_prove_arguments(prove)
     prove.set_defaults(run=_prove)
+    from checks.mutate.command import add_arguments as add_mutate_arguments
+
+    mutate = sub.add_parser("mutate", help="plant the catalogue's defects (checks/mutate/mutants.toml) in copies of "
+                            "the tree, judge each by lockstep, fuzz and model checks, print the kill table")
+    add_mutate_arguments(mutate)
+    mutate.set_defaults(run=_mutate)
     return parser
+
+
+def _mutate(args: argparse.Namespace) -> int:
+    from checks.mutate.command import MutateUsageError, command
+
+    try:
+        return command(args)
+    except MutateUsageError as error:
+        raise UsageError(str(error)) from None
 
 
 def _prove(args: argparse.Namespace) -> int:

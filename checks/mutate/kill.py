@@ -1,0 +1,235 @@
+"""The kill checks of one mutant, run inside a patched copy of the tree (``python -m checks.mutate.kill``).
+
+This module owns what judges a mutant, in order, stopping at the first kill:
+
+1. ``lockstep``: seeded random walks of ``checks/conform/differential.py`` on the protocol's
+   lockstep model (``models/fuzz/<protocol>-lockstep.toml``) as shipped; on its stale-packet model
+   (``-lockstep-stale.toml``) where there is one; under tiny window rows
+   (``checks/conform/geometry.py``'s ``TINY``, not NAKACK4: its ring has no rows); with receive
+   windows near 2**31 and 2**63 (``checks/conform/offsets.py``, unicast only); and under every
+   variant (``checks/conform/variants.py``, with the spec's properties only where the variant is
+   all fixes); and the timed lockstep (``checks/conform/timed.py``) when the tree has it. A
+   divergence, or an exception from engine or spec, kills.
+2. ``fuzz``: ``seqcheck fuzz --master none`` of the lockstep models (liveness judged at the end of
+   every run, which the walks do not): an outcome other than the model's ``expect`` kills.
+3. ``check``: ``seqcheck check`` of every shipped model of the protocol (its own folder and the
+   side-by-side files' halves): a verdict or a pinned state count that mismatches kills.
+
+Never the hand-written unit tests. Budgets are counts (walks, runs, steps), so a result depends on
+the tree and the seed only, not on the machine's load. The process refuses to run unless every
+package it imports comes from the current folder (the copy), and prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+STAGES = ("lockstep", "fuzz", "check")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much each check spends: walks of the lockstep model as shipped and of each other mode,
+    steps per walk; fuzz runs and steps per lockstep model; ``seed``: the first seed of each."""
+
+    walks: int = 40
+    mode_walks: int = 12
+    steps: int = 300
+    fuzz_runs: int = 150
+    fuzz_steps: int = 150
+    seed: int = 0
+    stages: tuple[str, ...] = STAGES
+
+
+@dataclass(frozen=True)
+class Verdict:
+    killed_by: str | None  # a stage of STAGES, or None: survived
+    detail: str  # what killed it (mode, seed, what differed), or what ran
+    seconds: dict[str, float]  # per stage run
+
+
+class Killed(Exception):
+    """A check found the mutant (its message says where)."""
+
+
+def run(protocols: Sequence[str], budget: Budget, work: Path) -> Verdict:
+    """The stages of ``budget`` in order on ``protocols``, stopping at the first kill."""
+    seconds: dict[str, float] = {}
+    stages: dict[str, Callable[[Sequence[str], Budget, Path], str]] = {
+        "lockstep": lockstep, "fuzz": fuzz, "check": check}
+    done = []
+    for stage in budget.stages:
+        started = time.perf_counter()
+        try:
+            done.append(stages[stage](protocols, budget, work))
+        except Killed as kill:
+            seconds[stage] = round(time.perf_counter() - started, 2)
+            return Verdict(stage, str(kill), seconds)
+        except Exception as error:  # a crash of engine, spec or world under the mutant kills too
+            seconds[stage] = round(time.perf_counter() - started, 2)
+            return Verdict(stage, f"crash: {_crash(error)}", seconds)
+        seconds[stage] = round(time.perf_counter() - started, 2)
+    return Verdict(None, "; ".join(done), seconds)
+
+
+def _crash(error: Exception) -> str:
+    frame = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    return f"{type(error).__name__}: {' '.join(str(error).split())[:160]}{where}"
+
+
+# -- 1. lockstep --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Mode:
+    label: str
+    model: Any  # models.modelfile.Model
+    engines: Any  # an engine factory (checks.conform.differential.EngineFactory)
+    properties: bool
+    walks: int
+
+
+def lockstep_modes(protocol: str, budget: Budget) -> Iterator[Mode]:
+    """The lockstep runs of ``protocol``, cheapest and most telling first."""
+    from checks.cli import MODELS_DIR
+    from checks.conform.engines import engines_for
+    from checks.conform.geometry import TINY, engines_with
+    from checks.conform.offsets import NEAR_2_31, NEAR_2_63, engines_with_offset
+    from checks.conform.variants import variant_runs, with_variant
+    from models.modelfile import load
+
+    base = load(MODELS_DIR / "fuzz" / f"{protocol}-lockstep.toml")
+    yield Mode("as shipped", base, engines_for, True, budget.walks)
+    stale = MODELS_DIR / "fuzz" / f"{protocol}-lockstep-stale.toml"
+    if stale.is_file():
+        yield Mode("stale packets", load(stale), engines_for, True, budget.walks)
+    if protocol != "nakack4":
+        for geometry in TINY:
+            yield Mode(f"geometry {geometry}", base, engines_with(geometry), True, budget.mode_walks)
+    if protocol in ("unicast2", "unicast3"):
+        for name, k in (("2^31", NEAR_2_31), ("2^63", NEAR_2_63)):
+            yield Mode(f"seqnos near {name}", base, engines_with_offset(k), True, budget.mode_walks)
+    for run_ in variant_runs(base)[1:]:
+        yield Mode(f"variant {run_}", with_variant(base, run_.flags), engines_for, run_.safety, budget.mode_walks)
+
+
+def lockstep(protocols: Sequence[str], budget: Budget, work: Path) -> str:
+    from checks.conform.differential import Shared, random_walk
+
+    walks = 0
+    for protocol in protocols:
+        for mode in lockstep_modes(protocol, budget):
+            shared = Shared(mode.model, mode.engines)
+            for seed in range(budget.seed, budget.seed + mode.walks):
+                result = random_walk(mode.model, seed, budget.steps, engines_for=mode.engines,
+                                     check_properties=mode.properties, shared=shared)
+                walks += 1
+                if result.divergence is not None:
+                    what = result.divergence
+                    raise Killed(f"{protocol} {mode.label}, seed {seed}, step {what.step}: {what.what} differ")
+        walks += timed(protocol, budget)
+    return f"{walks} lockstep walks"
+
+
+def timed(protocol: str, budget: Budget) -> int:
+    """The timed lockstep (issue 19, item 1) where the tree has one: 0 walks otherwise."""
+    try:
+        timed_mode = importlib.import_module("checks.conform.timed")
+    except ImportError:
+        return 0
+    walk = getattr(timed_mode, "mutation_walks", None)
+    if walk is None:
+        return 0
+    found = walk(protocol, range(budget.seed, budget.seed + budget.walks), budget.steps)
+    if found is not None:
+        raise Killed(f"{protocol} timed lockstep: {found}")
+    return budget.walks
+
+
+# -- 2. fuzz ------------------------------------------------------------------------------------
+def fuzz(protocols: Sequence[str], budget: Budget, work: Path) -> str:
+    from checks.cli import MODELS_DIR
+    from checks.fuzz.command import FuzzOptions, run_fuzz
+
+    runs = 0
+    for protocol in protocols:
+        for suffix in ("", "-stale"):
+            path = MODELS_DIR / "fuzz" / f"{protocol}-lockstep{suffix}.toml"
+            if not path.is_file():
+                continue
+            out = work / f"fuzz-{path.stem}"
+            options = FuzzOptions(model=path, runs=budget.fuzz_runs, steps=budget.fuzz_steps, master="none",
+                                  seed=budget.seed, out=out, shrink=0)
+            report = run_fuzz(options)
+            runs += report.totals.runs
+            if report.mismatch:
+                seeds = ", ".join(f"{v} at seed {s}" for v, s in report.totals.first_seed.items() if v != "pass")
+                raise Killed(f"{path.name}: {report.mismatch} ({seeds})")
+    return f"{runs} fuzz runs"
+
+
+# -- 3. check -----------------------------------------------------------------------------------
+def shipped_models(protocols: Sequence[str]) -> list[Any]:
+    """Every shipped model of ``protocols``: their folders and their halves of side-by-side files."""
+    from checks.cli import MODELS_DIR
+    from models.modelfile import load_all
+
+    paths = [p for protocol in protocols for p in sorted((MODELS_DIR / protocol).glob("*.toml"))]
+    paths += sorted((MODELS_DIR / "side-by-side").glob("*.toml"))
+    return [model for path in paths for model in load_all(path) if model.protocol in protocols]
+
+
+def check(protocols: Sequence[str], budget: Budget, work: Path) -> str:
+    from checks.check import check_model
+
+    models = shipped_models(protocols)
+    for model in models:
+        outcome = check_model(model, trace_dir=work / "traces", progress=None)
+        if not outcome.matches:
+            name = f"{model.path.parent.name}/{model.path.name}"
+            raise Killed(f"{name} [{model.protocol}]: {' '.join(str(outcome.mismatch_reason).split())[:200]}")
+    return f"{len(models)} models checked"
+
+
+# -- the process --------------------------------------------------------------------------------
+def _own_packages() -> None:
+    """Refuse to judge anything unless spec/, impl/, models/ and checks/ are the copy's."""
+    import checks
+    import impl
+    import models
+    import spec
+
+    here = Path.cwd().resolve()
+    for package in (spec, impl, models, checks):
+        location = Path(package.__path__[0]).resolve()
+        if location.parent != here:
+            raise SystemExit(f"checks.mutate.kill: {package.__name__} comes from {location}, not from the copy {here}; "
+                             "run it with the copy first on PYTHONPATH")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m checks.mutate.kill", description=__doc__.splitlines()[0])
+    parser.add_argument("--protocols", required=True, help="comma-separated protocols")
+    parser.add_argument("--budget", required=True, help="the Budget as JSON")
+    args = parser.parse_args(argv)
+    _own_packages()
+    fields = json.loads(args.budget)
+    fields["stages"] = tuple(fields["stages"])
+    budget = Budget(**fields)
+    with tempfile.TemporaryDirectory(prefix="mutate-work-") as work:
+        verdict = run(args.protocols.split(","), budget, Path(work))
+    print(json.dumps(asdict(verdict)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
