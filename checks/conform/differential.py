@@ -33,12 +33,17 @@ Rules
    1 to 4 slots with the smallest scan limit (``checks/conform/geometry.py``), every receive window
    shifted near 2**31 or 2**63 (``checks/conform/offsets.py``). The variant a model runs under is
    the model's (``checks/conform/variants.py`` lists them; issue 19, items 4 and 5).
+9. Time: the engines' clock stands still and the world fires the spec's timers one by one, unless
+   the engine factory is timed (``checks/conform/timed.py``, issue 19, item 1): then its
+   ``WorldEngines.timed`` takes every step (``Lockstep.step``): a world timer lets virtual time
+   pass to the next deadline, where each engine runs its own ``handle_timer`` against the spec
+   timers enabled at that time, applied together (``Lockstep.apply``).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,7 +151,16 @@ class Lockstep:
         return self._enabled
 
     def step(self, action: Any, after: Any) -> Divergence | None:
-        """Apply ``action`` (with its spec successor ``after``) to both sides and compare (rules 2, 3)."""
+        """Apply ``action`` (with its spec successor ``after``) to both sides and compare (rules 2, 3);
+        under a timed engine factory, its clock takes the step (rule 9)."""
+        timed = self.engines.timed
+        if timed is not None:
+            found: Divergence | None = timed.step(self, action, after)
+            return found
+        return self.take(action, after)
+
+    def take(self, action: Any, after: Any) -> Divergence | None:
+        """``step`` with the clock standing still: ``action`` drives the engines as it is."""
         world, before = self.world, self.state
         index = len(self.path) + 1
         member, packets, delivered = world.step_effects(before, action)
@@ -162,6 +176,35 @@ class Lockstep:
             divergence = self.check_all()
         if divergence is None and self.check_properties:
             divergence = self._check_properties()
+        return divergence
+
+    def apply(self, steps: Sequence[tuple[Any, Any]], member: int, drive: Callable[[], object]) -> Divergence | None:
+        """Rule 9: the spec steps ``steps`` (world actions of ``member``, each with its successor, taken
+        in order) against one engine input, ``drive()``: the engine's datagrams and deliveries are
+        compared with those of all the steps together, its state with the last; the safety
+        properties hold on every state passed (rules 2, 3). A step whose state is the one before
+        (a timer that only resent packets identical to some in flight: ``models/world.py`` rule 2)
+        has its outputs compared but is no step of the path."""
+        world, start = self.world, len(self.path)
+        packets: list[Packet] = []
+        delivered: list[tuple[int, int]] = []
+        for action, after in steps:
+            acting, sent, up = world.step_effects(self.state, action)
+            assert acting == member, (action, member)
+            packets += sent
+            delivered += up
+            if after == self.state:
+                continue
+            self.path.append((action, after))
+            self.state = after
+            divergence = self._check_properties() if self.check_properties else None
+            if divergence is not None:
+                return divergence
+        drive()
+        divergence = self._compare_outputs(member, tuple(packets), tuple(delivered)) or self._compare_state(member)
+        every = self.full_check_every
+        if divergence is None and every and (len(self.path) // every > start // every or not steps):
+            divergence = self.check_all()
         return divergence
 
     def _compare_outputs(self, member: int, packets: tuple[Packet, ...], delivered: tuple[tuple[int, int], ...]

@@ -11,7 +11,9 @@ A binding is found by protocol name like a model factory (``models/registry.py``
 (``BUILT_IN`` below), or an entry point of the group ``seqcheck.engines`` naming it.
 
 Time: the harness fires the spec's timers one by one (``fire_timer``) at a constant ``now`` and
-sets every real duration far away, so only the timers the world fires act, exactly as in the spec.
+sets every real duration far away, so only the timers the world fires act, exactly as in the spec;
+a timed engine factory (``checks/conform/timed.py``) gives its engines a clock instead
+(``WorldEngines.timed``).
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ class WorldEngines:
     # The spec side's datagram of a world packet from an encoder independent of the engine's
     # (``checks/conform/reference_codec.py``); None: the engine's own (``wire_bytes``).
     reference_bytes: Callable[[Packet], bytes] | None = None
+    # What takes every lockstep step when time passes (``checks/conform/timed.py``; the harness's
+    # rule 9); None: the clock stands still at 0 and the world fires the spec's timers.
+    timed: Any = None
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
         config = self.engine_config(spec_cfg)

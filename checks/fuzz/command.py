@@ -18,7 +18,8 @@ Rules
    ``--random-views K`` adds joins and leaves (random views per member) the same way, and
    ``--variant FLAG,...`` runs the model under those variant flags (issue 19, item 4).
    ``--engines-with NAME`` runs the engines under one of ``ENGINE_SETTINGS`` (tiny window rows,
-   receive windows near 2**31 or 2**63; issue 19, item 5), by name from that fixed table.
+   receive windows near 2**31 or 2**63; issue 19, item 5; or ``timed``: virtual time passes and
+   each engine runs its own timers, ``checks/conform/timed.py``, item 1), by name from that fixed table.
 4. Exit status: 0 when the outcome matches the model's ``expect`` (``pass``: no failing run;
    ``violation:P``: some run violates P, and none diverges, crashes or errs), 1 otherwise
    (also when a failure does not reproduce locally, or when the results hold another number of runs
@@ -72,6 +73,7 @@ ENGINE_SETTINGS = {  # --engines-with: engine factories the spec cannot tell apa
     "rows-of-2": "checks.conform.geometry:two_slot_rows",
     "seqnos-near-2^31": "checks.conform.offsets:near_2_31",
     "seqnos-near-2^63": "checks.conform.offsets:near_2_63",
+    "timed": "checks.conform.timed:timed",  # a clock: each engine runs its own timers (issue 19, item 1)
 }
 
 
@@ -522,7 +524,8 @@ def add_arguments(parser: Any) -> None:
                              "file; a flag that brings a defect back may violate the model's expectation")
     parser.add_argument("--engines-with", default=None, metavar="NAME",
                         help="run the engines with window rows of 1 or 2 slots, or with every receive window's "
-                             "seqnos near 2^31 or 2^63, which the spec cannot tell apart: "
+                             "seqnos near 2^31 or 2^63, which the spec cannot tell apart, or timed (a clock "
+                             "passes and each engine runs its own timers against the spec's due ones): "
                              f"{', '.join(ENGINE_SETTINGS)}")
     parser.add_argument("--weights", default="", metavar="KIND=W,...",
                         help=f"relative weights of action kinds ({', '.join(KINDS)}); default {Weights().text()}")

@@ -1,0 +1,428 @@
+"""Timed lockstep: virtual time passes, and each engine runs its own timers (issue 19, item 1).
+
+The untimed harness holds ``now`` at 0, sets every duration of the engines far away and fires the
+spec's timers one by one (``fire_timer``), so nothing checks the engines' ages, their timeout
+comparisons or their schedule (``handle_timer`` at ``get_timer()``). ``engines_with(Timing())`` is
+an engine factory for the harness (``checks/conform/differential.py`` rule 9) under which the
+engines run with small real durations (``Timing``) and a clock, and every world step goes
+through ``TimedStepper.step``. ``seqcheck fuzz MODEL --engines-with timed`` runs it.
+
+Design: a timed refinement check. The spec has no time; its timers may fire whenever the world
+enables them. This module adds the time the spec leaves out, from JGroups' documented rules
+(digest 1.1 (c), 1.2 (c) and (e)), kept apart from the engines' code:
+
+- a clock ``now`` (integer ms) shared by all engines, and per member the schedule of each
+  periodic task (``Rules.tasks``: UNICAST2's retransmit, stable and reaper tasks, UNICAST3's
+  retransmit task), each run one period after the last, the first one period after the start;
+- per connection entry its last activity, from the spec's own steps (``Rules.used``): the entry
+  was created or replaced (another conn_id), changed state (UNICAST3: OPEN <-> CLOSING), or was
+  used: an application send on the send entry, a DATA that the receive entry took (the spec's
+  own test of which window a DATA belongs to); nothing else (ACKs, STABLEs, XMIT_REQs,
+  retransmissions) makes an entry younger;
+- per member the time each peer entered ``sync_sent`` (UNICAST3's last_sync_sent).
+
+A spec timer is *timed-enabled* at time t when the world enables it and its guard holds: XMIT
+and STABLE when their task runs at t; UNICAST2's IDLE_SEND / IDLE_RECV when the reaper runs at t
+and the entry's age (t - last activity) >= conn_expiry_timeout; UNICAST3's IDLE_* on an OPEN entry
+of that age and CLOSE_* on a CLOSING entry whose age >= conn_close_timeout when the retransmit
+task runs at t (phase by phase, in the engine's documented order: an entry made CLOSING is 0 old,
+so never closed and removed in one run); SYNC_EXPIRED when t - the request's time >=
+sync_min_interval. Timed-enabled timers fire at once (maximal progress: JGroups' tasks act at
+their run), so the timed spec is deterministic in time, and the run the harness drives is:
+
+- a world timer (``FireTimer``) chosen by the walk means "time passes": the clock moves to the
+  next deadline (the earliest task run, sync expiry, or engine ``get_timer()``), the spec fires
+  the expired syncs, and every member due runs ``handle_timer(now)`` once against the sequence
+  of its timed-enabled spec timers, applied together (``Lockstep.apply``): the engine's
+  datagrams must be all of theirs, in order, and its state theirs. A member whose task is due
+  while its engine's ``get_timer()`` is later diverges ("timer schedule"); an engine asking
+  for a run with nothing due must do nothing;
+- any other action happens at the current time, after the clock has moved, half of the time, to
+  a time strictly before the next deadline (drawn from the step's index and action, so a walk is
+  a function of its seed).
+
+Soundness: the spec steps taken are world steps (timed-enabled implies world-enabled), so the
+run is a run of the untimed world and every property checked there holds; the engine must do,
+at each of its timer runs, exactly what the timed spec does: no removal, expiry or datagram
+without a timer whose time has come (a reaped busy entry, an age from the wrong instant, a
+timeout compared with ``<`` instead of ``<=`` all diverge), and none left out when it has come
+(a late schedule, ``>`` for ``>=``). Rule 6 of ``models/world.py`` (no packet outlives its
+window: conn_close_timeout is 2 x MSL) becomes: a packet in flight on a window whose removal is
+due is delivered before time passes (the step is that delivery). A packet the same timer run
+itself puts on the wire before the removal (UNICAST2's reaper running with its retransmit task)
+cannot be: the run goes on as JGroups does, the removal without rule 6 (``TimedStepper.stale``
+counts them), and the spec's properties are no longer checked on it (a packet may outlive its
+window: only agreement is judged from then on, as in the stale-packet models).
+
+What it cannot check: the durations and times are the harness's (integer ms, periods from 0,
+every run exactly on time: no drift, jitter or late runs of a loaded timer thread); the
+activity rules are the documented ones, so an engine and this module wrong the same way agree;
+the AgeOutCache (max_retransmit_time), receive_evict_idle, the resend budget per xmit_interval,
+min_window_replace_interval and UNICAST2's byte-triggered STABLE stay off; sync_min_interval's
+table capacity is not reached. The multicast engines (NAKACK2, NAKACK4) are not covered: their
+factory is refused in one line.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from checks.conform.differential import Divergence, EngineFactory, Lockstep
+from checks.conform.engines import WorldEngines, binding
+from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, World
+from spec import unicast2 as u2
+from spec import unicast3 as u3
+
+Activity = dict[tuple[int, str, int], int]  # (member, "send" | "recv", peer) -> time of its last activity
+Steps = list[tuple[Any, Any]]  # (world action, state after it)
+Phase = Callable[[Any, Callable[[str, int], int]], list[Any]]  # (node, age) -> the spec timers it fires
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The engines' durations in the timed lockstep (ms); each > 0."""
+
+    xmit_interval: int = 3
+    stable_interval: int = 5  # UNICAST2's stable task
+    conn_expiry_timeout: int = 9  # UNICAST2's reaper (period and idle time); UNICAST3's idle closing
+    conn_close_timeout: int = 12  # UNICAST3: CLOSING entries removed
+    sync_min_interval: int = 4  # UNICAST3: one SEND_FIRST_SEQNO per peer per interval
+
+    def __post_init__(self) -> None:
+        for name, value in vars(self).items():
+            if type(value) is not int or value < 1:
+                raise ValueError(f"timing {name}: expected an int >= 1 (ms), got {value!r}")
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {value}" for name, value in vars(self).items())
+
+
+TIMINGS = (Timing(), Timing(4, 6, 7, 8, 5), Timing(2, 3, 5, 4, 3))
+"""The timings the tests walk under: periods that are multiples of the retransmit interval (an
+age equal to a timeout at a run), coprime ones, and a close timeout shorter than the expiry."""
+
+
+# -- the timed spec: what each protocol's tasks are and what makes an entry younger ---------------
+class Rules:
+    """What time means for one protocol's spec (the module docstring's rules)."""
+
+    spec: Any
+
+    def configure(self, config: Any, spec_cfg: Any, timing: Timing) -> Any:
+        raise NotImplementedError
+
+    def tasks(self, spec_cfg: Any, timing: Timing) -> dict[str, int]:
+        """Task name -> period, in the order a run at one time takes them."""
+        raise NotImplementedError
+
+    def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
+        """The phases of one run of ``task``, in order: each gives the spec timers it fires from the
+        member's node and its entries' ages at the run (``age(role, peer)``), read after the phase
+        before it is applied."""
+        raise NotImplementedError
+
+    def takes(self, spec_cfg: Any, entry: Any, msg: Any) -> bool:
+        """Does the receive entry ``entry`` take the DATA ``msg`` (the spec's test)?"""
+        raise NotImplementedError
+
+
+class Unicast2Rules(Rules):
+    spec = u2
+
+    def configure(self, config: Any, spec_cfg: Any, timing: Timing) -> Any:
+        return replace(config, xmit_interval=timing.xmit_interval, stable_interval=timing.stable_interval,
+                       conn_expiry_timeout=timing.conn_expiry_timeout if spec_cfg.conn_expiry else 0)
+
+    def tasks(self, spec_cfg: Any, timing: Timing) -> dict[str, int]:
+        found = {"xmit": timing.xmit_interval, "stable": timing.stable_interval}
+        if spec_cfg.conn_expiry:
+            found["reap"] = timing.conn_expiry_timeout
+        return found
+
+    def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
+        if task != "reap":
+            kind = u2.XMIT if task == "xmit" else u2.STABLE
+            return [lambda node, age: [u2.Timer(kind, -1)]]
+        return [_aged(u2.IDLE_SEND, "send", None, timing.conn_expiry_timeout),
+                _aged(u2.IDLE_RECV, "recv", None, timing.conn_expiry_timeout)]
+
+    def takes(self, spec_cfg: Any, entry: Any, msg: Any) -> bool:
+        return u2._same_connection(spec_cfg, entry, msg)
+
+
+class Unicast3Rules(Rules):
+    spec = u3
+
+    def configure(self, config: Any, spec_cfg: Any, timing: Timing) -> Any:
+        return replace(config, xmit_interval=timing.xmit_interval, sync_min_interval=timing.sync_min_interval,
+                       conn_expiry_timeout=timing.conn_expiry_timeout if spec_cfg.conn_expiry else 0,
+                       conn_close_timeout=timing.conn_close_timeout if spec_cfg.conn_close else 0)
+
+    def tasks(self, spec_cfg: Any, timing: Timing) -> dict[str, int]:
+        return {"xmit": timing.xmit_interval}
+
+    def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
+        expiry, close = timing.conn_expiry_timeout, timing.conn_close_timeout
+        found: list[Phase] = [lambda node, age: [u3.Timer(u3.XMIT, -1)]]
+        if spec_cfg.conn_expiry:  # idle closing: send entries, then receive entries
+            found += [_aged(u3.IDLE_SEND, "send", u3.OPEN, expiry), _aged(u3.IDLE_RECV, "recv", u3.OPEN, expiry)]
+        if spec_cfg.conn_close:  # then removal of the entries CLOSING long enough
+            found += [_aged(u3.CLOSE_SEND, "send", u3.CLOSING, close), _aged(u3.CLOSE_RECV, "recv", u3.CLOSING, close)]
+        return found
+
+    def takes(self, spec_cfg: Any, entry: Any, msg: Any) -> bool:
+        return bool(entry.conn_id == msg.conn_id)
+
+
+def _aged(kind: int, role: str, state: int | None, timeout: int) -> Phase:
+    """A phase firing timer ``kind`` for every entry of ``role`` (in ``state``, if not None) at least
+    ``timeout`` old, in peer order."""
+    def phase(node: Any, age: Callable[[str, int], int]) -> list[Any]:
+        return [Timer(kind, peer) for peer, entry in enumerate(getattr(node, role))
+                if entry is not None and (state is None or entry.state == state) and age(role, peer) >= timeout]
+    Timer = u2.Timer  # both specs' Timer is (kind, peer)
+    return phase
+
+
+RULES: dict[str, Rules] = {"unicast2": Unicast2Rules(), "unicast3": Unicast3Rules()}
+
+
+def observe(rules: Rules, spec_cfg: Any, activity: Activity, syncs: dict[tuple[int, int], int], now: int,
+            member: int, before: Any, after: Any, action: Any) -> None:
+    """Record what the spec step ``action`` of ``member`` (its node ``before`` -> ``after``) did to
+    the ages of its entries and to its sync requests, at ``now``."""
+    data_from = None
+    if isinstance(action, (DeliverPacket, DuplicatePacket)) and isinstance(action.packet.msg, rules.spec.Data):
+        data_from = action.packet.src
+    for role in ("send", "recv"):
+        for peer, (old, new) in enumerate(zip(getattr(before, role), getattr(after, role))):
+            key = (member, role, peer)
+            if new is None:
+                activity.pop(key, None)
+            elif (old is None or old.conn_id != new.conn_id or getattr(old, "state", 0) != getattr(new, "state", 0)
+                  or (role == "send" and isinstance(action, AppSend) and action.dst == peer)
+                  or (role == "recv" and data_from == peer and rules.takes(spec_cfg, new, action.packet.msg))):
+                activity[key] = now
+    old_syncs: frozenset[int] = getattr(before, "sync_sent", frozenset())
+    new_syncs: frozenset[int] = getattr(after, "sync_sent", frozenset())
+    for peer in new_syncs - old_syncs:
+        syncs[member, peer] = now
+    for peer in old_syncs - new_syncs:
+        del syncs[member, peer]
+
+
+@dataclass
+class Group:
+    """One engine input of a tick: ``member``'s spec timers (``steps``) and whether its engine runs
+    ``handle_timer`` (False: sync expiries only, which the engine reads off its clock)."""
+
+    member: int
+    steps: Steps
+    runs: bool
+    tasks: tuple[str, ...] = ()
+    stale: int = 0  # removals among ``steps`` made with a packet of their window in flight (rule 6)
+
+
+class TimedStepper:
+    """The clock of one lockstep run and the timed spec beside it (module docstring)."""
+
+    def __init__(self, engines: WorldEngines, world: World, rules: Rules, timing: Timing) -> None:
+        self.engines, self.world, self.rules, self.timing = engines, world, rules, timing
+        self.cfg = world.cfg
+        periods = rules.tasks(world.cfg, timing)
+        self.periods = periods
+        self.due: list[dict[str, int]] = [dict(periods) for _ in range(world.n)]  # first run: one period in
+        self.activity: Activity = {}
+        self.syncs: dict[tuple[int, int], int] = {}
+        self.stale = 0  # removals made despite rule 6 (a packet the same run put on the wire)
+        self.ticks = 0
+
+    # -- the harness's entry point ----------------------------------------------------------------
+    def step(self, run: Lockstep, action: Any, after: Any) -> Divergence | None:
+        """A walk's step: a world timer lets time pass (``tick``); anything else happens now, maybe
+        a little later than the last step."""
+        if isinstance(action, FireTimer):
+            return self.tick(run)
+        self._drift(len(run.path), action)
+        return self._take(run, action, after)
+
+    def _take(self, run: Lockstep, action: Any, after: Any) -> Divergence | None:
+        before = run.state
+        divergence = run.take(action, after)
+        self._observe(before, action, after)
+        return self._at(divergence)
+
+    def _drift(self, index: int, action: Any) -> None:
+        """Half of the time the clock moves to a time strictly before the next deadline."""
+        room = self.next_deadline() - self.engines.now
+        rng = random.Random(f"timed {index} {action!r}")
+        if room >= 2 and rng.random() < 0.5:
+            self.engines.now += rng.randrange(1, room)
+
+    def next_deadline(self) -> int:
+        found = [t for due in self.due for t in due.values()]
+        found += [t + self.timing.sync_min_interval for t in self.syncs.values()]
+        found += [engine.get_timer() for engine in self.engines.engines]
+        return min(found)
+
+    # -- time passes ------------------------------------------------------------------------------
+    def tick(self, run: Lockstep) -> Divergence | None:
+        """Time passes to the next deadline; the expired syncs and the due members' timer runs."""
+        now = max(self.next_deadline(), self.engines.now)
+        late = self._late_engine(run, now)
+        if late is not None:
+            return late
+        groups, blocked = self.plan(run.state, now)
+        if blocked is not None:  # rule 6: the packet arrives before the removal's time
+            packet_action = DeliverPacket(blocked)
+            successor = self.world.successor(run.state, packet_action)
+            assert successor is not None
+            return self._take(run, packet_action, successor)
+        self.engines.now = now
+        self.ticks += 1
+        every, run.full_check_every = run.full_check_every, 0  # every member at the end of the tick
+        try:
+            for group in groups:
+                for task in group.tasks:
+                    self.due[group.member][task] = now + self.periods[task]
+                if group.stale:  # a packet may outlive its window from now on: agreement only
+                    self.stale += group.stale
+                    run.check_properties = False
+                divergence = self._apply(run, group, now)
+                if divergence is not None:
+                    return divergence
+        finally:
+            run.full_check_every = every
+        return self._at(run.check_all()) if every else None
+
+    def _late_engine(self, run: Lockstep, now: int) -> Divergence | None:
+        for member, due in enumerate(self.due):
+            tasks = sorted(task for task, t in due.items() if t <= now)
+            asked = self.engines.engines[member].get_timer()
+            if tasks and asked > now:
+                name = self.world.member_name(member)
+                return Divergence(len(run.path), f"t={now}: time passes", f"timer schedule of {name}",
+                                  f"{', '.join(tasks)} due at {now}", f"get_timer() = {asked}")
+        return None
+
+    def _apply(self, run: Lockstep, group: Group, now: int) -> Divergence | None:
+        engine = self.engines.engines[group.member]
+        befores = [run.state, *(after for _, after in group.steps)]
+        divergence = run.apply(group.steps, group.member,
+                               (lambda: engine.handle_timer(now=now)) if group.runs else (lambda: None))
+        for (action, after), before in zip(group.steps, befores):
+            self._observe(before, action, after)
+        return self._at(divergence)
+
+    def plan(self, state: Any, now: int) -> tuple[list[Group], Any]:
+        """The engine inputs of a tick at ``now`` from ``state`` (nothing is changed), or the packet
+        in flight that rule 6 delivers first (then no groups)."""
+        activity, syncs = dict(self.activity), dict(self.syncs)
+        network = self.world.net_table.values[state[self.world.n]]
+        groups: list[Group] = []
+        for member in range(self.world.n):  # first every expired sync (every engine's view reads the clock)
+            steps: Steps = []
+            for (m, peer), t in sorted(syncs.items()):
+                if m == member and t + self.timing.sync_min_interval <= now:
+                    timer = self.rules.spec.Timer(self.rules.spec.SYNC_EXPIRED, peer)
+                    state = self._fire(state, member, timer, steps, activity, syncs, now)
+            if steps:
+                groups.append(Group(member, steps, False))
+        for member in range(self.world.n):
+            tasks = tuple(task for task, t in self.due[member].items() if t <= now)
+            if not tasks and self.engines.engines[member].get_timer() > now:
+                continue
+            steps, stale = [], 0
+            for task in tasks:
+                state, blocked, lifted = self._run_task(state, member, task, steps, activity, syncs, now, network)
+                if blocked is not None:
+                    return [], blocked
+                stale += lifted
+            groups.append(Group(member, steps, True, tasks, stale))
+        return groups, None
+
+    def _run_task(self, state: Any, member: int, task: str, steps: Steps, activity: Activity,
+                  syncs: dict[tuple[int, int], int], now: int, network: Sequence[Any]) -> tuple[Any, Any, int]:
+        """``task``'s run at ``member``, phase by phase, added to ``steps``: (the state after it,
+        None, the removals made despite rule 6), or (``state``, the packet of ``network`` rule 6
+        delivers first, 0)."""
+        world, n, stale = self.world, self.world.n, 0
+
+        def age(role: str, peer: int) -> int:
+            return now - activity[member, role, peer]
+
+        for phase in self.rules.phases(task, self.cfg, self.timing):
+            for timer in phase(world.node_table.values[state[member]], age):
+                pair = world.adapter.quiet_connection(member, timer)
+                if pair is not None and not world.quiet(state[n], *pair):
+                    blocking = [p for p in network if world.adapter.receive_window_of(p) == pair]
+                    if blocking:
+                        return state, blocking[0], 0
+                    stale += 1
+                state = self._fire(state, member, timer, steps, activity, syncs, now)
+        return state, None, stale
+
+    def _fire(self, state: Any, member: int, timer: Any, steps: Steps, activity: Activity,
+              syncs: dict[tuple[int, int], int], now: int) -> Any:
+        action = FireTimer(member, timer)
+        after = self.world.successor(state, action)
+        if after is None:  # a run that changes nothing in the world, but may resend what is in flight
+            steps.append((action, state))
+            return state
+        nodes = self.world.node_table.values
+        observe(self.rules, self.cfg, activity, syncs, now, member, nodes[state[member]], nodes[after[member]], action)
+        steps.append((action, after))
+        return after
+
+    def _observe(self, before: Any, action: Any, after: Any) -> None:
+        member = self.world.step_effects(before, action)[0]
+        if member is None:
+            return
+        nodes = self.world.node_table.values
+        observe(self.rules, self.cfg, self.activity, self.syncs, self.engines.now, member,
+                nodes[before[member]], nodes[after[member]], action)
+
+    def _at(self, divergence: Divergence | None) -> Divergence | None:
+        return None if divergence is None else replace(divergence, action=f"t={self.engines.now}: {divergence.action}")
+
+
+# -- the engine factory ---------------------------------------------------------------------------
+def engines_with(timing: Timing) -> EngineFactory:
+    """An engine factory for the harness: the protocol's engines with ``timing``'s durations and a
+    clock that the harness moves (``TimedStepper``)."""
+    made: dict[type[WorldEngines], type[WorldEngines]] = {}
+
+    def factory(world: World) -> WorldEngines:
+        name = world.adapter.name
+        rules = RULES.get(name)
+        if rules is None:
+            raise ValueError(f"timed lockstep: expected a model of {' or '.join(sorted(RULES))}, got {name}")
+        base = binding(name).world_engines
+        cls = made.get(base)
+        if cls is None:
+            def engine_config(spec_cfg: Any, _base: type[WorldEngines] = base, _rules: Rules = rules) -> Any:
+                return _rules.configure(_base.engine_config(spec_cfg), spec_cfg, timing)
+            cls = made[base] = type(f"{base.__name__}Timed", (base,), {"engine_config": staticmethod(engine_config)})
+        engines = cls.for_world(world)
+        engines.timed = TimedStepper(engines, world, rules, timing)
+        return engines
+
+    return factory
+
+
+timed = engines_with(Timing())
+"""The default timing; a fuzz job takes it as ``FuzzOptions(engines="checks.conform.timed:timed")``
+(``seqcheck fuzz MODEL --engines-with timed``)."""
+
+
+def stepper_of(run: Lockstep) -> TimedStepper:
+    """The clock of a timed run (for tests and reports)."""
+    found = run.engines.timed
+    assert isinstance(found, TimedStepper), "not a timed run"
+    return found
+
+
+__all__: Sequence[str] = ("TIMINGS", "TimedStepper", "Timing", "engines_with", "stepper_of", "timed")
