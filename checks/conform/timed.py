@@ -51,8 +51,8 @@ window: conn_close_timeout is 2 x MSL) becomes: a packet in flight on a window w
 due is delivered before time passes (the step is that delivery). A packet the same timer run
 itself puts on the wire before the removal (UNICAST2's reaper running with its retransmit task)
 cannot be: the run goes on as JGroups does, the removal without rule 6 (``TimedStepper.stale``
-counts them), and the spec's properties are no longer checked on it (a packet may outlive its
-window: only agreement is judged from then on, as in the stale-packet models).
+counts them), and from then on only the properties a stale packet cannot break are checked
+(``STALE_PROOF``, as in the stale-packet models; the fuzz judges no liveness on such a run).
 
 What it cannot check: the durations and times are the harness's (integer ms, periods from 0,
 every run exactly on time: no drift, jitter or late runs of a loaded timer thread); the
@@ -288,9 +288,9 @@ class TimedStepper:
             for group in groups:
                 for task in group.tasks:
                     self.due[group.member][task] = now + self.periods[task]
-                if group.stale:  # a packet may outlive its window from now on: agreement only
+                if group.stale:  # a packet may outlive its window from now on
                     self.stale += group.stale
-                    run.check_properties = False
+                    run._always = [p for p in run._always if p.name in STALE_PROOF]
                 divergence = self._apply(run, group, now)
                 if divergence is not None:
                     return divergence
@@ -315,7 +315,11 @@ class TimedStepper:
                                (lambda: engine.handle_timer(now=now)) if group.runs else (lambda: None))
         for (action, after), before in zip(group.steps, befores):
             self._observe(before, action, after)
-        return self._at(divergence)
+        if divergence is None or divergence.what.startswith("spec property"):
+            return self._at(divergence)
+        fired = "; ".join(self.world.format_action(a) for a, _ in group.steps) or "no spec timer due"
+        run_of = "handle_timer" if group.runs else "the clock"
+        return replace(divergence, action=f"t={now}: {run_of} of {self.world.member_name(group.member)} ({fired})")
 
     def plan(self, state: Any, now: int) -> tuple[list[Group], Any]:
         """The engine inputs of a tick at ``now`` from ``state`` (nothing is changed), or the packet
@@ -387,6 +391,14 @@ class TimedStepper:
 
     def _at(self, divergence: Divergence | None) -> Divergence | None:
         return None if divergence is None else replace(divergence, action=f"t={self.engines.now}: {divergence.action}")
+
+
+STALE_PROOF = frozenset({"no_duplicate", "in_order", "delivered_was_sent", "window_order", "conn_id_purity",
+                         "timestamps_issued", "acks_monotone", "timestamps_increase", "sync_resend_bounded",
+                         "sync_rate_limited"})
+"""The safety properties a packet that outlives its window cannot break (those the stale-packet
+models ``models/fuzz/unicast*-lockstep-stale.toml`` check): the only ones a run checks after a
+removal made despite rule 6."""
 
 
 # -- the engine factory ---------------------------------------------------------------------------

@@ -1,0 +1,207 @@
+"""The timed lockstep (checks/conform/timed.py; issue 19, item 1).
+
+Invariants tested: under a clock, with small real durations, the UNICAST2 and UNICAST3 engines
+agree with their timed specs on seeded walks of the lockstep models (as shipped and under every
+variant run, under each timing of ``TIMINGS``), their timers really run (reaping, closing,
+removal and sync expiry happen at their times); a walk is a function of its seed; a timing of 0
+and a multicast model are refused in one line; and each planted timing defect (a busy UNICAST2
+connection reaped, ``>`` for ``>=`` on a timeout, a late ``get_timer()``, UNICAST3's close
+timeout measured from the last activity instead of the CLOSING transition) passes the untimed
+walks and is caught timed.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from lockstep_machine import WorldAgreement
+
+from checks.cli import MODELS_DIR, main
+from checks.conform.differential import EngineFactory, Lockstep, random_walk
+from checks.conform.engines import engines_for
+from checks.conform.timed import TIMINGS, Timing, engines_with, stepper_of, timed
+from checks.conform.variants import variant_runs, with_variant
+from impl.unicast2 import Unicast2Engine
+from impl.unicast2 import tasks as u2tasks
+from impl.unicast3 import Unicast3Engine, entries
+from impl.unicast3 import tasks as u3tasks
+from models.modelfile import Model, load
+from models.world import FireTimer
+
+FUZZ = {n: MODELS_DIR / "fuzz" / f"unicast{n}-lockstep.toml" for n in (2, 3)}
+STALE = {n: MODELS_DIR / "fuzz" / f"unicast{n}-lockstep-stale.toml" for n in (2, 3)}
+WALKS, STEPS = 10, 300
+FACTORIES = [engines_with(t) for t in TIMINGS]
+
+
+def _walk(model: Model, factory: EngineFactory, seed: int, steps: int = STEPS) -> Lockstep:
+    """A seeded walk, uniformly among the enabled actions; stops at the first divergence."""
+    run, rng = Lockstep(model, factory, check_properties=True), random.Random(seed)
+    for _ in range(steps):
+        enabled = run.enabled()
+        if not enabled:
+            break
+        divergence = run.step(*enabled[rng.randrange(len(enabled))])
+        assert divergence is None, f"seed {seed}: {divergence}"
+    return run
+
+
+@pytest.mark.parametrize("timing", range(len(TIMINGS)))
+@pytest.mark.parametrize("n", sorted(FUZZ))
+def test_engines_agree_with_the_timed_spec(n: int, timing: int) -> None:
+    model, fired = load(FUZZ[n]), set()
+    for seed in range(WALKS):
+        run = _walk(model, FACTORIES[timing], seed)
+        fired |= {run.world.adapter.spec.TIMER_NAMES[a.timer.kind] for a, _ in run.path if isinstance(a, FireTimer)}
+        assert run.engines.now > 0
+    assert fired == set(run.world.adapter.spec.TIMER_NAMES)  # every timer's time came, in some walk
+
+
+@pytest.mark.parametrize("n", sorted(FUZZ))
+def test_engines_agree_timed_under_every_variant_and_with_stale_packets(n: int) -> None:
+    for variant in variant_runs(load(FUZZ[n])):
+        model = with_variant(load(FUZZ[n]), variant.flags)
+        for seed in range(3):
+            result = random_walk(model, seed, 200, engines_for=timed, check_properties=variant.safety)
+            assert result.divergence is None, f"{variant}, seed {seed}: {result.divergence}"
+    for seed in range(4):
+        result = random_walk(load(STALE[n]), seed, STEPS, engines_for=timed)
+        assert result.divergence is None, f"stale packets, seed {seed}: {result.divergence}"
+
+
+def test_a_timed_walk_is_a_function_of_its_seed() -> None:
+    model = load(FUZZ[3])
+    first, again = _walk(model, timed, 5), _walk(model, timed, 5)
+    assert first.path == again.path and first.engines.now == again.engines.now
+    assert stepper_of(first).ticks == stepper_of(again).ticks > 10
+
+
+def test_timings_and_models_it_cannot_run_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match=r"^timing conn_close_timeout: expected an int >= 1 \(ms\), got 0$"):
+        Timing(conn_close_timeout=0)
+    with pytest.raises(ValueError, match=r"^timed lockstep: expected a model of unicast2 or unicast3, got nakack2$"):
+        Lockstep(load(MODELS_DIR / "fuzz" / "nakack2-lockstep.toml"), timed)
+    n2 = MODELS_DIR / "fuzz" / "nakack2-lockstep.toml"
+    assert main(["fuzz", str(n2), "--engines-with", "timed", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "timed lockstep: expected a model of unicast2 or unicast3" in err
+
+
+def test_fuzz_runs_the_timed_lockstep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for n in sorted(FUZZ):
+        assert main(["fuzz", str(FUZZ[n]), "--engines-with", "timed", "--runs", "12", "--steps", "80",
+                     "--master", "none", "--out", str(tmp_path / str(n)), "--no-progress"]) == 0
+        out = capsys.readouterr().out
+        assert "engines checks.conform.timed:timed" in out and "failures             0" in out
+
+
+# -- planted timing defects: missed untimed, caught timed ------------------------------------------
+def _age_from_creation(send: Callable[..., int]) -> Callable[..., int]:
+    """UNICAST2's reaper measures a send entry's age from its creation: a busy connection is reaped
+    with its unacknowledged messages."""
+    def planted(self: Any, dst: Any, payload: bytes, *, now: int) -> int:
+        entry = self._m.send.get(dst)
+        created = None if entry is None else entry.touched
+        seqno = send(self, dst, payload, now=now)
+        if created is not None:
+            self._m.send[dst].touched = created
+        return seqno
+    return planted
+
+
+def _reap_strictly_older(m: Any, *, now: int) -> None:
+    """UNICAST2's reaper with ``>`` for ``>=``: an entry idle exactly conn_expiry_timeout stays."""
+    timeout = m.config.conn_expiry_timeout
+    for peer in sorted(p for p, e in m.send.items() if now - e.touched > timeout):
+        m.remove_sender(peer)
+    for peer in sorted(p for p, e in m.recv.items() if now - e.touched > timeout):
+        m.remove_receiver(peer)
+
+
+def _remove_expired_strictly_older(m: Any, *, now: int) -> None:
+    """UNICAST3's removal with ``>`` for ``>=``: a CLOSING entry exactly conn_close_timeout old stays."""
+    timeout = m.config.conn_close_timeout
+    for peer in sorted(p for p, e in m.send.items() if e.state is entries.CLOSING and e.age(now=now) > timeout):
+        u3tasks._close_send_entry(m, peer, now=now)
+    for peer in sorted(p for p, e in m.recv.items() if e.state is entries.CLOSING and e.age(now=now) > timeout):
+        u3tasks.remove_receive_connection(m, peer, event=entries.Event.EXPIRED, now=now)
+
+
+def _xmit_late(self: Any) -> int:
+    """UNICAST3's get_timer() one ms after its retransmit task is due."""
+    return int(self._next_xmit) + 1
+
+
+def _u2_xmit_forgotten(self: Any) -> int:
+    """UNICAST2's get_timer() leaves the retransmit task out (it runs late, with the next task)."""
+    return int(self._next_stable if self._next_reap is None else min(self._next_stable, self._next_reap))
+
+
+def _state_change_keeps_age(fire: Callable[..., bool]) -> Callable[..., bool]:
+    """UNICAST3's entries keep their age across a state change: conn_close_timeout is measured
+    from the last activity instead of from becoming CLOSING."""
+    def planted(self: Any, event: Any, *, now: int) -> bool:
+        touched = self.touched
+        removed = fire(self, event, now=now)
+        self.touched = touched
+        return removed
+    return planted
+
+
+PLANTED: dict[str, tuple[int, Any, str, Callable[[Any], Any]]] = {
+    "u2 reaper ages a busy send entry from its creation":
+        (2, Unicast2Engine, "send", _age_from_creation),
+    "u2 reaper compares > instead of >=": (2, u2tasks, "reap", lambda _: _reap_strictly_older),
+    "u2 get_timer() forgets the retransmit task": (2, Unicast2Engine, "get_timer", lambda _: _u2_xmit_forgotten),
+    "u3 removal compares > instead of >=": (3, u3tasks, "remove_expired", lambda _: _remove_expired_strictly_older),
+    "u3 get_timer() one ms late": (3, Unicast3Engine, "get_timer", lambda _: _xmit_late),
+    "u3 close timeout from the last activity": (3, entries.Entry, "fire", _state_change_keeps_age),
+}
+
+
+@pytest.fixture(params=sorted(PLANTED))
+def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, int]]:
+    n, owner, name, make = PLANTED[request.param]
+    monkeypatch.setattr(owner, name, make(getattr(owner, name)))
+    yield request.param, n
+
+
+def _first_divergence(model: Model, factory: EngineFactory, walks: int) -> str | None:
+    for seed in range(walks):
+        result = random_walk(model, seed, STEPS, engines_for=factory, check_properties=False)
+        if result.divergence is not None:
+            return f"seed {seed}: {result.divergence}"
+    return None
+
+
+def test_a_planted_timing_defect_is_missed_untimed_and_caught_timed(planted: tuple[str, int]) -> None:
+    name, n = planted
+    model = load(FUZZ[n])
+    assert _first_divergence(model, engines_for, 6) is None, name
+    found = _first_divergence(model, timed, 20)
+    assert found is not None and "differ" in found, (name, found)
+
+
+# -- the Hypothesis machines, timed -----------------------------------------------------------------
+class Unicast2Timed(WorldAgreement):
+    MODEL = load(FUZZ[2])
+
+    def engine_factory(self) -> EngineFactory:
+        return timed
+
+
+class Unicast3Timed(WorldAgreement):
+    MODEL = load(FUZZ[3])
+
+    def engine_factory(self) -> EngineFactory:
+        return timed
+
+
+MACHINE = settings(max_examples=12, stateful_step_count=60)  # the walks above cover more, faster
+TestUnicast2Timed = MACHINE(Unicast2Timed).TestCase
+TestUnicast3Timed = MACHINE(Unicast3Timed).TestCase
