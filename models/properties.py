@@ -30,8 +30,10 @@ CHANNEL_PROPERTIES: tuple[tuple[str, Callable[[fifo.Channel], bool]], ...] = (
 LIVENESS = (
     ("eventually_delivered", "From every reachable state, without further faults, every message is "
                              "delivered at least once (unless the sender discarded it at the end of the "
-                             "grace period the protocol promises: UNICAST3's conn_close_timeout; UNICAST2 "
-                             "promises none)."),
+                             "grace period the protocol promises: UNICAST3's conn_close_timeout of an "
+                             "entry that became CLOSING when the receiver left the sender's view, or by "
+                             "idling out, and whose receiver has been in no view of the sender since; "
+                             "UNICAST2 promises none)."),
     ("eventually_acked", "... and moreover every send window is emptied by acknowledgements."),
 )
 WITNESS = ("all_delivered_witness", "Some reachable state has every budgeted message sent and delivered "

@@ -16,8 +16,8 @@ Rules
    every member. The permutations that pass form a group (they are exactly the automorphisms of
    these finitely many structures).
 2. A permutation acts on a world by renaming: node ``p[m]`` of the image is node ``m`` renamed, a
-   packet from ``s`` to ``d`` becomes one from ``p[s]`` to ``p[d]``, the history's channel and
-   sync counters of pair ``(p[s], p[d])`` are those of ``(s, d)``, and member ``p[m]`` is where
+   packet from ``s`` to ``d`` becomes one from ``p[s]`` to ``p[d]``, the history's channel, sync
+   counter and grace bit of pair ``(p[s], p[d])`` are those of ``(s, d)``, and member ``p[m]`` is where
    ``m`` was in its view script. Budgets and step-violation bits are global and stay.
 3. Why this is sound (the argument the checker relies on): the protocol promises its handlers
    commute with renaming, and the world treats members alike (every pair and packet in the same
@@ -168,7 +168,8 @@ class MemberSymmetry:
     def _history(self, hist_id: int, k: int) -> int:
         history = self.world.hist_table.values[hist_id]
         return self.world.hist_table(history._replace(channels=self._per_pair(history.channels, k),
-                                                      syncs=self._per_pair(history.syncs, k)))
+                                                      syncs=self._per_pair(history.syncs, k),
+                                                      grace=self._per_pair_bits(history.grace, k)))
 
     def _per_member(self, values: tuple[Any, ...], k: int) -> tuple[Any, ...]:
         inverse = self.inverses[k]
@@ -177,3 +178,10 @@ class MemberSymmetry:
     def _per_pair(self, values: tuple[Any, ...], k: int) -> tuple[Any, ...]:
         n, inverse = self.n, self.inverses[k]
         return tuple(values[inverse[i // n] * n + inverse[i % n]] for i in range(n * n))
+
+    def _per_pair_bits(self, bits: int, k: int) -> int:
+        """A bit set over pairs (bit src*n+dst) renamed like ``_per_pair``."""
+        if not bits:
+            return 0
+        n, inverse = self.n, self.inverses[k]
+        return sum(1 << i for i in range(n * n) if bits >> (inverse[i // n] * n + inverse[i % n]) & 1)

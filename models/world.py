@@ -136,6 +136,11 @@ class History(NamedTuple):
     channels: tuple[Channel, ...]  # per pair index src*n+dst
     step_violations: int  # bit i: the adapter's step property i was violated on some step
     syncs: tuple[int, ...]  # per pair: sync requests dst->src since dst's last sync expiry
+    # bit src*n+dst: src's send entry to dst is in a grace period that excuses a discard at its end
+    # (UNICAST3: it became CLOSING when dst left src's view, or by idling out, and no view since
+    # has contained dst; ``ProtocolAdapter.observe``). In the shipped specs a function of the node
+    # states (every CLOSING entry got there so), so it costs no states; a defect makes it differ.
+    grace: int = 0
 
 
 @dataclass(frozen=True, slots=True)

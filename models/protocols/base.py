@@ -9,10 +9,11 @@ protocol's properties, variants, settings and timers by name, for model files an
 This base knows no protocol's fields: it calls the handlers ``on_send``, ``on_receive``,
 ``on_timer``, ``on_view``, ``on_remove_receiver`` and ``enabled_timers`` of the spec module, keeps
 the channel history of the effects ``Deliver``, ``WindowCreated``, ``WindowRemoved`` and
-``Discarded``, and leaves everything else to what a protocol declares: its properties (node, pair
-and step), the observations it turns into step-property bits (``observe_effect``, ``step_checks``),
-and, for the world's reductions, which connections a timer or packet belongs to and which fields
-are timestamps (none by default). ``models/protocols/unicast.py`` declares what the unicast
+``Discarded`` (with the grace bits, set by the observation ``GraceChanged``, that decide which
+discards are excused), and leaves everything else to what a protocol declares: its properties
+(node, pair and step), the observations it turns into step-property bits (``observe_effect``,
+``step_checks``), and, for the world's reductions, which connections a timer or packet belongs to
+and which fields are timestamps (none by default). ``models/protocols/unicast.py`` declares what the unicast
 protocols share; one module per protocol the rest.
 """
 
@@ -167,9 +168,14 @@ class ProtocolAdapter:
                 observed: tuple[tuple[str, Any], ...], n: int, cfg: Any) -> History:
         """History after ``member`` moved from ``old`` to ``nodes[member]`` observing ``observed``:
         the channels of ``spec/reliable_fifo`` kept here, every other observation passed to
-        ``observe_effect`` in order, then ``step_checks`` of the move."""
+        ``observe_effect`` in order, then ``step_checks`` of the move.
+
+        The liveness excuse: a ``Discarded`` marked ``flushed`` (the spec says its grace period ran)
+        excuses its payloads only when the world saw that grace period begin legitimately: the
+        ``GraceChanged`` observation of that send entry (``models/protocols/unicast.py``) set the
+        pair's bit of ``History.grace`` and nothing has cleared it since."""
         channels, syncs = list(history.channels), list(history.syncs)
-        violations = history.step_violations
+        violations, grace = history.step_violations, history.grace
         for kind, value in observed:
             if kind == "stimulus" and value[0] == "send":
                 channels[member * n + value[1]] = fifo.send(channels[member * n + value[1]])
@@ -180,12 +186,15 @@ class ProtocolAdapter:
             elif kind in ("WindowCreated", "WindowRemoved"):
                 channels[value.src * n + member] = fifo.new_incarnation(channels[value.src * n + member])
             elif kind == "Discarded":
-                if value.flushed:
+                if value.flushed and grace >> (member * n + value.dst) & 1:
                     channels[member * n + value.dst] = fifo.excuse(channels[member * n + value.dst], value.payloads)
+            elif kind == "GraceChanged":
+                bit = 1 << (member * n + value.dst)
+                grace = grace | bit if value.excusable else grace & ~bit
             else:
                 violations |= self.observe_effect(kind, value, member, nodes, syncs, n, cfg)
         violations |= self.step_checks(old, nodes[member])
-        return type(history)(tuple(channels), violations, tuple(syncs))
+        return type(history)(tuple(channels), violations, tuple(syncs), grace)
 
     def observe_effect(self, kind: str, value: Any, member: int, nodes: tuple[Any, ...], syncs: list[int],
                        n: int, cfg: Any) -> int:

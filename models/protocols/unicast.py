@@ -4,18 +4,63 @@ Their specs have per-peer ``send`` and ``recv`` entries with a ``conn_id``, ``ac
 ``delivered`` and ``buffered``; a receive window sends back (``window_replies``) to its sender;
 some messages carry a timestamp ``ts`` that a send entry remembers as ``last_ts``; the spec states
 ``purge_is_safe`` and ``acks_monotone``. From these this adapter derives the step properties
-``no_spurious_purge``, ``acks_monotone`` and ``timestamps_increase``, rule 6's connection gates and
-rule 5's timestamp renumbering (``models/world.py``), and the end-of-chart summary.
+``no_spurious_purge``, ``acks_monotone``, ``timestamps_increase`` and ``no_spurious_reset``, rule 6's
+connection gates and rule 5's timestamp renumbering (``models/world.py``), the grace periods that
+excuse a discard (``History.grace``), and the end-of-chart summary.
 ``models/protocols/unicast3.py`` and ``unicast2.py`` add what differs.
+
+Window endings (``no_spurious_reset``). ``no_duplicate`` and ``in_order`` hold per receive-window
+incarnation, so a window torn down for no good reason (a stale or foreign CLOSE, an old first DATA)
+followed by a redelivery passes them. Every step in which a receive window ends (removed, or
+replaced by a window of another conn_id) is observed as ``WindowEnded`` with its cause, read from
+the stimulus alone: ``hook`` (the receiver-removal test hook for that peer), ``expiry`` (a timer of
+``removal_timers`` for that peer), ``close`` / ``stale-close`` (a CLOSE from that peer with the
+window's own conn_id / another), ``newer-first`` / ``older-first`` (a first DATA from that peer whose
+conn_id is newer / not newer than the window's: ``newer_conn_id``), ``left-view`` (a view without
+that peer), ``other``. Each protocol lists the causes it allows (``legitimate_window_ends``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from models.protocols.base import ProtocolAdapter
+
+HOOK, EXPIRY, OWN_CLOSE, STALE_CLOSE = "hook", "expiry", "close", "stale-close"
+NEWER_FIRST, OLDER_FIRST, LEFT_VIEW, OTHER = "newer-first", "older-first", "left-view", "other"
+
+
+class WindowEnded(NamedTuple):
+    """Observation: the member's receive window for ``src`` (connection ``conn_id``) ended in this
+    step, removed or replaced, by ``cause`` (one of the causes above)."""
+
+    src: int
+    conn_id: int
+    cause: str
+
+
+class GraceChanged(NamedTuple):
+    """Observation: the member's send entry to ``dst`` entered a grace period whose end excuses a
+    discard (``excusable``), or entered one that does not, or left it (both: not ``excusable``).
+    ``ProtocolAdapter.observe`` keeps it as the pair's bit of ``History.grace``."""
+
+    dst: int
+    excusable: bool
+
+
+def _timer_for(stimulus: Hashable, kinds: frozenset[int], peer: int) -> bool:
+    """Is ``stimulus`` the firing of a timer of one of ``kinds`` for ``peer``?"""
+    return (isinstance(stimulus, tuple) and stimulus[0] == "timer" and stimulus[1].kind in kinds
+            and stimulus[1].peer == peer)
+
+
+def _view_of(stimulus: Hashable) -> frozenset[int] | None:
+    """The members of the view ``stimulus`` installs, None if it installs none."""
+    if isinstance(stimulus, tuple) and not hasattr(stimulus, "msg") and stimulus[0] == "view":
+        return frozenset(stimulus[1])
+    return None
 
 
 class UnicastAdapter(ProtocolAdapter):
@@ -23,6 +68,8 @@ class UnicastAdapter(ProtocolAdapter):
 
     removal_timers: frozenset[int]  # timer kinds that remove the receive window of their peer
     send_removal_timers: frozenset[int] = frozenset()  # ... the send entry to their peer (conn_close_timeout)
+    closing_state: int | None = None  # a send entry's state during its grace period (UNICAST3's CLOSING)
+    idle_send_timers: frozenset[int] = frozenset()  # timer kinds that start it by idleness
     timestamped: tuple[type[Any], ...]  # message types carrying a timestamp ``ts``
     window_replies: tuple[type[Any], ...]  # message types a receive window sends back to its sender
 
@@ -65,9 +112,77 @@ class UnicastAdapter(ProtocolAdapter):
             changes["sync_sent"] = frozenset(perm[m] for m in node.sync_sent)
         return replace(node, **changes)
 
+    # -- window endings and grace periods ---------------------------------------------------------
+    def legitimate_window_ends(self, cfg: Any) -> frozenset[str]:
+        """The causes by which a receive window may end (``no_spurious_reset``)."""
+        raise NotImplementedError
+
+    def newer_conn_id(self, new: int, old: int) -> bool:
+        """Is ``new`` a conn_id the sender chose after ``old``? (A sender's conn_ids only grow.)"""
+        return new > old
+
+    def window_end_cause(self, window: Any, after: Any, peer: int, stimulus: Hashable) -> str:
+        """Why the receive ``window`` for ``peer`` ended in a step by ``stimulus`` (``after``: the
+        window for ``peer`` after it, None if none)."""
+        msg: Any = getattr(stimulus, "msg", None)
+        if msg is not None:
+            if stimulus.src != peer:  # type: ignore[attr-defined]
+                return OTHER
+            close = getattr(self.spec, "Close", None)
+            if close is not None and isinstance(msg, close):
+                return OWN_CLOSE if msg.conn_id == window.conn_id else STALE_CLOSE
+            if isinstance(msg, self.spec.Data) and msg.first and after is not None and after.conn_id == msg.conn_id:
+                return NEWER_FIRST if self.newer_conn_id(msg.conn_id, window.conn_id) else OLDER_FIRST
+            return OTHER
+        if isinstance(stimulus, tuple) and stimulus[0] == "remove":
+            return HOOK if stimulus[1] == peer else OTHER
+        if _timer_for(stimulus, self.removal_timers, peer):
+            return EXPIRY
+        view = _view_of(stimulus)
+        return LEFT_VIEW if view is not None and peer not in view else OTHER
+
+    def _window_ends(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
+                     ) -> list[tuple[str, Any]]:
+        """A ``WindowEnded`` for every receive window removed, replaced or re-created in this step."""
+        created = {e.src for e in effects if type(e).__name__ == "WindowCreated"}
+        out: list[tuple[str, Any]] = []
+        for peer, (window, after) in enumerate(zip(old.recv, new.recv)):
+            if window is not None and (after is None or after.conn_id != window.conn_id or peer in created):
+                out.append(("WindowEnded", WindowEnded(peer, window.conn_id,
+                                                       self.window_end_cause(window, after, peer, stimulus))))
+        return out
+
+    def _grace_changes(self, old: Any, new: Any, stimulus: Hashable) -> list[tuple[str, Any]]:
+        """``GraceChanged`` for every send entry that became or stopped being ``closing_state``, or
+        stayed so while a view containing its peer was installed. A grace period excuses a discard
+        at its end only when it began by a view without the peer or by idleness (``idle_send_timers``),
+        and the peer has been in no view since (digest P11: messages to a peer *removed from the
+        view* are retransmitted for conn_close_timeout, then discarded)."""
+        closing = self.closing_state
+        if closing is None:
+            return []
+        view = _view_of(stimulus)
+        out: list[tuple[str, Any]] = []
+        for peer, (before, after) in enumerate(zip(old.send, new.send)):
+            was = before is not None and before.state == closing
+            now = after is not None and after.state == closing
+            if now and not was:
+                left = view is not None and peer not in view
+                idle = _timer_for(stimulus, self.idle_send_timers, peer)
+                out.append(("GraceChanged", GraceChanged(peer, left or idle)))
+            elif was and (not now or (view is not None and peer in view)):
+                out.append(("GraceChanged", GraceChanged(peer, False)))
+        return out
+
     # -- observations ---------------------------------------------------------------------------
     def step_observations(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
                           ) -> tuple[tuple[str, Any], ...]:
+        """Timestamp order (``_timestamp_order``), window endings and grace periods."""
+        changes = self._window_ends(old, new, stimulus, effects) + self._grace_changes(old, new, stimulus)
+        return self._timestamp_order(old, new, stimulus, effects) + tuple(changes)
+
+    def _timestamp_order(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
+                         ) -> tuple[tuple[str, Any], ...]:
         """I7, in the same timestamp numbering (before rule 5 renumbers): a send entry's accepted
         timestamps strictly increase, and a message whose timestamp is not newer than the last
         accepted one changes nothing and sends nothing."""
@@ -95,6 +210,8 @@ class UnicastAdapter(ProtocolAdapter):
             return self.observe_sync_answer(value, cfg)
         if kind == "TimestampOrder" and not value:
             return self.step_bit("timestamps_increase")
+        if kind == "WindowEnded" and value.cause not in self.legitimate_window_ends(cfg):
+            return self.step_bit("no_spurious_reset")
         return 0
 
     def step_checks(self, old: Any, new: Any) -> int:

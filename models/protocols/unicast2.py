@@ -1,14 +1,16 @@
-"""UNICAST2's adapter (``spec/unicast2.py``): its properties, variants, settings and timers, and
-the resource bound of JGRP-1874 (messages resent per SEND_FIRST_SEQNO)."""
+"""UNICAST2's adapter (``spec/unicast2.py``): its properties, variants, settings and timers, the
+resource bound of JGRP-1874 (messages resent per SEND_FIRST_SEQNO), and how a receive window may end."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from models.protocols.base import NodeProperty, PairProperty, doc_of
-from models.protocols.unicast import UnicastAdapter
+from models.protocols.unicast import EXPIRY, HOOK, LEFT_VIEW, NEWER_FIRST, UnicastAdapter
 from models.world_factory import WorldFactory
 from spec import unicast2 as u2
+
+_LEGITIMATE = frozenset({HOOK, EXPIRY, LEFT_VIEW, NEWER_FIRST})
 
 
 class Unicast2Adapter(UnicastAdapter):
@@ -30,6 +32,11 @@ class Unicast2Adapter(UnicastAdapter):
         ("sync_resend_bounded", "JGRP-1874 (resource): a SEND_FIRST_SEQNO is answered by resending at most "
                                 "sync_resend_bound messages, the bound the model states in [config] (0, the "
                                 "default, states none)."),
+        ("no_spurious_reset", "A receive window ends (is removed or replaced) only by the receiver-removal "
+                              "test hook, by the reaper (conn_expiry_timeout), by a view without its sender, "
+                              "or by a first DATA of a newer conn_id from its sender (UNICAST2 has no CLOSE). "
+                              "Delivery properties hold per window, so a spurious reset followed by a "
+                              "redelivery passes them."),
     )
     variant_aliases: ClassVar[dict[str, str]] = {
         "UNICAST": "no_conn_ids", "scenario-6": "conn_id_first_only", "JGRP-1563": "no_first_ack",
@@ -49,6 +56,27 @@ class Unicast2Adapter(UnicastAdapter):
     removal_timers = frozenset({u2.IDLE_RECV})
     timestamped = (u2.SendFirstSeqno, u2.Stable)
     window_replies = (u2.Ack, u2.SendFirstSeqno, u2.XmitReq, u2.Stable)
+
+    def legitimate_window_ends(self, cfg: Any) -> frozenset[str]:
+        """no_spurious_reset in UNICAST2 (digest 1.1 (c)): a receive window ends only
+
+        - ``hook``: ``removeReceiveConnection(B)``, the test hook (final STABLE, then removed);
+        - ``expiry``: the connection reaper removes a receive entry idle for conn_expiry_timeout,
+          after a final STABLE (timer IDLE_RECV);
+        - ``left-view``: handleViewChange removes both entries of every non-member at once (the
+          receive entry after a final STABLE): UNICAST2 has no CLOSING and no CLOSE message;
+        - ``newer-first``: getReceiverEntry replaces an entry whose recv_conn_id differs from a first
+          DATA's (the sender reset); only a newer conn_id counts, in the serial order of Java shorts
+          (``newer_conn_id``), since a sender's conn_ids only grow (modulo 2^15).
+
+        ``no_conn_ids`` (the original UNICAST) has no conn_ids: a window is created only when none
+        exists and is never replaced, so the same list holds and ``newer-first`` never occurs;
+        ``conn_id_first_only`` still puts the conn_id on every first DATA, so it is judged alike."""
+        return _LEGITIMATE
+
+    def newer_conn_id(self, new: int, old: int) -> bool:
+        """Serial-number order of conn_ids that wrap from MAX_CONN_ID to 0 (RFC 1982 on 15 bits)."""
+        return 0 < (new - old) % (u2.MAX_CONN_ID + 1) < (u2.MAX_CONN_ID + 1) // 2
 
     def observe_sync_answer(self, answered: Any, cfg: Any) -> int:
         bound = cfg.sync_resend_bound

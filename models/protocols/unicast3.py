@@ -1,14 +1,17 @@
-"""UNICAST3's adapter (``spec/unicast3.py``): its properties, variants, settings and timers, and
-the sync rate limit (JGRP-1874) kept in the world's history."""
+"""UNICAST3's adapter (``spec/unicast3.py``): its properties, variants, settings and timers, the
+sync rate limit (JGRP-1874) kept in the world's history, and how a receive window may end and a
+send entry's grace period (CLOSING) begin."""
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
 from models.protocols.base import NodeProperty, PairProperty, doc_of
-from models.protocols.unicast import UnicastAdapter
+from models.protocols.unicast import EXPIRY, HOOK, LEFT_VIEW, NEWER_FIRST, OWN_CLOSE, UnicastAdapter
 from models.world_factory import WorldFactory
 from spec import unicast3 as u3
+
+_LEGITIMATE = frozenset({HOOK, EXPIRY, OWN_CLOSE, NEWER_FIRST})
 
 
 class Unicast3Adapter(UnicastAdapter):
@@ -29,6 +32,12 @@ class Unicast3Adapter(UnicastAdapter):
                                 "increase (the first is accepted whatever it is); one not newer changes nothing."),
         ("sync_rate_limited", "JGRP-1874: at most one SEND_FIRST_SEQNO from a receiver to a sender "
                               "per sync_min_interval."),
+        ("no_spurious_reset", "A receive window ends (is removed or replaced) only by the receiver-removal "
+                              "test hook, by its own expiry (conn_close_timeout of the CLOSING entry), by a "
+                              "CLOSE carrying its own conn_id, or by a first DATA of a newer conn_id from its "
+                              "sender (with remove_on_view_change, JGRP-1586, also by a view without the "
+                              "sender). Delivery properties hold per window, so a spurious reset followed by "
+                              "a redelivery passes them."),
     )
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-1873": "no_timestamps", "JGRP-1548": "no_hs_resend", "JGRP-1586": "remove_on_view_change",
@@ -49,8 +58,32 @@ class Unicast3Adapter(UnicastAdapter):
     removal_timers = frozenset({u3.CLOSE_RECV})
     send_removal_timers = frozenset({u3.CLOSE_SEND})  # conn_close_timeout = 2 x MSL, like CLOSE_RECV
     history_timers = frozenset({u3.SYNC_EXPIRED})  # observe_timer resets the sync counter
+    closing_state = u3.CLOSING  # conn_close_timeout's grace period (History.grace)
+    idle_send_timers = frozenset({u3.IDLE_SEND})
     timestamped = (u3.Ack, u3.SendFirstSeqno)
     window_replies = (u3.Ack, u3.SendFirstSeqno, u3.XmitReq)
+
+    def legitimate_window_ends(self, cfg: Any) -> frozenset[str]:
+        """no_spurious_reset in UNICAST3 (digest 1.2 (e)): a receive window ends only
+
+        - ``hook``: ``removeReceiveConnection(B)``, JGroups' test hook (UNICAST_ConnectionTests), the
+          world's receiver-removal fault: ACKs flushed (sendPendingAcks), entry removed;
+        - ``expiry``: the retransmit task removes a CLOSING receive entry whose age reached
+          conn_close_timeout, pending ACKs flushed first (timer CLOSE_RECV);
+        - ``close``: handleClose removes ``recv_table[B]`` only if its conn_id equals the CLOSE's
+          (the sender's CLOSE when conn_close_timeout removed its CLOSING send entry);
+        - ``newer-first``: getReceiverEntry replaces an entry whose conn_id differs from a first
+          DATA's: the sender reset its connection (a new SenderEntry, a new conn_id). JGroups takes
+          any different conn_id; the property takes only a newer one, since a sender's conn_ids only
+          grow, so an old connection's first DATA (possible with stale_packets) is a spurious reset;
+        - ``left-view``, only with ``remove_on_view_change``: JGRP-1586's pre-fix behaviour (a view
+          change removes both entries of a peer that left; shipped UNICAST3 only marks them CLOSING).
+
+        Anything else (a CLOSE of another conn_id, a view change as shipped, a send, an ACK) ends a
+        window spuriously."""
+        if cfg.variant.remove_on_view_change:
+            return _LEGITIMATE | {LEFT_VIEW}
+        return _LEGITIMATE
 
     def observe_timer(self, timer: Any, member: int, n: int, syncs: list[int]) -> None:
         if timer.kind == u3.SYNC_EXPIRED:
