@@ -19,5 +19,7 @@ arithmetic, for all values and any number of messages in flight (``seqcheck prov
   wrapping timestamps and conn_ids) for every machine value.
 - ``nakack4``: one NAKACK4 sender's window and AckTable (model, abstraction onto the multicast
   world, invariants, proofs): the window bound and purge safety for any group size.
-- ``unicast2.proofs``, ``nakack4.proofs`` and ``command``: what ``seqcheck prove`` runs and prints.
+- ``nakack2``: one NAKACK2 sender's window at every member under STABLE's rounds (views as ids
+  with their members, votes and STABILITY carrying their view): purge safety for any group size.
+- ``unicast2.proofs``, ``nakack4.proofs``, ``nakack2.proofs`` and ``command``: what ``seqcheck prove`` runs and prints.
 """

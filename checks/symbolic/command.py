@@ -17,6 +17,10 @@ should have, and z3's seconds. What runs (``seqcheck prove WHAT`` or ``--protoco
 - ``nakack4``: one NAKACK4 sender's window and AckTable (``checks/symbolic/nakack4/proofs.py``): the
   window bound, purge safety and ACK monotonicity proved as shipped; the seed's window edge and
   JGRP-2904 as expected counterexamples-to-induction, reached in their models and drawn.
+- ``nakack2``: one NAKACK2 sender's window at every member under STABLE's rounds
+  (``checks/symbolic/nakack2/proofs.py``): purge_covered, the own window's order and the purge below the
+  view's minimum proved for founders and shrinking views; a merge's expected counterexamples-to-induction,
+  taken by seqcheck check's counterexample of ``merge-digest-lags-loopback.toml`` and drawn.
 - ``lemmas``: ``table`` and ``counters``; ``all`` (the default): everything above.
 - ``infer`` (opt-in, about 45 s): DistAI-style inference for UNICAST3 (``checks/symbolic/infer``),
   which invariants a grammar finds and which hand-written ones they imply (``info`` lines).
@@ -56,7 +60,7 @@ CROSSCHECKED = ("receiver-removal", "idle-expiry", "asymmetric-view-heal", "jgrp
 CROSSCHECK_STATES = 800  # breadth first, then CROSSCHECK_WALKS random walks of CROSSCHECK_DEPTH steps
 JGRP1873_MODEL = MODELS / "jgrp1873-no-timestamps.toml"
 EXPECTED_1873 = ("deliver_sfs", "live_ack_below_first")
-PROTOCOLS = ("unicast3", "table", "counters", "unicast2", "nakack4", "all")
+PROTOCOLS = ("unicast3", "table", "counters", "unicast2", "nakack4", "nakack2", "all")
 OPT_IN = ("infer",)  # not part of "all": about 45 s
 INFO = "info"  # an expected value that any result matches (inference reports what it found)
 
@@ -246,6 +250,13 @@ def _nakack4(settings: Settings) -> Iterator[Line]:
         yield Line(*row)
 
 
+def _nakack2(settings: Settings) -> Iterator[Line]:
+    from checks.symbolic.nakack2.proofs import rows
+
+    for row in rows(settings.trace_dir, settings.seed):
+        yield Line(*row)
+
+
 def _infer(settings: Settings) -> Iterator[Line]:
     from checks.symbolic.infer import infer
 
@@ -260,6 +271,6 @@ def _infer(settings: Settings) -> Iterator[Line]:
 
 SECTIONS: dict[str, Callable[[Settings], Iterator[Line]]] = {
     "unicast3": _unicast3, "table": _table, "counters": _counters, "unicast2": _unicast2, "nakack4": _nakack4,
-    "infer": _infer}
+    "nakack2": _nakack2, "infer": _infer}
 
 

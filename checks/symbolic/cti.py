@@ -225,6 +225,19 @@ def checker_passes_through(model_path: Path, invariants: Sequence[Invariant], ac
     """Does the explicit checker's own counterexample of ``model_path`` take the CTI's step (a
     state satisfying every invariant, then ``action`` breaking ``invariant``)? A sentence saying
     where, or None."""
+    found = checker_trace_through(model_path, invariants, action, (invariant,), subject)
+    if found is None:
+        return None
+    trace, step, _ = found
+    return (f"the checker's counterexample ({len(trace.actions)} steps, {trace.prop}) takes the CTI's step "
+            f"at step {step + 1}: {trace.summary[step]}")
+
+
+def checker_trace_through(model_path: Path, invariants: Sequence[Invariant], action: str, targets: Sequence[str],
+                          subject: Subject = UNICAST3_SUBJECT) -> tuple[Trace, int, str] | None:
+    """The explicit checker's own counterexample of ``model_path``, the index of its first step that
+    is ``action`` from a state satisfying every invariant to one breaking one of ``targets``, and
+    that invariant's name; None if it takes no such step (or the model passes)."""
     from checks.check import check_model
 
     model = load(model_path)
@@ -234,14 +247,15 @@ def checker_passes_through(model_path: Path, invariants: Sequence[Invariant], ac
     world = model.world
     v = world.cfg.variant
     binding = subject.binding(world)
-    target = next(inv for inv in invariants if inv.name == invariant)
     path = validate(world, outcome.trace)
     states = [world.init_states()[0]] + [s for _, s in path]
     for step, (act, after) in enumerate(path):
+        if binding.action_instance(cast(WorldAction, act))[0] != action:
+            continue
         pre, post = binding.abstract(world.view(states[step])), binding.abstract(world.view(after))
-        if (binding.action_instance(cast(WorldAction, act))[0] == action and target.state is not None
-                and all(inv.state(CONCRETE, pre, v) for inv in invariants if inv.state)
-                and not target.state(CONCRETE, post, v)):
-            return (f"the checker's counterexample ({len(path)} steps, {outcome.trace.prop}) takes the CTI's step "
-                    f"at step {step + 1}: {outcome.trace.summary[step]}")
+        if not all(inv.state(CONCRETE, pre, v) for inv in invariants if inv.state):
+            continue
+        for target in invariants:
+            if target.name in targets and target.state is not None and not target.state(CONCRETE, post, v):
+                return outcome.trace, step, target.name
     return None

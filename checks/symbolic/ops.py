@@ -22,7 +22,7 @@ finite loops; on z3 they become ``ForAll`` with fresh bound variables.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import z3
@@ -78,6 +78,14 @@ class Ops:
 
     def restrict_to(self, m: Any, keys: Any, missing: Any) -> Any:
         """``m`` on the keys of the set ``keys`` (a key without an entry gets ``missing``), EMPTY elsewhere."""
+        raise NotImplementedError
+
+    def remove_where(self, s: Any, cond: Fn) -> Any:
+        """``s`` without the tuples ``t`` for which ``cond(*t)`` holds."""
+        raise NotImplementedError
+
+    def add_row(self, s: Any, rel: Any, row: Any, cond: Fn, rest: Sequence[Any]) -> Any:
+        """``s`` plus ``(j, *rest)`` for every ``(row, j)`` of the binary relation ``rel`` with ``cond(j)``."""
         raise NotImplementedError
 
     def min(self, a: Any, b: Any) -> Any:
@@ -153,6 +161,13 @@ class ConcreteOps(Ops):
     def restrict_to(self, m: Mapping[int, int], keys: frozenset[tuple[Any, ...]], missing: int) -> dict[int, int]:
         out = {k: m.get(k, missing) for (k,) in keys}
         return {k: v for k, v in out.items() if v != EMPTY}
+
+    def remove_where(self, s: frozenset[tuple[Any, ...]], cond: Fn) -> frozenset[tuple[Any, ...]]:
+        return frozenset(t for t in s if not cond(*t))
+
+    def add_row(self, s: frozenset[tuple[Any, ...]], rel: frozenset[tuple[Any, Any]], row: Any, cond: Fn,
+                rest: Sequence[Any]) -> frozenset[tuple[Any, ...]]:
+        return s | {(j, *rest) for i, j in rel if i == row and cond(j)}
 
 
 class Z3Ops(Ops):
@@ -244,6 +259,16 @@ class Z3Ops(Ops):
         x = self._var(z3.IntSort())
         entry = z3.If(z3.Select(m, x) == EMPTY, missing, z3.Select(m, x))
         return z3.Lambda([x], z3.If(z3.Select(keys, x), entry, EMPTY))
+
+    def remove_where(self, s: Any, cond: Fn) -> Any:
+        keys = self._bound(s)
+        return z3.Lambda(keys, z3.And(z3.Select(s, *keys), z3.Not(cond(*keys))))
+
+    def add_row(self, s: Any, rel: Any, row: Any, cond: Fn, rest: Sequence[Any]) -> Any:
+        keys = self._bound(s)
+        head, tail = keys[0], keys[1:]
+        new = z3.And(z3.Select(rel, row, head), cond(head), *[v == r for v, r in zip(tail, rest)])
+        return z3.Lambda(keys, z3.Or(z3.Select(s, *keys), new))
 
     def grown_by(self, small: Any, big: Any, cond: Fn) -> Any:
         keys = self._bound(big)

@@ -54,8 +54,8 @@ def test_prove_all_is_as_expected(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["prove", "--protocol", "nakack9"]) == 2
-    expected = ("seqcheck: --protocol: expected one of unicast3, table, counters, unicast2, nakack4, all, infer, "
-                "got 'nakack9'\n")
+    expected = ("seqcheck: --protocol: expected one of unicast3, table, counters, unicast2, nakack4, nakack2, all, "
+                "infer, got 'nakack9'\n")
     assert capsys.readouterr().err == expected
     assert cli.main(["prove", "table", "--protocol", "counters"]) == 2
     assert capsys.readouterr().err == "seqcheck: what to prove: 'table' and --protocol 'counters' disagree; give one\n"
