@@ -8,8 +8,9 @@ another conn_id, planted in the UNICAST3 spec, is a violation that every other p
 UNICAST2 residual (an old first DATA replacing the new window) delivers a payload twice and out of
 order across incarnations with no_duplicate and in_order holding; a discard at conn_close_timeout is
 excused only while the peer has stayed out of the view since the entry became CLOSING (a planted
-CLOSING that a view with the peer does not reopen makes it a liveness violation); and member
-symmetry renames the grace bits with the pairs.
+CLOSING that a view with the peer does not reopen makes it a liveness violation); member
+symmetry renames the grace bits with the pairs; and the lockstep, with the same CLOSE defect planted
+in engine and spec (no divergence), reports the property on a seeded walk.
 """
 
 from __future__ import annotations
@@ -237,3 +238,21 @@ def test_symmetry_renames_the_grace_bits(tmp_path: Path) -> None:
     for k, perm in enumerate(symmetry.perms):
         image = symmetry.image(marked, k)
         assert world.hist_table.values[image[world.n + 2]].grace == 1 << (perm[0] * 3 + perm[1])
+
+
+def test_the_lockstep_sees_it_where_engine_and_spec_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same defect planted in the engine and the spec: no divergence, but the lockstep checks
+    the model's safety properties on every state, so a seeded random walk reports no_spurious_reset."""
+    from checks.conform.differential import random_walk
+    from impl.unicast3 import receive
+
+    def engine_close_any(m: Any, src: Any, msg: Any, *, now: int) -> None:
+        if m.recv.get(src) is not None:
+            m.remove_recv(src, receive.Event.CLOSE_MSG, now=now)
+
+    monkeypatch.setattr(u3, "_on_close", close_any_conn_id)
+    monkeypatch.setattr(receive, "on_close", engine_close_any)
+    model = reset_model(tmp_path)
+    found = [r for r in (random_walk(model, seed, 40) for seed in range(100)) if r.divergence is not None]
+    assert found, "no walk of 100 reached the reset"
+    assert {r.divergence.what for r in found if r.divergence} == {"spec property no_spurious_reset"}, found[0]
