@@ -43,12 +43,16 @@ class Trace:
     actions: tuple[dict[str, Any], ...]
     seed: int | None = None
     summary: tuple[str, ...] = field(default=(), compare=False)  # one line per step, for people
+    # how the trace was found, for people, when not by the checker or a seeded run (``seqcheck prove``'s
+    # search through a counterexample-to-induction); "" otherwise, and then not written
+    origin: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"format": FORMAT, "model": self.model, "model_digest": self.model_digest,
                 "seed": self.seed, "property": self.prop, "kind": self.kind,
                 "length": len(self.actions), "steps": [
-                    {"action": a, "text": t} for a, t in zip(self.actions, self.summary or [""] * len(self.actions))]}
+                    {"action": a, "text": t} for a, t in zip(self.actions, self.summary or [""] * len(self.actions))],
+                **({"origin": self.origin} if self.origin else {})}
 
     def save(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -83,13 +87,16 @@ class Trace:
             if not isinstance(raw.get(key), str):
                 raise TraceError(f"{path}: missing or malformed field {key}: expected a string, got "
                                  f"{json.dumps(raw.get(key))[:40]}")
+        if not isinstance(raw.get("origin", ""), str):
+            raise TraceError(f"{path}: malformed field origin: expected a string, got "
+                             f"{json.dumps(raw.get('origin'))[:40]}")
         try:
             if raw.get("length") != len(steps):
                 raise TraceError(f"{path}: length: expected {len(steps)} (the number of steps), "
                                  f"got {raw.get('length')!r}")
             return Trace(str(raw["model"]), str(raw["model_digest"]), str(raw["property"]), str(raw["kind"]),
                          tuple(dict(s["action"]) for s in steps), raw.get("seed"),
-                         tuple(str(s.get("text", "")) for s in steps))
+                         tuple(str(s.get("text", "")) for s in steps), raw.get("origin", ""))
         except (KeyError, TypeError, ValueError) as error:
             raise TraceError(f"{path}: missing or malformed field {error}") from None
 

@@ -35,7 +35,7 @@ import argparse
 import json
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +164,6 @@ def _without_rule_6() -> Iterator[Line]:
     """The removal hook without the world's rule 6 (stale packets may outlive the window: the
     2 x MSL assumption dropped, as models/unicast3/residual-stale-packets.toml does) breaks
     induction: a stale first DATA can open a window below what a stale ACK purges."""
-    from dataclasses import replace
-
     from checks.symbolic.unicast3.model import ACTION_BY_NAME
 
     ungated = replace(ACTION_BY_NAME["remove_recv"], guard=lambda o, p, a, v: p.r_exists)
@@ -210,8 +208,7 @@ def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
         from checks.check import portable_path
 
         trace = reached.trace
-        trace = type(trace)(str(portable_path(JGRP1873_MODEL)), trace.model_digest, trace.prop, trace.kind,
-                            trace.actions, trace.seed, trace.summary)
+        trace = replace(trace, model=str(portable_path(JGRP1873_MODEL)))
         path = trace.save(trace_dir / "prove" / "unicast3-jgrp1873-no-timestamps.json")
         detail = (f"{reached.states} states searched; step {reached.cti_step + 1} of {len(reached.path)} "
                   f"({trace.summary[reached.cti_step]}) is the CTI; ends in {trace.prop}; seqcheck show {path}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -182,7 +182,10 @@ def reachable_cti(model_path: Path, invariants: Sequence[Invariant], action: str
                 if suffix is None:
                     continue
                 path = prefix + suffix
-                trace = make_trace(world, model_path, _violated(world, path[-1][1]), "always", path)
+                trace = replace(make_trace(world, model_path, _violated(world, path[-1][1]), "always", path),
+                                origin=f"seqcheck prove: step {len(prefix)} is the first counterexample-to-induction "
+                                       f"of {action} / {invariant} a bounded search reached, then the shortest "
+                                       f"way on to a violation")
                 validate(world, trace)
                 return Reached(len(parents), path, len(prefix) - 1, trace)
     return None

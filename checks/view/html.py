@@ -106,7 +106,8 @@ def trace_text(model_path: Path, protocol: str | None, model: Any, trace: Any) -
         header.append(f"the engine diverges from the spec at step {len(trace.actions)}{seed}: "
                       f"{trace.summary[-1] if trace.summary else ''}")
     else:
-        how = "a shortest counterexample" if trace.seed is None else f"found by a random schedule, seed {trace.seed}"
+        how = trace.origin or ("a shortest counterexample" if trace.seed is None
+                               else f"found by a random schedule, seed {trace.seed}")
         header.append(f"violates {kind}{trace.prop} after {len(trace.actions)} steps ({how})")
     footer = [f"violated: {trace.prop}" + (f" — {' '.join(doc.split())}" if doc else "")]
     if trace.kind == "liveness":

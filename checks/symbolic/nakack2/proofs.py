@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +116,9 @@ def checker_reaches_merge_cti(trace_dir: Path) -> Row:
     detail = "the checker's counterexample takes no merge step that breaks an invariant"
     if found is not None:
         trace, step, invariant = found
-        trace = type(trace)(str(portable_path(path)), trace.model_digest, trace.prop, trace.kind, trace.actions,
-                            trace.seed, trace.summary)
+        trace = replace(trace, model=str(portable_path(path)), origin=(
+            f"a shortest counterexample, seqcheck check's; step {step + 1} is seqcheck prove's "
+            f"counterexample-to-induction of merge / {invariant}"))
         saved = trace.save(trace_dir / "prove" / f"nakack2-{MERGE_MODEL}-merge-{invariant}.json")
         detail = (f"step {step + 1} of {len(trace.actions)} ({trace.summary[step]}) breaks {invariant}; "
                   f"ends in {trace.prop}; seqcheck show {saved}")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -129,7 +130,7 @@ def _reach(trace_dir: Path, model: str, action: str, invariant: str, subject: Su
     detail = "no reachable CTI within the bound"
     if reached is not None and reached.trace is not None:
         t = reached.trace
-        t = type(t)(str(portable_path(path)), t.model_digest, t.prop, t.kind, t.actions, t.seed, t.summary)
+        t = replace(t, model=str(portable_path(path)))
         saved = t.save(trace_dir / "prove" / f"unicast2-{model}-{action}.json")
         detail = (f"{reached.states} states searched; step {reached.cti_step + 1} of {len(reached.path)} "
                   f"({t.summary[reached.cti_step]}) is the CTI; ends in {t.prop}; seqcheck show {saved}")
