@@ -13,7 +13,8 @@ enables them. This module adds the time the spec leaves out, from JGroups' docum
 
 - a clock ``now`` (integer ms) shared by all engines, and per member the schedule of each
   periodic task (``Rules.tasks``: UNICAST2's retransmit, stable and reaper tasks, UNICAST3's
-  retransmit task), each run one period after the last, the first one period after the start;
+  retransmit task, NAKACK2's retransmit task and STABLE gossip, NAKACK4's retransmit task), each
+  run one period after the last, the first one period after the start;
 - per connection entry its last activity, from the spec's own steps (``Rules.used``): the entry
   was created or replaced (another conn_id), changed state (UNICAST3: OPEN <-> CLOSING), or was
   used: an application send on the send entry, a DATA that the receive entry took (the spec's
@@ -59,8 +60,11 @@ every run exactly on time: no drift, jitter or late runs of a loaded timer threa
 activity rules are the documented ones, so an engine and this module wrong the same way agree;
 the AgeOutCache (max_retransmit_time), receive_evict_idle, the resend budget per xmit_interval,
 min_window_replace_interval and UNICAST2's byte-triggered STABLE stay off; sync_min_interval's
-table capacity is not reached. The multicast engines (NAKACK2, NAKACK4) are not covered: their
-factory is refused in one line.
+table capacity is not reached. The multicast engines (NAKACK2, NAKACK4) keep no ages: for them
+only the schedule and the content of each run are checked (the retransmit task, STABLE's gossip
+once in the view, NAKACK4's retransmit task once with a view); BECOME_SERVER, NAKACK4's sending
+threads and delivery faults stay the world's choice (``Rules.untimed``), as do views and stops
+(a stopped member's engine runs no timer).
 """
 
 from __future__ import annotations
@@ -73,6 +77,8 @@ from typing import Any
 from checks.conform.differential import Divergence, EngineFactory, Lockstep
 from checks.conform.engines import WorldEngines, binding
 from models.world import AppSend, DeliverPacket, DuplicatePacket, FireTimer, World
+from spec import nakack2 as nak2
+from spec import nakack4 as nak4
 from spec import unicast2 as u2
 from spec import unicast3 as u3
 
@@ -110,6 +116,8 @@ class Rules:
     """What time means for one protocol's spec (the module docstring's rules)."""
 
     spec: Any
+    roles: tuple[str, ...] = ("send", "recv")  # the node's per-peer entries that have an age
+    untimed: frozenset[int] = frozenset()  # timer kinds the world fires, not the clock (GMS events, threads)
 
     def configure(self, config: Any, spec_cfg: Any, timing: Timing) -> Any:
         raise NotImplementedError
@@ -187,7 +195,48 @@ def _aged(kind: int, role: str, state: int | None, timeout: int) -> Phase:
     return phase
 
 
-RULES: dict[str, Rules] = {"unicast2": Unicast2Rules(), "unicast3": Unicast3Rules()}
+class Nakack2Rules(Rules):
+    """NAKACK2: no ages; the retransmit task (with retransmission on) and STABLE's gossip (acting
+    only once the member is in its own view) run periodically; BECOME_SERVER is GMS's event."""
+
+    spec = nak2
+    roles = ()
+    untimed = frozenset({nak2.BECOME_SERVER})
+
+    def configure(self, config: Any, spec_cfg: Any, timing: Timing) -> Any:
+        xmit = timing.xmit_interval if spec_cfg.retransmission else config.xmit_interval
+        return replace(config, xmit_interval=xmit, stable_interval=timing.stable_interval)
+
+    def tasks(self, spec_cfg: Any, timing: Timing) -> dict[str, int]:
+        found = {"xmit": timing.xmit_interval} if spec_cfg.retransmission else {}
+        return {**found, "stable": timing.stable_interval}
+
+    def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
+        if task == "xmit":
+            return [lambda node, age: [nak2.Timer(nak2.XMIT)]]
+        return [lambda node, age: [nak2.Timer(nak2.STABLE)] if node.me in node.members else []]
+
+
+class Nakack4Rules(Rules):
+    """NAKACK4: no ages; the retransmit task runs periodically, acting once the member has a view;
+    BECOME_SERVER, the sending threads and the delivery faults are the world's."""
+
+    spec = nak4
+    roles = ()
+    untimed = frozenset({nak4.BECOME_SERVER, nak4.SEND, nak4.DELIVER_FAULT})
+
+    def configure(self, config: Any, spec_cfg: Any, timing: Timing) -> Any:
+        return replace(config, xmit_interval=timing.xmit_interval)
+
+    def tasks(self, spec_cfg: Any, timing: Timing) -> dict[str, int]:
+        return {"xmit": timing.xmit_interval}
+
+    def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
+        return [lambda node, age: [nak4.Timer(nak4.XMIT)] if node.members else []]
+
+
+RULES: dict[str, Rules] = {"unicast2": Unicast2Rules(), "unicast3": Unicast3Rules(), "nakack2": Nakack2Rules(),
+                           "nakack4": Nakack4Rules()}
 
 
 def observe(rules: Rules, spec_cfg: Any, activity: Activity, syncs: dict[tuple[int, int], int], now: int,
@@ -197,7 +246,7 @@ def observe(rules: Rules, spec_cfg: Any, activity: Activity, syncs: dict[tuple[i
     data_from = None
     if isinstance(action, (DeliverPacket, DuplicatePacket)) and isinstance(action.packet.msg, rules.spec.Data):
         data_from = action.packet.src
-    for role in ("send", "recv"):
+    for role in rules.roles:
         for peer, (old, new) in enumerate(zip(getattr(before, role), getattr(after, role))):
             key = (member, role, peer)
             if new is None:
@@ -244,7 +293,7 @@ class TimedStepper:
     def step(self, run: Lockstep, action: Any, after: Any) -> Divergence | None:
         """A walk's step: a world timer lets time pass (``tick``); anything else happens now, maybe
         a little later than the last step."""
-        if isinstance(action, FireTimer):
+        if isinstance(action, FireTimer) and action.timer.kind not in self.rules.untimed:
             return self.tick(run)
         self._drift(len(run.path), action)
         return self._take(run, action, after)
@@ -262,11 +311,22 @@ class TimedStepper:
         if room >= 2 and rng.random() < 0.5:
             self.engines.now += rng.randrange(1, room)
 
+    def live(self) -> list[int]:
+        """The members whose engines still run (a stopped multicast member's do not)."""
+        stopped = getattr(self.engines, "stopped", ())
+        return [m for m in range(self.world.n) if m not in stopped]
+
     def next_deadline(self) -> int:
-        found = [t for due in self.due for t in due.values()]
+        live = self.live()
+        found = [t for m in live for t in self.due[m].values()]
         found += [t + self.timing.sync_min_interval for t in self.syncs.values()]
-        found += [engine.get_timer() for engine in self.engines.engines]
-        return min(found)
+        found += [self.engines.engines[m].get_timer() for m in live]
+        return min(found, default=self.engines.now + self.timing.xmit_interval)
+
+    def node(self, state: Any, member: int) -> Any:
+        """``member``'s spec node in ``state`` (either world)."""
+        world = self.world
+        return world.node(state, member) if hasattr(world, "node") else world.node_table.values[state[member]]
 
     # -- time passes ------------------------------------------------------------------------------
     def tick(self, run: Lockstep) -> Divergence | None:
@@ -299,7 +359,8 @@ class TimedStepper:
         return self._at(run.check_all()) if every else None
 
     def _late_engine(self, run: Lockstep, now: int) -> Divergence | None:
-        for member, due in enumerate(self.due):
+        for member in self.live():
+            due = self.due[member]
             tasks = sorted(task for task, t in due.items() if t <= now)
             asked = self.engines.engines[member].get_timer()
             if tasks and asked > now:
@@ -325,9 +386,10 @@ class TimedStepper:
         """The engine inputs of a tick at ``now`` from ``state`` (nothing is changed), or the packet
         in flight that rule 6 delivers first (then no groups)."""
         activity, syncs = dict(self.activity), dict(self.syncs)
-        network = self.world.net_table.values[state[self.world.n]]
+        network = self.world.view(state).network
         groups: list[Group] = []
-        for member in range(self.world.n):  # first every expired sync (every engine's view reads the clock)
+        live = self.live()
+        for member in live:  # first every expired sync (every engine's view reads the clock)
             steps: Steps = []
             for (m, peer), t in sorted(syncs.items()):
                 if m == member and t + self.timing.sync_min_interval <= now:
@@ -335,7 +397,7 @@ class TimedStepper:
                     state = self._fire(state, member, timer, steps, activity, syncs, now)
             if steps:
                 groups.append(Group(member, steps, False))
-        for member in range(self.world.n):
+        for member in live:
             tasks = tuple(task for task, t in self.due[member].items() if t <= now)
             if not tasks and self.engines.engines[member].get_timer() > now:
                 continue
@@ -354,13 +416,14 @@ class TimedStepper:
         None, the removals made despite rule 6), or (``state``, the packet of ``network`` rule 6
         delivers first, 0)."""
         world, n, stale = self.world, self.world.n, 0
+        quiet_connection = getattr(world.adapter, "quiet_connection", lambda member, timer: None)
 
         def age(role: str, peer: int) -> int:
             return now - activity[member, role, peer]
 
         for phase in self.rules.phases(task, self.cfg, self.timing):
-            for timer in phase(world.node_table.values[state[member]], age):
-                pair = world.adapter.quiet_connection(member, timer)
+            for timer in phase(self.node(state, member), age):
+                pair = quiet_connection(member, timer)
                 if pair is not None and not world.quiet(state[n], *pair):
                     blocking = [p for p in network if world.adapter.receive_window_of(p) == pair]
                     if blocking:
@@ -376,18 +439,17 @@ class TimedStepper:
         if after is None:  # a run that changes nothing in the world, but may resend what is in flight
             steps.append((action, state))
             return state
-        nodes = self.world.node_table.values
-        observe(self.rules, self.cfg, activity, syncs, now, member, nodes[state[member]], nodes[after[member]], action)
+        observe(self.rules, self.cfg, activity, syncs, now, member, self.node(state, member), self.node(after, member),
+                action)
         steps.append((action, after))
         return after
 
     def _observe(self, before: Any, action: Any, after: Any) -> None:
         member = self.world.step_effects(before, action)[0]
-        if member is None:
+        if member is None or not self.rules.roles:
             return
-        nodes = self.world.node_table.values
         observe(self.rules, self.cfg, self.activity, self.syncs, self.engines.now, member,
-                nodes[before[member]], nodes[after[member]], action)
+                self.node(before, member), self.node(after, member), action)
 
     def _at(self, divergence: Divergence | None) -> Divergence | None:
         return None if divergence is None else replace(divergence, action=f"t={self.engines.now}: {divergence.action}")
@@ -411,7 +473,7 @@ def engines_with(timing: Timing) -> EngineFactory:
         name = world.adapter.name
         rules = RULES.get(name)
         if rules is None:
-            raise ValueError(f"timed lockstep: expected a model of {' or '.join(sorted(RULES))}, got {name}")
+            raise ValueError(f"timed lockstep: expected a model of {', '.join(sorted(RULES))}, got {name}")
         base = binding(name).world_engines
         cls = made.get(base)
         if cls is None:
