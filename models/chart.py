@@ -64,6 +64,9 @@ def chart_steps(world: World, path: Sequence[tuple[Any, Any]]) -> tuple[list[Cha
     in_flight: dict[Packet, tuple[str, int]] = {}  # packet -> (name, step it was sent at)
     arrivals: list[tuple[Packet, str, int]] = []  # packets that arrived, with name and step sent at
     counter = 0
+    for packet in before.network:  # in flight from the start: none, unless drawn from a later state (a CTI's)
+        counter += 1
+        in_flight[packet] = (f"m{counter}", 0)
     steps: list[ChartStep] = []
     fmt = world.adapter.format_message
     for index, (action, state) in enumerate(path, 1):
