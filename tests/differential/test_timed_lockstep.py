@@ -1,13 +1,15 @@
 """The timed lockstep (checks/conform/timed.py; issue 19, item 1).
 
 Invariants tested: under a clock, with small real durations, the UNICAST2 and UNICAST3 engines
-agree with their timed specs on seeded walks of the lockstep models (as shipped and under every
-variant run, under each timing of ``TIMINGS``), their timers really run (reaping, closing,
-removal and sync expiry happen at their times); a walk is a function of its seed; a timing of 0
-and a multicast model are refused in one line; and each planted timing defect (a busy UNICAST2
-connection reaped, ``>`` for ``>=`` on a timeout, a late ``get_timer()``, UNICAST3's close
-timeout measured from the last activity instead of the CLOSING transition) passes the untimed
-walks and is caught timed.
+agree with their timed specs on seeded walks of the lockstep models (as shipped, under every
+variant run and with stale packets, under each timing of ``TIMINGS``) and every spec timer's time
+comes in some walk; the NAKACK2 and NAKACK4 engines agree timed too; a walk is a function of its
+seed; a timing out of range is refused in one line; ``seqcheck fuzz --engines-with timed`` runs;
+and each planted timing defect passes the untimed walks and is caught timed: a busy UNICAST2
+connection reaped (age from creation, idle check dropped), ``>`` for ``>=`` on a timeout (both
+reapers) and ``<=`` for ``<`` on sync_min_interval, a late ``get_timer()`` or schedule (all four
+engines), UNICAST3's close timeout measured from the last activity instead of the CLOSING
+transition.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from impl.nakack4 import Nakack4Engine
 from impl.unicast2 import Unicast2Engine
 from impl.unicast2 import tasks as u2tasks
 from impl.unicast3 import Unicast3Engine, entries
+from impl.unicast3 import state as u3state
 from impl.unicast3 import tasks as u3tasks
 from models.modelfile import Model, load
 from models.world import FireTimer
@@ -132,6 +135,22 @@ def _reap_strictly_older(m: Any, *, now: int) -> None:
         m.remove_receiver(peer)
 
 
+def _reap_every_sender(reap: Callable[..., None]) -> Callable[..., None]:
+    """UNICAST2's reaper without the idle check on send entries: every one goes, busy or not."""
+    def planted(m: Any, *, now: int) -> None:
+        for peer in sorted(m.send):
+            m.remove_sender(peer)
+        reap(m, now=now)
+    return planted
+
+
+def _sync_active_at_the_limit(self: Any, peer: Any, *, now: int) -> bool:
+    """UNICAST3's last_sync_sent with ``<=`` for ``<``: a request exactly sync_min_interval old is
+    still in force."""
+    sent = self.sync_sent.get(peer)
+    return sent is not None and now - sent <= self.config.sync_min_interval
+
+
 def _remove_expired_strictly_older(m: Any, *, now: int) -> None:
     """UNICAST3's removal with ``>`` for ``>=``: a CLOSING entry exactly conn_close_timeout old stays."""
     timeout = m.config.conn_close_timeout
@@ -181,6 +200,9 @@ PLANTED: dict[str, tuple[Path, Any, str, Callable[[Any], Any]]] = {
     "u2 reaper ages a busy send entry from its creation":
         (FUZZ[2], Unicast2Engine, "send", _age_from_creation),
     "u2 reaper compares > instead of >=": (FUZZ[2], u2tasks, "reap", lambda _: _reap_strictly_older),
+    "u2 reaper drops the idle check on send entries": (FUZZ[2], u2tasks, "reap", _reap_every_sender),
+    "u3 sync interval compares <= instead of <": (FUZZ[3], u3state.Member, "sync_active",
+                                                  lambda _: _sync_active_at_the_limit),
     "u2 get_timer() forgets the retransmit task": (FUZZ[2], Unicast2Engine, "get_timer", lambda _: _u2_xmit_forgotten),
     "u3 removal compares > instead of >=":
         (FUZZ[3], u3tasks, "remove_expired", lambda _: _remove_expired_strictly_older),
