@@ -23,6 +23,7 @@ from typing import Any
 
 from checks.conform.engines import binding
 from impl.common import LocalProtocolError, payload_number, spec_payload
+from models import registry
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class EngineScript:
         """The application of ``src`` sends its next message to ``dst``."""
         number = self.sent[src, dst] = self.sent.get((src, dst), 0) + 1
         self.engines[src].send(dst, spec_payload(number), now=0)
-        self._collect(src)
+        self._collect(src, ("send",))
 
     def deliver(self, src: str, dst: str, kind: str, **fields: object) -> None:
         """``dst`` receives the in-flight datagram from ``src`` of that kind and those fields."""
@@ -121,16 +122,16 @@ class EngineScript:
             return
         if kind == "sync_expired" and peer is not None:
             self.syncs[member, peer] = 0
-        self._collect(member)
+        self._collect(member, ("timer", self.spec.timer_kind(kind), peer))
 
     def view(self, member: str, members: Sequence[str]) -> None:
         self.engines[member].install_view(members, now=0)
-        self._collect(member)
+        self._collect(member, ("view", frozenset(members)))
 
     def remove_receiver(self, member: str, peer: str) -> None:
         """JGroups' removeReceiveConnection test hook."""
         self.engines[member].remove_receive_connection(peer)
-        self._collect(member)
+        self._collect(member, ("remove", peer))
 
     def settle(self, rounds: int = 30) -> None:
         """A fault-free continuation: ``rounds`` times, deliver everything in flight, let every rate
@@ -151,6 +152,8 @@ class EngineScript:
             return "purge" not in self.violations
         if prop in ("sync_rate_limited", "sync_resend_bounded"):
             return "sync" not in self.violations
+        if prop == "no_spurious_reset":
+            return "reset" not in self.violations
         if prop in DELIVERY:
             return prop not in self.violations
         if prop == "eventually_delivered":
@@ -169,15 +172,23 @@ class EngineScript:
         """``datagram.dst`` receives it. JGRP-1874's resource bound (UNICAST2): a SEND_FIRST_SEQNO
         is answered by at most ``settings["sync_resend_bound"]`` DATA (0: no bound)."""
         self.engines[datagram.dst].received(datagram.src, datagram.data, now=0)
-        answers = self._collect(datagram.dst)
+        msg: Any = datagram.msg
+        kind = next((name for name, cls in self.spec.kinds.items() if isinstance(msg, cls)), None)
+        what: tuple[Any, ...] = ("other",)
+        if kind == "CLOSE":
+            what = ("close", datagram.src, msg.conn_id)
+        elif kind == "DATA":
+            what = ("data", datagram.src, msg.conn_id, msg.first)
+        answers = self._collect(datagram.dst, what)
         bound = self.settings.get("sync_resend_bound", 0)
         if bound and isinstance(datagram.msg, self.spec.kinds["SEND_FIRST_SEQNO"]):
             if sum(isinstance(d.msg, self.spec.kinds["DATA"]) for d in answers) > bound:
                 self.violations.add("sync")
 
-    def _collect(self, member: str) -> list[Datagram]:
-        """Take ``member``'s output. In flight is a set, as in the world (``models/world.py`` rule
-        2): a datagram identical to one still in flight adds nothing."""
+    def _collect(self, member: str, what: tuple[Any, ...]) -> list[Datagram]:
+        """Take ``member``'s output after the input ``what`` (as ``UnicastAdapter.classify_end``
+        reads it). In flight is a set, as in the world (``models/world.py`` rule 2): a datagram
+        identical to one still in flight adds nothing."""
         engine = self.engines[member]
         out = []
         for dst, data in engine.datagrams_to_send():
@@ -191,18 +202,23 @@ class EngineScript:
             if not any((d.src, d.dst, d.data) == (datagram.src, datagram.dst, datagram.data) for d in self.flight):
                 self.flight.append(datagram)
         views = {m: e.snapshot(now=0) for m, e in self.engines.items()}
-        self._deliveries(member, engine.deliveries(), dict(views[member].recv))
+        self._deliveries(member, engine.deliveries(), dict(views[member].recv), what)
         self._check_purges(views)
         return out
 
-    def _deliveries(self, member: str, delivered: list[tuple[str, bytes]], windows: dict[str, Any]) -> None:
+    def _deliveries(self, member: str, delivered: list[tuple[str, bytes]], windows: dict[str, Any],
+                    what: tuple[Any, ...]) -> None:
         """Record ``member``'s deliveries (spec/reliable_fifo): a receive window that appeared,
         vanished, changed its conn_id or went back since the last input starts a new incarnation,
-        and the deliveries of this input belong to the window it ended with."""
+        and the deliveries of this input belong to the window it ended with. A window that vanished
+        or changed its conn_id must have ended by a cause its protocol allows (no_spurious_reset:
+        ``UnicastAdapter.legitimate_window_ends``, judged on the input ``what``)."""
         for src in self.members:
             window = windows.get(src)
             now = None if window is None else (window.conn_id, window.delivered)
             before = self.windows.pop((src, member), None)
+            if before is not None and (now is None or now[0] != before[0]):
+                self._window_ended(src, before[0], None if now is None else now[0], what)
             if now is None or before is None or now[0] != before[0] or now[1] < before[1]:
                 self.runs.pop((src, member), None)
             if now is not None:
@@ -218,6 +234,11 @@ class EngineScript:
             elif number != last + 1:
                 self.violations.add("in_order")
             self.runs[src, member] = (first, max(last, number))
+
+    def _window_ended(self, src: str, conn_id: int, after: int | None, what: tuple[Any, ...]) -> None:
+        adapter = registry.get(self.protocol).adapter  # type: ignore[attr-defined]
+        if adapter.classify_end(conn_id, after, src, what) not in adapter.legitimate_window_ends(self.variant):
+            self.violations.add("reset")
 
     def _check_purges(self, views: dict[str, Any]) -> None:
         for sender, view in views.items():

@@ -87,7 +87,8 @@ SCRIPT = ScriptProtocol(
      "ACK": AckMsg},
     {"Data": "DATA", "XmitReq": "XMIT_REQ", "SendFirstSeqno": "SEND_FIRST_SEQNO", "Stable": "STABLE", "Ack": "ACK"},
     u2.TIMER_NAMES, ("xmit", "stable"), frozenset({"no_conn_ids", "conn_id_first_only", "no_first_ack"}),
-    frozenset({"no_spurious_purge", "purge_covered", "sync_resend_bounded"}) | DELIVERY | LIVENESS, u2.NO_CONN)
+    frozenset({"no_spurious_purge", "purge_covered", "sync_resend_bounded", "no_spurious_reset"}) | DELIVERY
+    | LIVENESS, u2.NO_CONN)
 BINDING = EngineBinding("unicast2", Unicast2Engines, SCRIPT, codec.MAGIC, codec.decode)
 
 

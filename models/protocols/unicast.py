@@ -113,8 +113,9 @@ class UnicastAdapter(ProtocolAdapter):
         return replace(node, **changes)
 
     # -- window endings and grace periods ---------------------------------------------------------
-    def legitimate_window_ends(self, cfg: Any) -> frozenset[str]:
-        """The causes by which a receive window may end (``no_spurious_reset``)."""
+    def legitimate_window_ends(self, variant: Any) -> frozenset[str]:
+        """The causes by which a receive window may end under ``variant`` (the spec's or the
+        engine's ``Variant``: they have the same flags) (``no_spurious_reset``)."""
         raise NotImplementedError
 
     def newer_conn_id(self, new: int, old: int) -> bool:
@@ -125,21 +126,37 @@ class UnicastAdapter(ProtocolAdapter):
         """Why the receive ``window`` for ``peer`` ended in a step by ``stimulus`` (``after``: the
         window for ``peer`` after it, None if none)."""
         msg: Any = getattr(stimulus, "msg", None)
+        what: tuple[Any, ...] = ("other",)
         if msg is not None:
-            if stimulus.src != peer:  # type: ignore[attr-defined]
-                return OTHER
             close = getattr(self.spec, "Close", None)
             if close is not None and isinstance(msg, close):
-                return OWN_CLOSE if msg.conn_id == window.conn_id else STALE_CLOSE
-            if isinstance(msg, self.spec.Data) and msg.first and after is not None and after.conn_id == msg.conn_id:
-                return NEWER_FIRST if self.newer_conn_id(msg.conn_id, window.conn_id) else OLDER_FIRST
-            return OTHER
-        if isinstance(stimulus, tuple) and stimulus[0] == "remove":
-            return HOOK if stimulus[1] == peer else OTHER
-        if _timer_for(stimulus, self.removal_timers, peer):
+                what = ("close", stimulus.src, msg.conn_id)  # type: ignore[attr-defined]
+            elif isinstance(msg, self.spec.Data):
+                what = ("data", stimulus.src, msg.conn_id, msg.first)  # type: ignore[attr-defined]
+        elif isinstance(stimulus, tuple) and stimulus[0] in ("remove", "view"):
+            what = stimulus
+        elif isinstance(stimulus, tuple) and stimulus[0] == "timer":
+            what = ("timer", stimulus[1].kind, stimulus[1].peer)
+        return self.classify_end(window.conn_id, None if after is None else after.conn_id, peer, what)
+
+    def classify_end(self, conn_id: int, after: int | None, peer: int | str, what: tuple[Any, ...]) -> str:
+        """The cause of the end of a receive window for ``peer`` on ``conn_id`` (``after``: the
+        conn_id of the window for ``peer`` after the step, None if none) by the input ``what``:
+        ``("close", sender, conn_id)``, ``("data", sender, conn_id, first)``, ``("remove", peer)``,
+        ``("timer", kind, peer)``, ``("view", members)`` or anything else. Shared by the world and
+        the engine scripts (``checks/conform/script.py``), which name members differently."""
+        kind = what[0]
+        if kind == "close" and what[1] == peer:
+            return OWN_CLOSE if what[2] == conn_id else STALE_CLOSE
+        if kind == "data" and what[1] == peer and what[3] and after == what[2]:
+            return NEWER_FIRST if self.newer_conn_id(what[2], conn_id) else OLDER_FIRST
+        if kind == "remove" and what[1] == peer:
+            return HOOK
+        if kind == "timer" and what[1] in self.removal_timers and what[2] == peer:
             return EXPIRY
-        view = _view_of(stimulus)
-        return LEFT_VIEW if view is not None and peer not in view else OTHER
+        if kind == "view" and peer not in what[1]:
+            return LEFT_VIEW
+        return OTHER
 
     def _window_ends(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
                      ) -> list[tuple[str, Any]]:
@@ -210,7 +227,7 @@ class UnicastAdapter(ProtocolAdapter):
             return self.observe_sync_answer(value, cfg)
         if kind == "TimestampOrder" and not value:
             return self.step_bit("timestamps_increase")
-        if kind == "WindowEnded" and value.cause not in self.legitimate_window_ends(cfg):
+        if kind == "WindowEnded" and value.cause not in self.legitimate_window_ends(cfg.variant):
             return self.step_bit("no_spurious_reset")
         return 0
 

@@ -57,7 +57,7 @@ class Unicast2Adapter(UnicastAdapter):
     timestamped = (u2.SendFirstSeqno, u2.Stable)
     window_replies = (u2.Ack, u2.SendFirstSeqno, u2.XmitReq, u2.Stable)
 
-    def legitimate_window_ends(self, cfg: Any) -> frozenset[str]:
+    def legitimate_window_ends(self, variant: Any) -> frozenset[str]:
         """no_spurious_reset in UNICAST2 (digest 1.1 (c)): a receive window ends only
 
         - ``hook``: ``removeReceiveConnection(B)``, the test hook (final STABLE, then removed);

@@ -63,7 +63,7 @@ class Unicast3Adapter(UnicastAdapter):
     timestamped = (u3.Ack, u3.SendFirstSeqno)
     window_replies = (u3.Ack, u3.SendFirstSeqno, u3.XmitReq)
 
-    def legitimate_window_ends(self, cfg: Any) -> frozenset[str]:
+    def legitimate_window_ends(self, variant: Any) -> frozenset[str]:
         """no_spurious_reset in UNICAST3 (digest 1.2 (e)): a receive window ends only
 
         - ``hook``: ``removeReceiveConnection(B)``, JGroups' test hook (UNICAST_ConnectionTests), the
@@ -81,7 +81,7 @@ class Unicast3Adapter(UnicastAdapter):
 
         Anything else (a CLOSE of another conn_id, a view change as shipped, a send, an ACK) ends a
         window spuriously."""
-        if cfg.variant.remove_on_view_change:
+        if variant.remove_on_view_change:
             return _LEGITIMATE | {LEFT_VIEW}
         return _LEGITIMATE
 

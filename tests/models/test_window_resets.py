@@ -9,8 +9,10 @@ UNICAST2 residual (an old first DATA replacing the new window) delivers a payloa
 order across incarnations with no_duplicate and in_order holding; a discard at conn_close_timeout is
 excused only while the peer has stayed out of the view since the entry became CLOSING (a planted
 CLOSING that a view with the peer does not reopen makes it a liveness violation); member
-symmetry renames the grace bits with the pairs; and the lockstep, with the same CLOSE defect planted
-in engine and spec (no divergence), reports the property on a seeded walk.
+symmetry renames the grace bits with the pairs; the lockstep, with the same CLOSE defect planted in
+engine and spec (no divergence), reports the property on a seeded walk; and the engine scripts of
+``seqcheck replay`` judge it on the engines' own windows (a legitimate replacement holds, the planted
+CLOSE does not).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def data(conn_id: int, payload: int = 9) -> Packet:
 def test_unicast3_window_end_causes(stimulus: Hashable, state: int, cause: str) -> None:
     cfg, node = u3_receiver(3, state)
     assert ends(UNICAST3, cfg, node, stimulus) == [WindowEnded(A, 3, cause)]
-    assert (cause in UNICAST3.legitimate_window_ends(cfg)) == (cause != OLDER_FIRST)
+    assert (cause in UNICAST3.legitimate_window_ends(cfg.variant)) == (cause != OLDER_FIRST)
 
 
 def test_unicast3_as_shipped_ends_no_window_by_a_foreign_close_or_a_view() -> None:
@@ -84,8 +86,8 @@ def test_a_view_ends_a_unicast3_window_legitimately_only_under_jgrp1586() -> Non
     variant = u3.Variant(remove_on_view_change=True)
     cfg, node = u3_receiver(3, variant=variant)
     assert ends(UNICAST3, cfg, node, ("view", frozenset({B}))) == [WindowEnded(A, 3, LEFT_VIEW)]
-    assert LEFT_VIEW in UNICAST3.legitimate_window_ends(cfg)
-    assert LEFT_VIEW not in UNICAST3.legitimate_window_ends(u3.Config(2))
+    assert LEFT_VIEW in UNICAST3.legitimate_window_ends(cfg.variant)
+    assert LEFT_VIEW not in UNICAST3.legitimate_window_ends(u3.Variant())
 
 
 def test_unicast2_window_end_causes() -> None:
@@ -96,7 +98,7 @@ def test_unicast2_window_end_causes() -> None:
     assert ends(UNICAST2, cfg, node, ("timer", u2.Timer(u2.IDLE_RECV, A))) == [WindowEnded(A, 3, EXPIRY)]
     assert ends(UNICAST2, cfg, node, ("remove", A)) == [WindowEnded(A, 3, HOOK)]
     assert ends(UNICAST2, cfg, node, Packet(A, B, "Data", u2.Data(1, 2, True, 9))) == [WindowEnded(A, 3, OLDER_FIRST)]
-    assert UNICAST2.legitimate_window_ends(cfg) == {HOOK, EXPIRY, LEFT_VIEW, NEWER_FIRST}
+    assert UNICAST2.legitimate_window_ends(cfg.variant) == {HOOK, EXPIRY, LEFT_VIEW, NEWER_FIRST}
 
 
 def test_unicast2_conn_ids_are_ordered_serially_across_the_wrap() -> None:
@@ -256,3 +258,31 @@ def test_the_lockstep_sees_it_where_engine_and_spec_agree(tmp_path: Path, monkey
     found = [r for r in (random_walk(model, seed, 40) for seed in range(100)) if r.divergence is not None]
     assert found, "no walk of 100 reached the reset"
     assert {r.divergence.what for r in found if r.divergence} == {"spec property no_spurious_reset"}, found[0]
+
+
+def close_and_reopen(planted: bool, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """The engine script of the reset model: A's idle connection (conn_id 0) is closed, A reopens
+    (conn_id 1), B gets the new first DATA, then the old CLOSE; does no_spurious_reset hold?"""
+    from checks.conform.script import EngineScript
+    from impl.unicast3 import receive
+
+    if planted:
+        def engine_close_any(m: Any, src: Any, msg: Any, *, now: int) -> None:
+            if m.recv.get(src) is not None:
+                m.remove_recv(src, receive.Event.CLOSE_MSG, now=now)
+        monkeypatch.setattr(receive, "on_close", engine_close_any)
+    net = EngineScript(["A", "B"])
+    net.send("A", "B")
+    net.deliver("A", "B", "DATA", seqno=1, conn_id=0, first=True)
+    net.timer("A", "idle_send", "B")
+    net.timer("A", "close_send", "B")
+    net.send("A", "B")
+    net.deliver("A", "B", "DATA", seqno=1, conn_id=1, first=True)
+    net.deliver("A", "B", "CLOSE", conn_id=0)
+    assert not net.skipped, net.skipped
+    return net.holds("no_spurious_reset")
+
+
+def test_the_engine_scripts_judge_it_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert close_and_reopen(False, monkeypatch)  # the new first DATA replaced the window legitimately
+    assert not close_and_reopen(True, monkeypatch)
