@@ -25,10 +25,10 @@ import z3
 
 from checks.explore.system import Always
 from checks.explore.trace import Trace, make_trace, validate
-from checks.symbolic.bounded import PACKETS, SLOTS, bounded
+from checks.symbolic.bounded import PACKETS, SLOTS, SMALL, bounded
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, Binding
 from checks.symbolic.obligations import COUNTEREXAMPLE, obligations
-from checks.symbolic.ops import EMPTY
+from checks.symbolic.ops import EMPTY, Z3Ops
 from checks.symbolic.system import INT, ModelSpec, State
 from checks.symbolic.unicast3.abstraction import concretize
 from checks.symbolic.unicast3.invariants import Invariant
@@ -45,9 +45,13 @@ class ConcreteCti:
     pre: State
     params: dict[str, Any]
     post: State | None = None  # the spec's post-state (after validate_cti)
+    view: WorldView | None = None  # the pre-state as spec nodes and packets (after validate_cti)
+    world_action: Any = None  # the step as a world action (after validate_cti)
+    after: WorldView | None = None  # the spec's post-state as nodes and packets (after validate_cti)
+    pinned: tuple[str, ...] = ()  # fields the world fixes (not shown)
 
     def describe(self) -> list[str]:
-        shown = {k: v for k, v in self.pre.items() if v not in (frozenset(), {})}
+        shown = {k: v for k, v in self.pre.items() if v not in (frozenset(), {}) and k not in self.pinned}
         return [f"obligation {self.obligation}: counterexample to induction",
                 f"  pre-state  {shown}", f"  step       {self.action} {self.params}",
                 f"  post-state breaks {self.invariant}: {self.post if self.post is not None else '?'}"]
@@ -64,56 +68,101 @@ def _value(model: z3.ModelRef, term: Any, kind: Any) -> Any:
 @dataclass(frozen=True)
 class Subject:
     """What a CTI needs of a protocol: its symbolic model, how a symbolic state becomes spec nodes
-    and packets, and the cross-check's binding (abstraction, action names) in a given world."""
+    and packets, and the cross-check's binding (abstraction, action names) in a given world.
+    ``pins(world)``: fields that are constants of the world (a capacity, NAKACK2's views of its
+    members), given to z3 as values and left out of the bounded pre-state; ``scope(world)``: a side
+    condition naming only the world's members (a concrete state must fit the world's nodes)."""
 
     model: ModelSpec
-    concretize: Callable[[State, Any], WorldView] | None  # None: its CTIs are only searched for (NAKACK4)
+    concretize: Callable[[State, Any], WorldView] | None  # None: its CTIs are only searched for
     binding: Callable[[World], Binding]
+    pins: Callable[[Any], dict[str, Any]] | None = None
+    scope: Callable[[Any], Callable[[Z3Ops, State], Any]] | None = None
 
 
 UNICAST3_SUBJECT = Subject(UNICAST3, concretize, lambda world: UNICAST3_BINDING)
 
 
-def _read_state(model: z3.ModelRef, p: State, spec: ModelSpec) -> State:
+def _read_state(model: z3.ModelRef, p: State, spec: ModelSpec, pinned: dict[str, Any]) -> State:
+    """z3's bounded pre-state as concrete values (``bounded``'s constants: sets of at most PACKETS
+    tuples, maps of at most SLOTS entries); ``pinned`` fields as given."""
     out = State()
     for name, kind in spec.fields.items():
-        if isinstance(kind, str):
+        if name in pinned:
+            out[name] = pinned[name]
+        elif isinstance(kind, str):
             out[name] = _value(model, p[name], kind)
         elif kind[0] == "set":
             out[name] = frozenset(
                 tuple(_value(model, z3.Const(f"{name}.{i}.{j}", z3.IntSort() if k == INT else z3.BoolSort()), k)
                       for j, k in enumerate(kind[1:]))
                 for i in range(PACKETS) if _value(model, z3.Bool(f"{name}.{i}.present"), "bool"))
-    slots = {}
-    for i in range(SLOTS):
-        value = _value(model, z3.Int(f"r_buf.v{i}"), INT)
-        key = _value(model, z3.Int(f"r_buf.k{i}"), INT)
-        if value != EMPTY and model.eval(z3.Select(p.r_buf, key), model_completion=True).as_long() == value:
-            slots[key] = value
-    out["r_buf"] = slots
+        else:
+            out[name] = _read_map(model, p[name], name)
     # Fields of an entry that does not exist mean nothing: the spec has no entry to hold them.
-    if not out.s_exists:
+    if "s_exists" in out and not out.s_exists:
         out.update({f: 0 if spec.fields[f] == INT else False for f in spec.sender})
-    if not out.r_exists:
+    if "r_exists" in out and not out.r_exists:
         out.update({f: 0 if spec.fields[f] == INT else False for f in spec.receiver if f != "r_buf"}, r_buf={})
     return out
 
 
+def _read_map(model: z3.ModelRef, term: Any, name: str) -> dict[int, int]:
+    slots = {}
+    for i in range(SLOTS):
+        value = _value(model, z3.Int(f"{name}.v{i}"), INT)
+        key = _value(model, z3.Int(f"{name}.k{i}"), INT)
+        if value != EMPTY and model.eval(z3.Select(term, key), model_completion=True).as_long() == value:
+            slots[key] = value
+    return slots
+
+
+def _pinned(fields: dict[str, Any], pinned: dict[str, Any]) -> Callable[[Z3Ops, State], Any]:
+    """Side condition: every pinned field equals its value (a set of tuples or an int); the rest bounded."""
+    rest = bounded({name: kind for name, kind in fields.items() if name not in pinned})
+
+    def condition(o: Z3Ops, p: State) -> Any:
+        parts = [rest(o, p)]
+        for name, value in pinned.items():
+            if isinstance(value, int):
+                parts.append(p[name] == value)
+            else:
+                kinds = fields[name][1:]
+                keys = [z3.Const(f"{name}.pin{j}", z3.IntSort() if k == INT else z3.BoolSort())
+                        for j, k in enumerate(kinds)]
+                member = z3.Or(*[z3.And(*[key == x for key, x in zip(keys, t)]) for t in sorted(value)])
+                parts.append(p[name] == z3.Lambda(keys, member))
+        return z3.And(*parts)
+    return condition
+
+
 def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str,
-                 subject: Subject = UNICAST3_SUBJECT) -> ConcreteCti | None:
-    """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state."""
+                 subject: Subject = UNICAST3_SUBJECT, world: Any = None) -> ConcreteCti | None:
+    """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state;
+    with ``world``, the subject's pins and scope for that world's members and settings."""
     spec = subject.model
+    pinned = subject.pins(world) if subject.pins is not None and world is not None else {}
+    side = _pinned(spec.fields, pinned)
+    scope = subject.scope(world) if subject.scope is not None and world is not None else None
+
+    def extra(o: Z3Ops, p: State) -> Any:
+        return side(o, p) if scope is None else z3.And(side(o, p), scope(o, p))
     for result in obligations(invariants, v, model=spec, actions=(spec.action(action),),
-                              only=lambda a, i: a == action and i == invariant, extra=bounded(spec.fields)):
+                              only=lambda a, i: a == action and i == invariant, extra=extra):
         if result.result != COUNTEREXAMPLE or result.model is None or result.pre is None:
             return None
         params = {}
         for name, kind in spec.action(action).params:
+            term = result.params[name]  # type: ignore[index]
             if isinstance(kind, str):
-                params[name] = _value(result.model, result.params[name], kind)  # type: ignore[index]
+                params[name] = _value(result.model, term, kind)
+            elif len(kind) == 2 and kind[1] == INT:  # a set of numbers (a view): read on the world's members
+                span = range(getattr(world, "n", SMALL + 3))  # (validate_cti runs the spec on what is read)
+                params[name] = frozenset((x,) for x in span if _value(result.model, z3.Select(term, x), "bool"))
             else:
-                return None  # a set-valued parameter (XMIT_REQ): not made concrete here
-        return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre, spec), params)
+                return None
+        return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre, spec, pinned),
+                           params, pinned=tuple(pinned))
     return None
 
 
@@ -130,17 +179,93 @@ def validate_cti(cti: ConcreteCti, invariants: Sequence[Invariant], world: World
     base = world.view(world.init_states()[0])
     view = subject.concretize(cti.pre, base)
     if binding.abstract(view) != cti.pre:
-        return "the pre-state does not survive the round trip through spec nodes"
-    state = world.adopt(view)
+        return f"the pre-state does not survive the round trip through spec nodes: {binding.abstract(view)}"
+    cti.view = view
     action = binding.world_action(world, view, cti.action, cti.params)
     if action is None:
         return f"{cti.action} {cti.params} names no packet of the pre-state"
-    after = world.successor(state, action)
-    cti.post = binding.abstract(world.view(after)) if after is not None else cti.pre
+    cti.world_action = action
+    if hasattr(world, "stimulus_of"):  # the multicast world: the handler itself, any view (not only scripted)
+        cti.after = _multicast_step(world, view, action)
+    else:
+        after = world.successor(world.adopt(view), action)
+        cti.after = world.view(after) if after is not None else view
+    cti.post = binding.abstract(cti.after)
     target = next(inv for inv in invariants if inv.name == cti.invariant)
     if target.state is not None and target.state(CONCRETE, cti.post, v):
         return f"the spec's step keeps {cti.invariant}"
     return None
+
+
+def _multicast_step(world: Any, view: WorldView, action: Any) -> WorldView:
+    """``view`` after ``action`` in a multicast world: the acting member's handler (the adapter's, as
+    the world calls it), its packets sent, a delivered packet consumed. A view or merge need not be
+    the member's next scripted one: the handler is the spec's for any view."""
+    from dataclasses import replace as replaced
+
+    from models.world import DeliverPacket, Packet
+
+    acting = world.stimulus_of(world.adopt(view), action)
+    network = set(view.network)
+    if isinstance(action, DeliverPacket):
+        network.discard(action.packet)
+    if acting is None:
+        return replaced(view, network=tuple(sorted(network, key=repr)))
+    member, stimulus = acting
+    node, effects = world.adapter.handle(world.cfg, view.nodes[member], stimulus)
+    network |= {Packet(member, e.dst, type(e.msg).__name__, e.msg) for e in effects if world.adapter.is_send(e)}
+    nodes = tuple(node if i == member else n for i, n in enumerate(view.nodes))
+    return replaced(view, nodes=nodes, network=tuple(sorted(network, key=repr)))
+
+
+def replayed_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str, subject: Subject,
+                 world: Any, drawing: Path) -> tuple[str, float, str]:
+    """z3's counterexample to ``action / invariant`` under ``v`` made concrete for ``world`` (its
+    members and constants), replayed on the spec and, when it replays, drawn (``draw_cti``) into the
+    file ``drawing``: (result "validated" or "not validated", seconds, detail)."""
+    import time
+
+    started = time.perf_counter()
+    cti = concrete_cti(invariants, v, action, invariant, subject, world)
+    problem = "z3 gave no bounded counterexample" if cti is None else validate_cti(cti, invariants, world, subject)
+    if cti is None or problem is not None:
+        return "not validated", time.perf_counter() - started, problem or ""
+    drawing.parent.mkdir(parents=True, exist_ok=True)
+    drawing.write_text(draw_cti(world, cti))
+    detail = " ".join(" ".join(cti.describe()[1:3]).split()) + f"; drawn in {drawing}"
+    return "validated", time.perf_counter() - started, detail
+
+
+def draw_cti(world: Any, cti: ConcreteCti) -> str:
+    """A validated CTI (``validate_cti`` filled in its views) as text: every member's pre-state as the
+    chart words it, then the message-sequence chart of its one step from there, and what it breaks."""
+    from models.chart import chart, member_labels
+
+    assert cti.view is not None and cti.after is not None
+    names = member_labels(world)
+    lines = [f"{cti.obligation}: a counterexample-to-induction of the symbolic model, replayed on the spec",
+             "pre-state (every invariant holds):"]
+    for node in cti.view.nodes:
+        lines += [f"  {names[node.me]}: {line}" for line in world.adapter.describe_node(node, names)]
+    lines += [f"  in flight: m{i} {world.adapter.format_message(p.kind, p.msg)} from {names[p.src]} to {names[p.dst]}"
+              for i, p in enumerate(cti.view.network, 1)]
+    start, after = world.adopt(cti.view), world.adopt(cti.after)
+    drawing = chart(cast(Any, _StartingAt(world, start)), [(cti.world_action, after)],
+                    footer=[f"breaks {cti.invariant} (the symbolic invariant, on the spec's post-state)"])
+    return "\n".join(lines) + "\n" + drawing
+
+
+class _StartingAt:
+    """``world`` with another initial state (the chart draws from a CTI's pre-state)."""
+
+    def __init__(self, world: Any, start: Any) -> None:
+        self._world, self._start = world, start
+
+    def init_states(self) -> list[Any]:
+        return [self._start]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._world, name)
 
 
 @dataclass

@@ -37,3 +37,52 @@ def test_origin_round_trips_and_is_left_out_when_empty(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text(json.dumps(raw))
     with pytest.raises(TraceError, match="malformed field origin: expected a string, got 3"):
         Trace.load(tmp_path / "bad.json")
+
+
+# ---------------------------------------------------------------------------------------------
+# z3's counterexamples-to-induction as spec states (cti.concrete_cti, validate_cti, draw_cti).
+def test_every_nakack4_cti_replays_on_the_spec_the_seed_edge_s_unreachable_ones_too(tmp_path: Path) -> None:
+    from checks.symbolic.cti import replayed_cti
+    from models.modelfile import load
+
+    for label, (v, expected, model) in n4_proofs.EXPECTED.items():
+        world = load(n4_proofs.MODELS / f"{model}.toml").world
+        for action, invariant in sorted(expected):
+            drawing = tmp_path / f"{action}-{invariant}.txt"
+            result, _, detail = replayed_cti(n4_proofs.INVARIANTS, v, action, invariant, n4_proofs.SUBJECT, world,
+                                             drawing)
+            assert result == "validated", (label, action, invariant, detail)
+            text = drawing.read_text()
+            assert "pre-state (every invariant holds)" in text and f"breaks {invariant}" in text
+    assert "A receives ACK" in (tmp_path / "deliver_ack-blocks_only_when_full.txt").read_text()
+    assert "A installs view" in (tmp_path / "view_s-blocks_only_when_full.txt").read_text()
+
+
+def test_every_nakack2_merge_cti_replays_on_the_spec(tmp_path: Path) -> None:
+    from checks.symbolic.nakack2 import proofs as n2_proofs
+
+    rows = list(n2_proofs.merge_ctis_replayed(tmp_path))
+    assert [row[1] for row in rows] == ["validated"] * len(n2_proofs.MERGE_BREAKS), rows
+    assert all("installs merge view" in path.read_text() for path in (tmp_path / "prove").glob("*.txt"))
+
+
+def test_validation_is_not_vacuous() -> None:
+    """A concretization that loses the packets in flight fails the round trip; a CTI checked against
+    an invariant its step keeps is refused; a pre-state breaking an invariant is refused."""
+    from checks.symbolic.cti import concrete_cti, validate_cti
+    from checks.symbolic.nakack2 import concrete
+    from checks.symbolic.nakack2 import proofs as n2_proofs
+    from checks.symbolic.nakack2.invariants import INVARIANTS
+    from models.modelfile import load
+    from spec import nakack2 as nak
+
+    world = load(n2_proofs.MODELS / "merge-digest-lags-loopback.toml").world
+    cti = concrete_cti(INVARIANTS, nak.Variant(), "merge", "votes_in_flight_truthful", n2_proofs.SUBJECT, world)
+    assert cti is not None and cti.pre.n_vote
+    lossy = replace(n2_proofs.SUBJECT, concretize=lambda state, base: replace(concrete.concretize(state, base),
+                                                                              network=()))
+    assert "round trip" in (validate_cti(cti, INVARIANTS, world, lossy) or "")
+    kept = replace(cti, invariant="own_window_order")
+    assert validate_cti(kept, INVARIANTS, world, n2_proofs.SUBJECT) == "the spec's step keeps own_window_order"
+    broken = replace(cti, pre=type(cti.pre)(cti.pre, low=cti.pre.high + 1))
+    assert (validate_cti(broken, INVARIANTS, world, n2_proofs.SUBJECT) or "").startswith("the pre-state breaks")

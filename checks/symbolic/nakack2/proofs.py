@@ -8,8 +8,9 @@
 2. every obligation of the proven scope (founders, views that only shrink; every NAKACK2 variant:
    none touches STABLE or the windows' purge): expected proved;
 3. the ``merge`` action: the obligations ``MERGE_BREAKS`` are the expected counterexamples-to-
-   induction (the rest proved), and seqcheck check's own counterexample of
-   ``merge-digest-lags-loopback.toml`` takes that step: written as a trace ``seqcheck show`` draws.
+   induction (the rest proved); each made concrete (``concrete``) for the merge model's members,
+   replayed on the spec and drawn; and seqcheck check's own counterexample of
+   ``merge-digest-lags-loopback.toml`` takes such a step: written as a trace ``seqcheck show`` draws.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from checks.symbolic.crosscheck import (
     crosscheck,
     crosscheck_detail,
 )
-from checks.symbolic.cti import Subject, checker_trace_through
-from checks.symbolic.nakack2 import abstraction
+from checks.symbolic.cti import Subject, checker_trace_through, replayed_cti
+from checks.symbolic.nakack2 import abstraction, concrete
 from checks.symbolic.nakack2.invariants import INVARIANTS, spec_agreement
 from checks.symbolic.nakack2.model import ACTION_BY_NAME, NAKACK2, PROVEN_SCOPE
 from checks.symbolic.obligations import COUNTEREXAMPLE, PROVED, obligations
@@ -58,11 +59,11 @@ def binding_for(world: Any, sender: int = 0) -> Binding:
     """The cross-check's binding for ``sender``'s model in ``world``."""
     actions = dict(ACTION_BY_NAME)
     return Binding(actions, abstraction.binder(sender, world.n), abstraction.action_instance(sender),
-                   lambda world, view, name, params: None, nak, {}, {}, lambda cfg, kind: False,
+                   concrete.world_action(sender), nak, {}, {}, lambda cfg, kind: False,
                    enabled_check=abstraction.stable_enabled(actions))
 
 
-SUBJECT = Subject(NAKACK2, None, binding_for)
+SUBJECT = Subject(NAKACK2, concrete.concretize, binding_for, concrete.pins, concrete.scope)  # sender 0
 
 
 def all_hold(v: nak.Variant) -> Callable[[State], bool]:
@@ -88,7 +89,19 @@ def rows(trace_dir: Path, seed: int) -> Iterator[Row]:
     for r in obligations(INVARIANTS, nak.Variant(), model=NAKACK2, actions=PROVEN_SCOPE):
         yield f"nakack2: {r.name}", r.result, PROVED, r.seconds, ""
     yield from merge_obligations()
+    yield from merge_ctis_replayed(trace_dir)
     yield checker_reaches_merge_cti(trace_dir)
+
+
+def merge_ctis_replayed(trace_dir: Path) -> Iterator[Row]:
+    """Each merge CTI made concrete for the merge model's three members, replayed on spec/nakack2.py
+    (the merge handler: MERGE_DIGEST, then the view) and drawn."""
+    world = load(MODELS / f"{MERGE_MODEL}.toml").world
+    for invariant in sorted(MERGE_BREAKS):
+        drawing = trace_dir / "prove" / f"nakack2-cti-merge-{invariant}.txt"
+        result, seconds, detail = replayed_cti(INVARIANTS, nak.Variant(), "merge", invariant, SUBJECT, world, drawing)
+        yield (f"nakack2[merge]: CTI of merge / {invariant} replays on spec/nakack2.py", result, "validated",
+               seconds, detail)
 
 
 def merge_obligations() -> Iterator[Row]:
