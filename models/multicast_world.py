@@ -47,7 +47,12 @@ Rules
    joins, stops and application sends. With ``views_are_progress`` (a model-file switch) the
    scripted views are progress too: the view a failure detector asks for after a crash is
    eventually installed, which is how a sender blocked on a departed member is released (digest
-   P8 (b), NAKACK4's JGRP-2853/2854).
+   P8 (b), NAKACK4's JGRP-2853/2854); and so are join answers, since a coordinator's scripted
+   view that admits a joiner is installed by the join's answer (else a member that installed
+   that view first waits for ever on a coordinator that never does, and STABLE never agrees),
+   and so are leaves (the leaver disconnects once GMS answers its LEAVE_REQ with the view
+   without it; else it waits for ever on a gap only a member that dropped it could fill).
+   Crashes stay faults.
 8. Leaves and crashes (``[[stops]]``, each at most once): ``Stop(member, crash)``. A crash may
    happen at any moment; a leave only once the lowest other member of the leaver's view (the
    coordinator of the view without it) installed a view without it (GMS answers a LEAVE_REQ
@@ -306,7 +311,8 @@ class MulticastWorld:
     def is_fault(self, action: Hashable) -> bool:
         if isinstance(action, FireTimer):
             return not self.adapter.timer_is_progress(action.timer)
-        if isinstance(action, InstallView) and self.bounds.views_are_progress:
+        if self.bounds.views_are_progress and (isinstance(action, (InstallView, AnswerJoin))
+                                               or (isinstance(action, Stop) and not action.crash)):
             return False
         return isinstance(action, FAULTS)
 
