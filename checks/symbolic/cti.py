@@ -137,9 +137,11 @@ def _pinned(fields: dict[str, Any], pinned: dict[str, Any]) -> Callable[[Z3Ops, 
 
 
 def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str,
-                 subject: Subject = UNICAST3_SUBJECT, world: Any = None) -> ConcreteCti | None:
+                 subject: Subject = UNICAST3_SUBJECT, world: Any = None, timeout_ms: int = 30_000
+                 ) -> ConcreteCti | None:
     """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state;
-    with ``world``, the subject's pins and scope for that world's members and settings."""
+    with ``world``, the subject's pins and scope for that world's members and settings. (A bounded
+    query is usually answered in a second; the timeout leaves room for a loaded machine.)"""
     spec = subject.model
     pinned = subject.pins(world) if subject.pins is not None and world is not None else {}
     side = _pinned(spec.fields, pinned)
@@ -148,7 +150,7 @@ def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant
     def extra(o: Z3Ops, p: State) -> Any:
         return side(o, p) if scope is None else z3.And(side(o, p), scope(o, p))
     for result in obligations(invariants, v, model=spec, actions=(spec.action(action),),
-                              only=lambda a, i: a == action and i == invariant, extra=extra):
+                              only=lambda a, i: a == action and i == invariant, extra=extra, timeout_ms=timeout_ms):
         if result.result != COUNTEREXAMPLE or result.model is None or result.pre is None:
             return None
         params = {}
