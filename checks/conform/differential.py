@@ -36,14 +36,15 @@ Rules
 9. Time: the engines' clock stands still and the world fires the spec's timers one by one, unless
    the engine factory is timed (``checks/conform/timed.py``, issue 19, item 1): then its
    ``WorldEngines.timed`` takes every step (``Lockstep.step``): a world timer lets virtual time
-   pass to the next deadline, where each engine runs its own ``handle_timer`` against the spec
-   timers enabled at that time, applied together (``Lockstep.apply``).
+   pass to the next deadline, where each engine runs its own ``handle_timer`` once against the
+   spec timers enabled at that time, which the following steps take one by one (the path stays
+   one world action per step); ``check_all`` finishes such a tick first.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,35 +179,6 @@ class Lockstep:
             divergence = self._check_properties()
         return divergence
 
-    def apply(self, steps: Sequence[tuple[Any, Any]], member: int, drive: Callable[[], object]) -> Divergence | None:
-        """Rule 9: the spec steps ``steps`` (world actions of ``member``, each with its successor, taken
-        in order) against one engine input, ``drive()``: the engine's datagrams and deliveries are
-        compared with those of all the steps together, its state with the last; the safety
-        properties hold on every state passed (rules 2, 3). A step whose state is the one before
-        (a timer that only resent packets identical to some in flight: ``models/world.py`` rule 2)
-        has its outputs compared but is no step of the path."""
-        world, start = self.world, len(self.path)
-        packets: list[Packet] = []
-        delivered: list[tuple[int, int]] = []
-        for action, after in steps:
-            acting, sent, up = world.step_effects(self.state, action)
-            assert acting == member, (action, member)
-            packets += sent
-            delivered += up
-            if after == self.state:
-                continue
-            self.path.append((action, after))
-            self.state = after
-            divergence = self._check_properties() if self.check_properties else None
-            if divergence is not None:
-                return divergence
-        drive()
-        divergence = self._compare_outputs(member, tuple(packets), tuple(delivered)) or self._compare_state(member)
-        every = self.full_check_every
-        if divergence is None and every and (len(self.path) // every > start // every or not steps):
-            divergence = self.check_all()
-        return divergence
-
     def _compare_outputs(self, member: int, packets: tuple[Packet, ...], delivered: tuple[tuple[int, int], ...]
                          ) -> Divergence | None:
         assert self.shared is not None
@@ -235,7 +207,13 @@ class Lockstep:
         return None
 
     def check_all(self) -> Divergence | None:
-        """Every member's abstract state against the spec's, in the current state (rule 2)."""
+        """Every member's abstract state against the spec's, in the current state (rule 2); a timed
+        run's tick in progress is finished first (rule 9)."""
+        timed = self.engines.timed
+        if timed is not None and timed.pending:
+            divergence: Divergence | None = timed.flush(self)
+            if divergence is not None:
+                return divergence
         for member in range(self.world.n):
             divergence = self._compare_state(member)
             if divergence is not None:

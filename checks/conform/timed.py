@@ -34,10 +34,16 @@ their run), so the timed spec is deterministic in time, and the run the harness 
 - a world timer (``FireTimer``) chosen by the walk means "time passes": the clock moves to the
   next deadline (the earliest task run, sync expiry, or engine ``get_timer()``), the spec fires
   the expired syncs, and every member due runs ``handle_timer(now)`` once against the sequence
-  of its timed-enabled spec timers, applied together (``Lockstep.apply``): the engine's
-  datagrams must be all of theirs, in order, and its state theirs. A member whose task is due
-  while its engine's ``get_timer()`` is later diverges ("timer schedule"); an engine asking
-  for a run with nothing due must do nothing;
+  of its timed-enabled spec timers: the engine's datagrams must be all of theirs, in order, and
+  its state theirs. A member whose task is due while its engine's ``get_timer()`` is later
+  diverges ("timer schedule"); an engine asking for a run with nothing due must do nothing.
+  The engine runs at once and its outputs are held (``Event``); the spec timers that change the
+  world are taken one per harness step, whatever action the walk hands in meanwhile, each
+  matched against the next held datagrams, and the state compared at the end of the run. So the
+  path stays one world action per step, and a trace of it (shrunk by the fuzz) replays under
+  this factory to the same divergence: a tick passes on until some spec step changes the world,
+  the walk's timer starts the path of a tick that diverges before one does, and a rule-6
+  delivery drifts like any other;
 - any other action happens at the current time, after the clock has moved, half of the time, to
   a time strictly before the next deadline (drawn from the step's index and action, so a walk is
   a function of its seed).
@@ -70,16 +76,18 @@ threads and delivery faults stay the world's choice (``Rules.untimed``), as do v
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from checks.conform.differential import Divergence, EngineFactory, Lockstep
-from checks.conform.engines import WorldEngines, binding
+from checks.conform.engines import WorldEngines, binding, describe_datagram
 from checks.conform.timed_rules import RULES, STALE_PROOF, TIMINGS, Activity, Rules, Timing, observe
 from models.world import DeliverPacket, FireTimer, World
 
-Steps = list[tuple[Any, Any]]  # (world action, state after it)
+Steps = list[tuple[Any, Any, bool]]  # (world action, state after it, opens a harness step: ``Event.opens``)
+MAX_QUIET_TICKS = 1_000  # ticks one walk step may pass through while no spec step changes the world
 
 
 @dataclass
@@ -92,6 +100,19 @@ class Group:
     runs: bool
     tasks: tuple[str, ...] = ()
     stale: int = 0  # removals among ``steps`` made with a packet of their window in flight (rule 6)
+
+
+@dataclass
+class Event:
+    """One thing a tick does, in order: ``run`` (the group's engine input, its outputs held until
+    the spec steps are taken), ``spec`` (one spec step: its datagrams must come next among the held
+    ones), ``end`` (none may be left; deliveries and state compared), ``end_tick`` (every member)."""
+
+    kind: str
+    group: Group | None = None
+    action: Any = None
+    after: Any = None
+    opens: bool = False  # a path step the world enables (not a no-op, not past rule 6): one per harness step
 
 
 class TimedStepper:
@@ -107,13 +128,24 @@ class TimedStepper:
         self.syncs: dict[tuple[int, int], int] = {}
         self.stale = 0  # removals made despite rule 6 (a packet the same run put on the wire)
         self.ticks = 0
+        self.pending: deque[Event] = deque()  # the rest of the tick in progress
+        self.held: dict[int, list[tuple[int, bytes]]] = {}  # member -> its engine's datagrams not yet matched
+        self.delivered: dict[int, tuple[list[Any], list[Any]]] = {}  # member -> (engine's, spec's) deliveries
 
     # -- the harness's entry point ----------------------------------------------------------------
     def step(self, run: Lockstep, action: Any, after: Any) -> Divergence | None:
-        """A walk's step: a world timer lets time pass (``tick``); anything else happens now, maybe
-        a little later than the last step."""
+        """A walk's step: the next spec step of a tick in progress, whatever ``action`` is; else a
+        world timer lets time pass (``tick``), and anything else happens now, maybe a little later
+        than the last step."""
+        if self.pending:
+            return self.resume(run)
         if isinstance(action, FireTimer) and action.timer.kind not in self.rules.untimed:
-            return self.tick(run)
+            start = len(run.path)
+            divergence = self.tick(run)
+            if divergence is not None and len(run.path) == start:  # the trace's last step must start the tick
+                run.path.append((action, run.state))
+                divergence = replace(divergence, step=len(run.path))
+            return divergence
         self._drift(len(run.path), action)
         return self._take(run, action, after)
 
@@ -149,33 +181,111 @@ class TimedStepper:
 
     # -- time passes ------------------------------------------------------------------------------
     def tick(self, run: Lockstep) -> Divergence | None:
-        """Time passes to the next deadline; the expired syncs and the due members' timer runs."""
-        now = max(self.next_deadline(), self.engines.now)
-        late = self._late_engine(run, now)
-        if late is not None:
-            return late
-        groups, blocked = self.plan(run.state, now)
-        if blocked is not None:  # rule 6: the packet arrives before the removal's time
-            packet_action = DeliverPacket(blocked)
-            successor = self.world.successor(run.state, packet_action)
-            assert successor is not None
-            return self._take(run, packet_action, successor)
-        self.engines.now = now
-        self.ticks += 1
-        every, run.full_check_every = run.full_check_every, 0  # every member at the end of the tick
-        try:
+        """Time passes to the next deadline, and on until a spec step changes the world (so that
+        the path, replayed, passes the same ticks): the expired syncs and the due members' timer
+        runs, whose spec steps are then taken one per harness step (``resume``)."""
+        start = len(run.path)
+        for _ in range(MAX_QUIET_TICKS):
+            now = max(self.next_deadline(), self.engines.now)
+            late = self._late_engine(run, now)
+            if late is not None:
+                return late
+            groups, blocked = self.plan(run.state, now)
+            if blocked is not None:  # rule 6: the packet arrives before the removal's time
+                packet_action = DeliverPacket(blocked)
+                successor = self.world.successor(run.state, packet_action)
+                assert successor is not None
+                self._drift(len(run.path), packet_action)  # as any delivery's (a replay cannot tell)
+                return self._take(run, packet_action, successor)
+            self.engines.now = now
+            self.ticks += 1
             for group in groups:
                 for task in group.tasks:
                     self.due[group.member][task] = now + self.periods[task]
                 if group.stale:  # a packet may outlive its window from now on
                     self.stale += group.stale
                     run._always = [p for p in run._always if p.name in STALE_PROOF]
-                divergence = self._apply(run, group, now)
-                if divergence is not None:
-                    return divergence
-        finally:
-            run.full_check_every = every
-        return self._at(run.check_all()) if every else None
+            self.pending.extend(_events(groups))
+            divergence = self.resume(run)
+            if divergence is not None or len(run.path) > start:
+                return divergence
+        return None
+
+    def resume(self, run: Lockstep) -> Divergence | None:
+        """Carry the tick on: its events up to the next one that opens a harness step, or all."""
+        taken = False
+        while self.pending:
+            event = self.pending[0]
+            if event.opens and taken:
+                break
+            self.pending.popleft()
+            taken = taken or event.opens
+            divergence = self._do(run, event)
+            if divergence is not None:
+                self.pending.clear()
+                return divergence
+        return None
+
+    def flush(self, run: Lockstep) -> Divergence | None:
+        """Finish the tick in progress (the harness does before it compares every member)."""
+        divergence = None
+        while self.pending and divergence is None:
+            divergence = self.resume(run)
+        return divergence
+
+    def _do(self, run: Lockstep, event: Event) -> Divergence | None:
+        if event.kind == "end_tick":
+            return self._at(run.check_all()) if run.full_check_every else None
+        group = event.group
+        assert group is not None
+        member = group.member
+        if event.kind == "run":
+            if group.runs:
+                self.engines.engines[member].handle_timer(now=self.engines.now)
+            self.held[member] = run.engines.datagrams(member)
+            self.delivered[member] = (run.engines.deliveries(member), [])
+            return None
+        if event.kind == "spec":
+            return self._spec_step(run, group, event.action, event.after)
+        left, (got, want) = self.held.pop(member), self.delivered.pop(member)
+        if left:
+            return self._diverged(run, group, f"datagrams of {self.world.member_name(member)}", "[]", _show(left))
+        want = [run.engines.spec_delivery(src, payload) for src, payload in want]
+        if got != want:
+            return self._diverged(run, group, f"deliveries of {self.world.member_name(member)}", repr(want), repr(got))
+        divergence = run._compare_state(member)
+        return None if divergence is None else self._diverged(run, group, divergence.what, divergence.spec,
+                                                                divergence.engine)
+
+    def _spec_step(self, run: Lockstep, group: Group, action: Any, after: Any) -> Divergence | None:
+        """One spec timer of ``group``: its datagrams are the next the engine held, in order."""
+        assert run.shared is not None
+        before, member = run.state, group.member
+        _, packets, delivered = self.world.step_effects(before, action)
+        for packet in packets:  # the harness's rule 7, as for any step
+            disagreement = run.shared.codec_disagreement(run.engines, packet)
+            if disagreement is not None:
+                return self._diverged(run, group, f"codec of {type(packet.msg).__name__}", "the documented layout",
+                                      disagreement)
+        want = [(p.dst, run.shared.datagram(p)) for p in packets]
+        held = self.held[member]
+        if held[:len(want)] != want:
+            return self._diverged(run, group, f"datagrams of {self.world.member_name(member)}", _show(want),
+                                  _show(held))
+        del held[:len(want)]
+        self.delivered[member][1].extend(delivered)
+        if after == before:  # resent only what is in flight: no step of the world
+            return None
+        run.path.append((action, after))
+        run.state = after
+        self._observe(before, action, after)
+        return self._at(run._check_properties()) if run.check_properties else None
+
+    def _diverged(self, run: Lockstep, group: Group, what: str, spec: str, engine: str) -> Divergence:
+        fired = "; ".join(self.world.format_action(a) for a, _, _ in group.steps) or "no spec timer due"
+        run_of = "handle_timer" if group.runs else "the clock"
+        action = f"t={self.engines.now}: {run_of} of {self.world.member_name(group.member)} ({fired})"
+        return Divergence(len(run.path), action, what, spec, engine)
 
     def _late_engine(self, run: Lockstep, now: int) -> Divergence | None:
         for member in self.live():
@@ -187,19 +297,6 @@ class TimedStepper:
                 return Divergence(len(run.path), f"t={now}: time passes", f"timer schedule of {name}",
                                   f"{', '.join(tasks)} due at {now}", f"get_timer() = {asked}")
         return None
-
-    def _apply(self, run: Lockstep, group: Group, now: int) -> Divergence | None:
-        engine = self.engines.engines[group.member]
-        befores = [run.state, *(after for _, after in group.steps)]
-        divergence = run.apply(group.steps, group.member,
-                               (lambda: engine.handle_timer(now=now)) if group.runs else (lambda: None))
-        for (action, after), before in zip(group.steps, befores):
-            self._observe(before, action, after)
-        if divergence is None or divergence.what.startswith("spec property"):
-            return self._at(divergence)
-        fired = "; ".join(self.world.format_action(a) for a, _ in group.steps) or "no spec timer due"
-        run_of = "handle_timer" if group.runs else "the clock"
-        return replace(divergence, action=f"t={now}: {run_of} of {self.world.member_name(group.member)} ({fired})")
 
     def plan(self, state: Any, now: int) -> tuple[list[Group], Any]:
         """The engine inputs of a tick at ``now`` from ``state`` (nothing is changed), or the packet
@@ -248,19 +345,23 @@ class TimedStepper:
                     if blocking:
                         return state, blocking[0], 0
                     stale += 1
+                    state = self._fire(state, member, timer, steps, activity, syncs, now, opens=False)
+                    continue
                 state = self._fire(state, member, timer, steps, activity, syncs, now)
         return state, None, stale
 
     def _fire(self, state: Any, member: int, timer: Any, steps: Steps, activity: Activity,
-              syncs: dict[tuple[int, int], int], now: int) -> Any:
+              syncs: dict[tuple[int, int], int], now: int, *, opens: bool = True) -> Any:
+        """``steps`` + ``member``'s spec ``timer`` from ``state`` (``opens``: False for a step past
+        rule 6, which no replay finds enabled); the state after it."""
         action = FireTimer(member, timer)
         after = self.world.successor(state, action)
         if after is None:  # a run that changes nothing in the world, but may resend what is in flight
-            steps.append((action, state))
+            steps.append((action, state, False))
             return state
         observe(self.rules, self.cfg, activity, syncs, now, member, self.node(state, member), self.node(after, member),
                 action)
-        steps.append((action, after))
+        steps.append((action, after, opens))
         return after
 
     def _observe(self, before: Any, action: Any, after: Any) -> None:
@@ -272,6 +373,20 @@ class TimedStepper:
 
     def _at(self, divergence: Divergence | None) -> Divergence | None:
         return None if divergence is None else replace(divergence, action=f"t={self.engines.now}: {divergence.action}")
+
+
+def _events(groups: list[Group]) -> list[Event]:
+    """A tick's events: per group its engine input, its spec steps and its end; then the tick's end."""
+    out: list[Event] = []
+    for group in groups:
+        out.append(Event("run", group))
+        out += [Event("spec", group, action, after, opens) for action, after, opens in group.steps]
+        out.append(Event("end", group))
+    return [*out, Event("end_tick")]
+
+
+def _show(datagrams: list[tuple[int, bytes]]) -> str:
+    return "[" + ", ".join(f"to {dst}: {describe_datagram(data)}" for dst, data in datagrams) + "]"
 
 
 # -- the engine factory ---------------------------------------------------------------------------

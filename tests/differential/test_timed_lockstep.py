@@ -28,6 +28,8 @@ from checks.conform.differential import EngineFactory, Lockstep, random_walk
 from checks.conform.engines import engines_for
 from checks.conform.timed import TIMINGS, Timing, engines_with, stepper_of, timed
 from checks.conform.variants import variant_runs, with_variant
+from checks.fuzz.command import FuzzOptions, run_fuzz
+from checks.fuzz.shrink import Shrunk
 from impl.nakack2 import Nakack2Engine
 from impl.nakack4 import Nakack4Engine
 from impl.unicast2 import Unicast2Engine
@@ -235,6 +237,19 @@ def test_a_planted_timing_defect_is_missed_untimed_and_caught_timed(planted: tup
     assert _first_divergence(model, engines_for, 6) is None, name
     found = _first_divergence(model, timed, 20)
     assert found is not None and "differ" in found, (name, found)
+
+
+def test_a_timed_fuzz_failure_is_reproduced_shrunk_and_validated(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    path, owner, name, make = PLANTED["u3 close timeout from the last activity"]
+    monkeypatch.setattr(owner, name, make(getattr(owner, name)))
+    report = run_fuzz(FuzzOptions(path, runs=6, steps=60, master="none", out=tmp_path,
+                                  engines="checks.conform.timed:timed", shrink=1), progress=None)
+    assert report.mismatch
+    shrunk = [item for item in report.shrunk if isinstance(item, Shrunk)]
+    assert len(shrunk) == len(report.shrunk) == 1, report.shrunk  # re-run from its seed, shrunk, validated
+    assert len(shrunk[0].trace.actions) < shrunk[0].original_length
+    assert shrunk[0].trace.summary[-1].endswith("differ")
 
 
 # -- the Hypothesis machines, timed -----------------------------------------------------------------
