@@ -89,3 +89,27 @@ def test_an_engine_setting_that_refuses_the_model_is_one_line(tmp_path: Path,
     assert fuzz(NAKACK2 / "jgrp2675.toml", tmp_path, "--engines-with", "seqnos-near-2^63") == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "seqno offset: expected a model of unicast2 or unicast3, got nakack2" in err
+
+
+
+def test_liveness_holds_once_joins_and_leaves_complete(monkeypatch: pytest.MonkeyPatch) -> None:
+    """models/fuzz/nakack2-liveness.toml: with views_are_progress the join's answer and the leave are
+    progress too (world rule 7). Seeds 16 and 109 failed eventually_delivered while they were faults
+    (a member installed the join view before its coordinator, which never did), and seed 58
+    window_drains (a leaver left with a gap; 40 s to judge, so not re-judged here); they pass now,
+    and 16 and 109 fail again with the old rule planted back."""
+    from checks.fuzz.run import FuzzPlan, Runner
+    from models.multicast_world import FAULTS, InstallView, MulticastWorld
+
+    model = MODELS_DIR / "fuzz" / "nakack2-liveness.toml"
+    plan = FuzzPlan(model.name, model.read_text(), steps=100)
+    assert [Runner(plan, model).run(seed).verdict for seed in (16, 58, 109)] == ["pass"] * 3
+
+    def old_rule(self: MulticastWorld, action: object) -> bool:
+        if isinstance(action, InstallView) and self.bounds.views_are_progress:
+            return False
+        return isinstance(action, FAULTS)
+
+    monkeypatch.setattr(MulticastWorld, "is_fault", old_rule)
+    verdicts = [Runner(plan, model).run(seed).verdict for seed in (16, 109)]
+    assert verdicts == ["violation:eventually_delivered"] * 2
