@@ -153,9 +153,37 @@ def _did(world: World, before: WorldView, after: WorldView, action: Any, names: 
             payloads = ", ".join(map(str, effect.payloads))
             plural = "s" if len(effect.payloads) > 1 else ""
             notes.append(f"» discards unacknowledged payload{plural} {payloads} to {names[effect.dst]}")
+    ended, unexcused = _judged(world, before, member, stimulus, effects, names)
+    notes = ended + notes + unexcused
     if isinstance(action, (DeliverPacket, DuplicatePacket)) and not effects and after.nodes[member] == node:
         notes.append("» ignores it: nothing changes")
     return [Note(member, text) for text in notes]
+
+
+END_CAUSES = {"stale-close": "a CLOSE of another connection", "older-first": "a first DATA of an older connection",
+              "left-view": "a view without {peer}", "other": "this step"}
+
+
+def _judged(world: World, before: WorldView, member: int, stimulus: Any, effects: tuple[Any, ...],
+            names: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``»`` notes for what the world judges in this step: a receive window ended by a cause its
+    protocol does not allow (no_spurious_reset), and a discard after a grace period that excuses
+    nothing (``History.grace``: eventually_delivered still counts those messages)."""
+    node, n = before.nodes[member], len(before.nodes)
+    new, _ = world.adapter.handle(world.cfg, node, stimulus)
+    notes, unexcused = [], []
+    legitimate = getattr(world.adapter, "legitimate_window_ends", None)
+    for kind, value in world.adapter.step_observations(node, new, stimulus, effects):
+        if kind == "WindowEnded" and legitimate is not None and value.cause not in legitimate(world.cfg.variant):
+            cause = END_CAUSES.get(value.cause, value.cause).format(peer=names[value.src])
+            notes.append(f"» its receive window for {names[value.src]} (conn_id={_conn(value.conn_id)}) ends by "
+                         f"{cause}: no_spurious_reset")
+    for effect in effects:
+        if type(effect).__name__ == "Discarded" and effect.flushed and not before.history.grace >> (
+                member * n + effect.dst) & 1:
+            unexcused.append(f"» not excused: the entry did not become CLOSING by {names[effect.dst]} leaving the "
+                             f"view or by idling out, or {names[effect.dst]} is back in the view")
+    return notes, unexcused
 
 
 def _conn(conn_id: int) -> str:

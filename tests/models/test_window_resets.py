@@ -9,7 +9,8 @@ UNICAST2 residual (an old first DATA replacing the new window) delivers a payloa
 order across incarnations with no_duplicate and in_order holding; a discard at conn_close_timeout is
 excused only while the peer has stayed out of the view since the entry became CLOSING (a planted
 CLOSING that a view with the peer does not reopen makes it a liveness violation); member
-symmetry renames the grace bits with the pairs; the lockstep, with the same CLOSE defect planted in
+symmetry renames the grace bits with the pairs; charts say which window ended how and which discard
+is not excused; the lockstep, with the same CLOSE defect planted in
 engine and spec (no divergence), reports the property on a seeded walk; and the engine scripts of
 ``seqcheck replay`` judge it on the engines' own windows (a legitimate replacement holds, the planted
 CLOSE does not).
@@ -25,6 +26,8 @@ from typing import Any
 import pytest
 
 from checks.check import check_model
+from checks.explore.trace import validate
+from models.chart import chart
 from models.modelfile import load
 from models.protocols.unicast import (
     EXPIRY,
@@ -148,6 +151,8 @@ def test_a_close_of_another_conn_id_is_a_spurious_reset(tmp_path: Path, monkeypa
     assert outcome.trace is not None
     last = outcome.trace.actions[-1]  # actions as the trace file writes them
     assert last["action"] == "DeliverPacket" and last["packet"]["kind"] == "Close"
+    drawn = " ".join(chart(outcome.model.world, validate(outcome.model.world, outcome.trace)).replace("│", " ").split())
+    assert "its receive window for A (conn_id=1) ends by a CLOSE of another connection: no_spurious_reset" in drawn
     # ... which no other property sees (what B delivers after it is a new incarnation's)
     others = check_model(reset_model(tmp_path, 'exclude = ["no_spurious_reset"]'), trace_dir=None)
     assert others.verdict == "pass"
@@ -225,6 +230,8 @@ def test_a_discard_to_a_peer_back_in_the_view_is_not_excused(tmp_path: Path, mon
     kinds = [(a["action"], a.get("members"), a.get("timer", {}).get("kind")) for a in outcome.trace.actions]
     # B is back in A's view when conn_close_timeout discards #1
     assert kinds[-2:] == [("InstallView", [A, B], None), ("FireTimer", None, u3.CLOSE_SEND)]
+    drawn = " ".join(chart(outcome.model.world, validate(outcome.model.world, outcome.trace)).replace("│", " ").split())
+    assert "» discards unacknowledged payload 1 to B » not excused:" in drawn
 
 
 def test_symmetry_renames_the_grace_bits(tmp_path: Path) -> None:
