@@ -307,9 +307,10 @@ class TimedStepper:
         live = self.live()
         for member in live:  # first every expired sync (every engine's view reads the clock)
             steps: Steps = []
-            for (m, peer), t in sorted(syncs.items()):
-                if m == member and t + self.timing.sync_min_interval <= now:
-                    timer = self.rules.spec.Timer(self.rules.spec.SYNC_EXPIRED, peer)
+            interval = self.timing.sync_min_interval
+            expired = {peer for (m, peer), t in syncs.items() if m == member and t + interval <= now}
+            for timer in self.world.adapter.enabled_timers(self.cfg, self.node(state, member)) if expired else ():
+                if timer.kind == self.rules.spec.SYNC_EXPIRED and timer.peer in expired:
                     state = self._fire(state, member, timer, steps, activity, syncs, now)
             if steps:
                 groups.append(Group(member, steps, False))
@@ -338,7 +339,7 @@ class TimedStepper:
             return now - activity[member, role, peer]
 
         for phase in self.rules.phases(task, self.cfg, self.timing):
-            for timer in phase(self.node(state, member), age):
+            for timer in phase(world.adapter.enabled_timers(self.cfg, self.node(state, member)), age):
                 pair = quiet_connection(member, timer)
                 if pair is not None and not world.quiet(state[n], *pair):
                     blocking = [p for p in network if world.adapter.receive_window_of(p) == pair]

@@ -12,7 +12,7 @@ and the times of UNICAST3's sync requests from the spec's own steps, by JGroups'
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -23,7 +23,7 @@ from spec import unicast2 as u2
 from spec import unicast3 as u3
 
 Activity = dict[tuple[int, str, int], int]  # (member, "send" | "recv", peer) -> time of its last activity
-Phase = Callable[[Any, Callable[[str, int], int]], list[Any]]  # (node, age) -> the spec timers it fires
+Phase = Callable[[Sequence[Any], Callable[[str, int], int]], list[Any]]  # (enabled timers, age) -> those it fires
 
 
 @dataclass(frozen=True)
@@ -66,9 +66,10 @@ class Rules:
         raise NotImplementedError
 
     def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
-        """The phases of one run of ``task``, in order: each gives the spec timers it fires from the
-        member's node and its entries' ages at the run (``age(role, peer)``), read after the phase
-        before it is applied."""
+        """The phases of one run of ``task``, in order: each picks the spec timers it fires among
+        those the world enables the member (``enabled_timers``: the spec's own guards, e.g. an entry
+        exists, UNICAST3's OPEN or CLOSING) by the entries' ages at the run (``age(role, peer)``),
+        read after the phase before it is applied."""
         raise NotImplementedError
 
     def takes(self, spec_cfg: Any, entry: Any, msg: Any) -> bool:
@@ -91,10 +92,9 @@ class Unicast2Rules(Rules):
 
     def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
         if task != "reap":
-            kind = u2.XMIT if task == "xmit" else u2.STABLE
-            return [lambda node, age: [u2.Timer(kind, -1)]]
-        return [_aged(u2.IDLE_SEND, "send", None, timing.conn_expiry_timeout),
-                _aged(u2.IDLE_RECV, "recv", None, timing.conn_expiry_timeout)]
+            return [_due(u2.XMIT if task == "xmit" else u2.STABLE)]
+        return [_due(u2.IDLE_SEND, "send", timing.conn_expiry_timeout),
+                _due(u2.IDLE_RECV, "recv", timing.conn_expiry_timeout)]
 
     def takes(self, spec_cfg: Any, entry: Any, msg: Any) -> bool:
         return u2._same_connection(spec_cfg, entry, msg)
@@ -113,24 +113,19 @@ class Unicast3Rules(Rules):
 
     def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
         expiry, close = timing.conn_expiry_timeout, timing.conn_close_timeout
-        found: list[Phase] = [lambda node, age: [u3.Timer(u3.XMIT, -1)]]
-        if spec_cfg.conn_expiry:  # idle closing: send entries, then receive entries
-            found += [_aged(u3.IDLE_SEND, "send", u3.OPEN, expiry), _aged(u3.IDLE_RECV, "recv", u3.OPEN, expiry)]
-        if spec_cfg.conn_close:  # then removal of the entries CLOSING long enough
-            found += [_aged(u3.CLOSE_SEND, "send", u3.CLOSING, close), _aged(u3.CLOSE_RECV, "recv", u3.CLOSING, close)]
-        return found
+        return [_due(u3.XMIT),  # then idle closing (OPEN entries), send entries first, then removal (CLOSING)
+                _due(u3.IDLE_SEND, "send", expiry), _due(u3.IDLE_RECV, "recv", expiry),
+                _due(u3.CLOSE_SEND, "send", close), _due(u3.CLOSE_RECV, "recv", close)]
 
     def takes(self, spec_cfg: Any, entry: Any, msg: Any) -> bool:
         return bool(entry.conn_id == msg.conn_id)
 
 
-def _aged(kind: int, role: str, state: int | None, timeout: int) -> Phase:
-    """A phase firing timer ``kind`` for every entry of ``role`` (in ``state``, if not None) at least
-    ``timeout`` old, in peer order."""
-    def phase(node: Any, age: Callable[[str, int], int]) -> list[Any]:
-        return [Timer(kind, peer) for peer, entry in enumerate(getattr(node, role))
-                if entry is not None and (state is None or entry.state == state) and age(role, peer) >= timeout]
-    Timer = u2.Timer  # both specs' Timer is (kind, peer)
+def _due(kind: int, role: str | None = None, timeout: int = 0) -> Phase:
+    """A phase firing every enabled spec timer of ``kind``, in the spec's (peer) order; with
+    ``role``, only for an entry of that role at least ``timeout`` old."""
+    def phase(enabled: Sequence[Any], age: Callable[[str, int], int]) -> list[Any]:
+        return [t for t in enabled if t.kind == kind and (role is None or age(role, t.peer) >= timeout)]
     return phase
 
 
@@ -151,9 +146,7 @@ class Nakack2Rules(Rules):
         return {**found, "stable": timing.stable_interval}
 
     def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
-        if task == "xmit":
-            return [lambda node, age: [nak2.Timer(nak2.XMIT)]]
-        return [lambda node, age: [nak2.Timer(nak2.STABLE)] if node.me in node.members else []]
+        return [_due(nak2.XMIT if task == "xmit" else nak2.STABLE)]
 
 
 class Nakack4Rules(Rules):
@@ -171,7 +164,7 @@ class Nakack4Rules(Rules):
         return {"xmit": timing.xmit_interval}
 
     def phases(self, task: str, spec_cfg: Any, timing: Timing) -> list[Phase]:
-        return [lambda node, age: [nak4.Timer(nak4.XMIT)] if node.members else []]
+        return [_due(nak4.XMIT)]
 
 
 RULES: dict[str, Rules] = {"unicast2": Unicast2Rules(), "unicast3": Unicast3Rules(), "nakack2": Nakack2Rules(),
