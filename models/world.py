@@ -35,7 +35,10 @@ Rules
    peer (the ACKs the removal itself flushes may be delayed at will: that is JGRP-1873). The same
    holds for a send entry removed by conn_close_timeout (UNICAST3's CLOSE_SEND): no DATA of it to
    the peer and nothing from the peer's window for it in flight. View changes are not gated: in
-   UNICAST2 they remove entries at once, which is that protocol's own behaviour. JGroups
+   UNICAST2 they remove entries at once, which is that protocol's own behaviour (so is its reaper's
+   removal of a send entry: it has no CLOSING to wait in), so an old connection's first DATA may
+   arrive after the new one's and replace the new window (no_spurious_reset:
+   ``models/unicast2/stale-first-data-resets-window.toml``). JGroups
    sizes conn_close_timeout as "2 x MSL" (digest 1.2 (d)) for this reason: a copy of a first
    message, or a SEND_FIRST_SEQNO, that arrives after the reset makes the sender and the new
    window disagree about what was received. The model ``residual-stale-packets.toml`` lifts this
