@@ -414,9 +414,13 @@ def engines_with(timing: Timing) -> EngineFactory:
     return factory
 
 
-timed = engines_with(Timing())
+timed = engines_with(TIMINGS[0])
 """The default timing; a fuzz job takes it as ``FuzzOptions(engines="checks.conform.timed:timed")``
 (``seqcheck fuzz MODEL --engines-with timed``)."""
+timed_coprime = engines_with(TIMINGS[1])
+"""Periods coprime with the retransmit interval (``--engines-with timed-coprime``)."""
+timed_short_close = engines_with(TIMINGS[2])
+"""A close timeout shorter than the idle expiry, everything short (``--engines-with timed-short-close``)."""
 
 
 def stepper_of(run: Lockstep) -> TimedStepper:
@@ -426,4 +430,5 @@ def stepper_of(run: Lockstep) -> TimedStepper:
     return found
 
 
-__all__: Sequence[str] = ("TIMINGS", "TimedStepper", "Timing", "engines_with", "stepper_of", "timed")
+__all__: Sequence[str] = ("TIMINGS", "TimedStepper", "Timing", "engines_with", "stepper_of", "timed", "timed_coprime",
+                          "timed_short_close")

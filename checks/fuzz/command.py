@@ -74,6 +74,8 @@ ENGINE_SETTINGS = {  # --engines-with: engine factories the spec cannot tell apa
     "seqnos-near-2^31": "checks.conform.offsets:near_2_31",
     "seqnos-near-2^63": "checks.conform.offsets:near_2_63",
     "timed": "checks.conform.timed:timed",  # a clock: each engine runs its own timers (issue 19, item 1)
+    "timed-coprime": "checks.conform.timed:timed_coprime",
+    "timed-short-close": "checks.conform.timed:timed_short_close",
 }
 
 
@@ -524,8 +526,9 @@ def add_arguments(parser: Any) -> None:
                              "file; a flag that brings a defect back may violate the model's expectation")
     parser.add_argument("--engines-with", default=None, metavar="NAME",
                         help="run the engines with window rows of 1 or 2 slots, or with every receive window's "
-                             "seqnos near 2^31 or 2^63, which the spec cannot tell apart, or timed (a clock "
-                             "passes and each engine runs its own timers against the spec's due ones): "
+                             "seqnos near 2^31 or 2^63, which the spec cannot tell apart, or timed* (a clock "
+                             "passes and each engine runs its own timers against the spec's due ones, under three "
+                             "timings): "
                              f"{', '.join(ENGINE_SETTINGS)}")
     parser.add_argument("--weights", default="", metavar="KIND=W,...",
                         help=f"relative weights of action kinds ({', '.join(KINDS)}); default {Weights().text()}")

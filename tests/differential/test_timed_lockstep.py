@@ -107,11 +107,11 @@ def test_a_timing_out_of_range_is_refused_in_one_line() -> None:
 
 
 def test_fuzz_runs_the_timed_lockstep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for path in (FUZZ[2], FUZZ[3], MCAST[2]):
-        assert main(["fuzz", str(path), "--engines-with", "timed", "--runs", "10", "--steps", "80",
+    for path, setting in ((FUZZ[2], "timed"), (FUZZ[3], "timed-short-close"), (MCAST[2], "timed-coprime")):
+        assert main(["fuzz", str(path), "--engines-with", setting, "--runs", "10", "--steps", "80",
                      "--master", "none", "--out", str(tmp_path / path.stem), "--no-progress"]) == 0
         out = capsys.readouterr().out
-        assert "engines checks.conform.timed:timed" in out and "failures             0" in out
+        assert f"engines checks.conform.timed:{setting.replace('-', '_')}" in out and "failures             0" in out
 
 
 # -- planted timing defects: missed untimed, caught timed ------------------------------------------
