@@ -235,12 +235,15 @@ class Lockstep:
         return Divergence(len(self.path), text, what, spec, engine)
 
     def trace(self, divergence: Divergence, seed: int | None) -> Trace:
-        """The run so far as a trace of the checker's (timestamp-renumbered) world."""
-        reduced = self.model.world
+        """The run so far as a trace of the checker's (timestamp-renumbered) world (a timed run's
+        lines say the time of each step, rule 9)."""
+        reduced, timed = self.model.world, self.engines.timed
+        texts = [self.world.format_action(a) for a, _ in self.path]
+        if timed is not None:
+            texts = [timed.label(index, text) for index, text in enumerate(texts)]
         return Trace(str(self.model.path), file_digest(self.model.path), "engine_agrees", "divergence",
                      tuple(reduced.action_to_json(a) for a in self.canonical), seed,
-                     tuple(self.world.format_action(a) for a, _ in self.path[:-1])
-                     + (f"{self.world.format_action(self.path[-1][0])}  <- {divergence.what} differ",))
+                     (*texts[:-1], f"{texts[-1]}  <- {divergence.what} differ"))
 
 
 def _show(datagrams: list[tuple[int, bytes]]) -> str:

@@ -129,6 +129,7 @@ class TimedStepper:
         self.stale = 0  # removals made despite rule 6 (a packet the same run put on the wire)
         self.ticks = 0
         self.pending: deque[Event] = deque()  # the rest of the tick in progress
+        self.times: list[int] = []  # the clock at each step of the path
         self.held: dict[int, list[tuple[int, bytes]]] = {}  # member -> its engine's datagrams not yet matched
         self.delivered: dict[int, tuple[list[Any], list[Any]]] = {}  # member -> (engine's, spec's) deliveries
 
@@ -138,16 +139,26 @@ class TimedStepper:
         world timer lets time pass (``tick``), and anything else happens now, maybe a little later
         than the last step."""
         if self.pending:
-            return self.resume(run)
-        if isinstance(action, FireTimer) and action.timer.kind not in self.rules.untimed:
+            divergence = self.resume(run)
+        elif isinstance(action, FireTimer) and action.timer.kind not in self.rules.untimed:
             start = len(run.path)
             divergence = self.tick(run)
             if divergence is not None and len(run.path) == start:  # the trace's last step must start the tick
                 run.path.append((action, run.state))
                 divergence = replace(divergence, step=len(run.path))
-            return divergence
-        self._drift(len(run.path), action)
-        return self._take(run, action, after)
+        else:
+            self._drift(len(run.path), action)
+            divergence = self._take(run, action, after)
+        self._stamp(run)
+        return divergence
+
+    def _stamp(self, run: Lockstep) -> None:
+        """The time of every path step taken since the last stamp: now."""
+        self.times += [self.engines.now] * (len(run.path) - len(self.times))
+
+    def label(self, index: int, text: str) -> str:
+        """``text`` (path step ``index``'s) with its time."""
+        return f"t={self.times[index]}: {text}" if index < len(self.times) else text
 
     def _take(self, run: Lockstep, action: Any, after: Any) -> Divergence | None:
         before = run.state
@@ -231,6 +242,7 @@ class TimedStepper:
         divergence = None
         while self.pending and divergence is None:
             divergence = self.resume(run)
+        self._stamp(run)
         return divergence
 
     def _do(self, run: Lockstep, event: Event) -> Divergence | None:

@@ -250,6 +250,7 @@ def test_a_timed_fuzz_failure_is_reproduced_shrunk_and_validated(tmp_path: Path,
     assert len(shrunk) == len(report.shrunk) == 1, report.shrunk  # re-run from its seed, shrunk, validated
     assert len(shrunk[0].trace.actions) < shrunk[0].original_length
     assert shrunk[0].trace.summary[-1].endswith("differ")
+    assert all(line.startswith("t=") for line in shrunk[0].trace.summary)  # each step's time
 
 
 # -- the Hypothesis machines, timed -----------------------------------------------------------------
