@@ -63,6 +63,7 @@ class Outcome:
             "seconds": round(self.seconds, 3), "states_per_s": round(stats.states_per_second),
             "collision_probability": stats.collision_probability, "levels": stats.levels,
             "symmetry_group": stats.symmetry_group, "unreduced_states": stats.unreduced,
+            "liveness_through_cuts": stats.liveness_through_cuts,
             "budgets": [{"depth": depth, "used": {name: {"mean": round(used, 3), "budget": budget}
                                                   for name, (used, budget) in usage.items()}}
                         for depth, usage in stats.budgets],

@@ -298,6 +298,7 @@ class _Table:
     def __init__(self, out: TextIO, labels: Sequence[str], trace_dir: Path) -> None:
         self.out, self.trace_dir = out, trace_dir
         self.width = max([44, *map(len, labels)])
+        self.single = len(labels) == 1  # one model: the details a table of many leaves to its footer
         self.header = f"{'model':<{self.width}} {'expected':<30} {'verdict':<30} {'states':>10} {'depth':>5} " \
                       f"{'cut':>7} {'trace':>5} {'seconds':>8}"
         print(self.header, file=out)
@@ -316,6 +317,10 @@ class _Table:
                   f"a symmetry group of order {s.symmetry_group} over the members)", file=self.out, flush=True)
         if o.verdict == "incomplete":
             print(f"  {_growth(o)}", file=self.out, flush=True)
+        through = ", ".join(f"{prop} {count:,}" for prop, count in s.liveness_through_cuts.items() if count)
+        if through and self.single:
+            print(f"  liveness assumes the {s.cut:,} cut states recover; states whose only fault-free way to the goal "
+                  f"passes one: {through}", file=self.out, flush=True)
 
     def footer(self, all_match: bool) -> None:
         print("─" * len(self.header), file=self.out)
@@ -323,7 +328,12 @@ class _Table:
         total = sum(o.seconds for o in self.rows)
         print(f"{len(self.rows)} models, {len(self.rows) - len(bad)} as expected, {len(bad)} not; {total:.1f} s. "
               "Verdicts hold within each model's bounds (sends, fault budgets, views); 'cut' counts states at "
-              "max_in_flight, checked but not expanded.", file=self.out)
+              "max_in_flight, checked but not expanded (liveness gives them the benefit of the doubt).", file=self.out)
+        doubted = sum(any(o.result.stats.liveness_through_cuts.values()) for o in self.rows)
+        if doubted:
+            print(f"Liveness: in {doubted} of these models some states reach a liveness goal only through a cut state, "
+                  "whose recovery is assumed, not checked (per model: its own check, or liveness_through_cuts in "
+                  "--json).", file=self.out)
         largest = max(self.rows, key=lambda o: o.result.stats.distinct, default=None)
         if largest is not None:
             n = largest.result.stats.distinct

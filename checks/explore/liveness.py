@@ -5,7 +5,10 @@ states satisfy each liveness goal. A state *can recover* if some path of such ed
 to a goal state. Computed as a fixpoint: start from the goal states (and the cut states, whose
 continuations were not explored, so they get the benefit of the doubt), and add every state with
 an edge to a state already in. Every state left over is a counterexample; BFS numbering makes the
-lowest-numbered one a state at minimal depth.
+lowest-numbered one a state at minimal depth. Where a property holds and there are cut states,
+the checker closes once more without them (``recoverable(goal, no cuts)``) and reports how many
+states reach the goal only through a cut state: the verdict's dependence on the benefit of the
+doubt, which a larger ``max_in_flight`` would settle.
 
 Two ways to compute it:
 - ``RecoveryGraph``: the reverse graph, built from (source, target) arrays by sorting one int64
@@ -107,6 +110,10 @@ class RecoveryRows:
 
     def unrecoverable(self, goal: array[int], cut: array[int], rounds: int = FORWARD_ROUNDS) -> int:
         """The lowest index of a state that cannot reach ``goal`` (or a cut state), or -1."""
+        return _lowest_false(self.recoverable(goal, cut, rounds))
+
+    def recoverable(self, goal: array[int], cut: array[int], rounds: int = FORWARD_ROUNDS) -> npt.NDArray[np.bool_]:
+        """Per state: can it reach ``goal`` (or a cut state)?"""
         can = _initial(self.count, goal, cut)
         for _ in range(rounds):
             changed = False
@@ -117,8 +124,8 @@ class RecoveryRows:
                     can[sources[reached]] = True
                     changed = True
             if not changed:
-                return _lowest_false(can)
-        return _lowest_false(self._rest(can))
+                return can
+        return self._rest(can)
 
     def _rest(self, can: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
         """Finish with a backward search over the edges of the states not decided yet."""

@@ -17,7 +17,9 @@ Rules
 4. A fingerprint collision would merge two states; the report gives the probability bound
    (n(n - 1) / 2^65) next to the verdict.
 5. A state outside the model's bounds is checked but not expanded, and counted as *cut*; a verdict
-   reached with cut states says so.
+   reached with cut states says so. Liveness gives a cut state the benefit of the doubt (its
+   continuations are unknown); for each liveness property that holds, ``Stats.liveness_through_cuts``
+   counts the states that reach its goal only through a cut state (0: the verdict needs no doubt).
 6. The optional capabilities of ``checks/explore/system.py`` are used when the system offers them: batch
    expansion (no action objects, fault flags in bulk), packed frontier levels (4 bytes per int of a
    state, ``checks/explore/frontier.py``) and property keys (each property evaluated once per key). Every
@@ -79,6 +81,8 @@ class Stats:
     budgets: list[tuple[int, dict[str, tuple[float, int]]]] = field(default_factory=list)
     symmetry_group: int = 1  # order of the symmetry group used (1: none)
     unreduced: int = 0  # states of the unreduced system the explored ones stand for (sum of orbit sizes)
+    # per liveness property that holds: states that reach its goal only through a cut state (rule 5)
+    liveness_through_cuts: dict[str, int] = field(default_factory=dict)
 
     @property
     def reduction(self) -> float:
@@ -436,6 +440,9 @@ def _liveness_findings(search: _Search) -> list[Finding]:
         stuck = graph.unrecoverable(search.goal[prop.name], search.cut_states)
         if stuck >= 0:
             findings.append(Finding(prop.name, "liveness", stuck))
+        elif len(search.cut_states):
+            strict = graph.recoverable(search.goal[prop.name], array("i"))
+            search.stats.liveness_through_cuts[prop.name] = int(count - np.count_nonzero(strict))
     return findings
 
 
