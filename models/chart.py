@@ -161,7 +161,8 @@ def _did(world: World, before: WorldView, after: WorldView, action: Any, names: 
 
 
 END_CAUSES = {"stale-close": "a CLOSE of another connection", "older-first": "a first DATA of an older connection",
-              "left-view": "a view without {peer}", "other": "this step"}
+              "early-expiry": "conn_close_timeout while it was not CLOSING", "left-view": "a view without {peer}",
+              "other": "this step"}
 
 
 def _judged(world: World, before: WorldView, member: int, stimulus: Any, effects: tuple[Any, ...],

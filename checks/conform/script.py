@@ -82,7 +82,7 @@ class EngineScript:
     syncs: dict[tuple[str, str], int] = field(default_factory=dict)  # SEND_FIRST_SEQNO since expiry
     violations: set[str] = field(default_factory=set)
     runs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (first, last) this incarnation
-    windows: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (conn_id, delivered)
+    windows: dict[tuple[str, str], tuple[int, int, int | None]] = field(default_factory=dict)  # conn_id, hd, state
 
     def __post_init__(self) -> None:
         self.spec = binding(self.protocol).script
@@ -215,10 +215,10 @@ class EngineScript:
         ``UnicastAdapter.legitimate_window_ends``, judged on the input ``what``)."""
         for src in self.members:
             window = windows.get(src)
-            now = None if window is None else (window.conn_id, window.delivered)
+            now = None if window is None else (window.conn_id, window.delivered, getattr(window, "state", None))
             before = self.windows.pop((src, member), None)
             if before is not None and (now is None or now[0] != before[0]):
-                self._window_ended(src, before[0], None if now is None else now[0], what)
+                self._window_ended(src, before, None if now is None else now[0], what)
             if now is None or before is None or now[0] != before[0] or now[1] < before[1]:
                 self.runs.pop((src, member), None)
             if now is not None:
@@ -235,9 +235,11 @@ class EngineScript:
                 self.violations.add("in_order")
             self.runs[src, member] = (first, max(last, number))
 
-    def _window_ended(self, src: str, conn_id: int, after: int | None, what: tuple[Any, ...]) -> None:
+    def _window_ended(self, src: str, before: tuple[int, int, int | None], after: int | None,
+                      what: tuple[Any, ...]) -> None:
         adapter = registry.get(self.protocol).adapter  # type: ignore[attr-defined]
-        if adapter.classify_end(conn_id, after, src, what) not in adapter.legitimate_window_ends(self.variant):
+        cause = adapter.classify_end(before[0], after, src, what, before[2])
+        if cause not in adapter.legitimate_window_ends(self.variant):
             self.violations.add("reset")
 
     def _check_purges(self, views: dict[str, Any]) -> None:

@@ -13,8 +13,9 @@ Window endings (``no_spurious_reset``). ``no_duplicate`` and ``in_order`` hold p
 incarnation, so a window torn down for no good reason (a stale or foreign CLOSE, an old first DATA)
 followed by a redelivery passes them. Every step in which a receive window ends (removed, or
 replaced by a window of another conn_id) is observed as ``WindowEnded`` with its cause, read from
-the stimulus alone: ``hook`` (the receiver-removal test hook for that peer), ``expiry`` (a timer of
-``removal_timers`` for that peer), ``close`` / ``stale-close`` (a CLOSE from that peer with the
+the stimulus alone: ``hook`` (the receiver-removal test hook for that peer), ``expiry`` /
+``early-expiry`` (a timer of ``removal_timers`` for that peer, on a window in ``closing_state`` /
+not, where the protocol has one), ``close`` / ``stale-close`` (a CLOSE from that peer with the
 window's own conn_id / another), ``newer-first`` / ``older-first`` (a first DATA from that peer whose
 conn_id is newer / not newer than the window's: ``newer_conn_id``), ``left-view`` (a view without
 that peer), ``other``. Each protocol lists the causes it allows (``legitimate_window_ends``).
@@ -28,7 +29,7 @@ from typing import Any, NamedTuple
 
 from models.protocols.base import ProtocolAdapter
 
-HOOK, EXPIRY, OWN_CLOSE, STALE_CLOSE = "hook", "expiry", "close", "stale-close"
+HOOK, EXPIRY, EARLY_EXPIRY, OWN_CLOSE, STALE_CLOSE = "hook", "expiry", "early-expiry", "close", "stale-close"
 NEWER_FIRST, OLDER_FIRST, LEFT_VIEW, OTHER = "newer-first", "older-first", "left-view", "other"
 
 
@@ -137,11 +138,13 @@ class UnicastAdapter(ProtocolAdapter):
             what = stimulus
         elif isinstance(stimulus, tuple) and stimulus[0] == "timer":
             what = ("timer", stimulus[1].kind, stimulus[1].peer)
-        return self.classify_end(window.conn_id, None if after is None else after.conn_id, peer, what)
+        return self.classify_end(window.conn_id, None if after is None else after.conn_id, peer, what,
+                                 getattr(window, "state", None))
 
-    def classify_end(self, conn_id: int, after: int | None, peer: int | str, what: tuple[Any, ...]) -> str:
-        """The cause of the end of a receive window for ``peer`` on ``conn_id`` (``after``: the
-        conn_id of the window for ``peer`` after the step, None if none) by the input ``what``:
+    def classify_end(self, conn_id: int, after: int | None, peer: int | str, what: tuple[Any, ...],
+                     state: int | None = None) -> str:
+        """The cause of the end of a receive window for ``peer`` on ``conn_id`` (in ``state``;
+        ``after``: the conn_id of the window for ``peer`` after the step, None if none) by the input ``what``:
         ``("close", sender, conn_id)``, ``("data", sender, conn_id, first)``, ``("remove", peer)``,
         ``("timer", kind, peer)``, ``("view", members)`` or anything else. Shared by the world and
         the engine scripts (``checks/conform/script.py``), which name members differently."""
@@ -153,7 +156,7 @@ class UnicastAdapter(ProtocolAdapter):
         if kind == "remove" and what[1] == peer:
             return HOOK
         if kind == "timer" and what[1] in self.removal_timers and what[2] == peer:
-            return EXPIRY
+            return EXPIRY if self.closing_state is None or state == self.closing_state else EARLY_EXPIRY
         if kind == "view" and peer not in what[1]:
             return LEFT_VIEW
         return OTHER

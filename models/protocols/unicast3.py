@@ -69,7 +69,8 @@ class Unicast3Adapter(UnicastAdapter):
         - ``hook``: ``removeReceiveConnection(B)``, JGroups' test hook (UNICAST_ConnectionTests), the
           world's receiver-removal fault: ACKs flushed (sendPendingAcks), entry removed;
         - ``expiry``: the retransmit task removes a CLOSING receive entry whose age reached
-          conn_close_timeout, pending ACKs flushed first (timer CLOSE_RECV);
+          conn_close_timeout, pending ACKs flushed first (timer CLOSE_RECV; on an OPEN entry it is
+          ``early-expiry``, spurious: JGroups removes only non-OPEN entries);
         - ``close``: handleClose removes ``recv_table[B]`` only if its conn_id equals the CLOSE's
           (the sender's CLOSE when conn_close_timeout removed its CLOSING send entry);
         - ``newer-first``: getReceiverEntry replaces an entry whose conn_id differs from a first

@@ -30,6 +30,7 @@ from checks.explore.trace import validate
 from models.chart import chart
 from models.modelfile import load
 from models.protocols.unicast import (
+    EARLY_EXPIRY,
     EXPIRY,
     HOOK,
     LEFT_VIEW,
@@ -71,11 +72,12 @@ def data(conn_id: int, payload: int = 9) -> Packet:
     (data(2), u3.OPEN, OLDER_FIRST),
     (("remove", A), u3.OPEN, HOOK),
     (("timer", u3.Timer(u3.CLOSE_RECV, A)), u3.CLOSING, EXPIRY),
+    (("timer", u3.Timer(u3.CLOSE_RECV, A)), u3.OPEN, EARLY_EXPIRY),  # a planted expiry of an OPEN window
 ])
 def test_unicast3_window_end_causes(stimulus: Hashable, state: int, cause: str) -> None:
     cfg, node = u3_receiver(3, state)
     assert ends(UNICAST3, cfg, node, stimulus) == [WindowEnded(A, 3, cause)]
-    assert (cause in UNICAST3.legitimate_window_ends(cfg.variant)) == (cause != OLDER_FIRST)
+    assert (cause in UNICAST3.legitimate_window_ends(cfg.variant)) == (cause not in (OLDER_FIRST, EARLY_EXPIRY))
 
 
 def test_unicast3_as_shipped_ends_no_window_by_a_foreign_close_or_a_view() -> None:
