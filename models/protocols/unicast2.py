@@ -69,9 +69,14 @@ class Unicast2Adapter(UnicastAdapter):
           DATA's (the sender reset); only a newer conn_id counts, in the serial order of Java shorts
           (``newer_conn_id``), since a sender's conn_ids only grow (modulo 2^15).
 
-        ``no_conn_ids`` (the original UNICAST) has no conn_ids: a window is created only when none
-        exists and is never replaced, so the same list holds and ``newer-first`` never occurs;
-        ``conn_id_first_only`` still puts the conn_id on every first DATA, so it is judged alike."""
+        SEND_FIRST_SEQNO and STABLE travel from the window to its sender and end no window; the
+        answer to a SEND_FIRST_SEQNO is a first DATA of the sender's current connection, judged as
+        any first DATA (it creates a window where none is, keeps one of its own conn_id, replaces
+        an older one). ``no_conn_ids`` (the original UNICAST) has no conn_ids: a window is created
+        only when none exists and is never replaced, so the same list holds and ``newer-first``
+        never occurs; ``conn_id_first_only`` still puts the conn_id on every first DATA, so it is
+        judged alike (its defect, a non-first DATA of a new connection accepted by the old window,
+        is conn_id_purity's and the purge properties', not a reset)."""
         return _LEGITIMATE
 
     def newer_conn_id(self, new: int, old: int) -> bool:

@@ -80,8 +80,9 @@ class Unicast3Adapter(UnicastAdapter):
         - ``left-view``, only with ``remove_on_view_change``: JGRP-1586's pre-fix behaviour (a view
           change removes both entries of a peer that left; shipped UNICAST3 only marks them CLOSING).
 
-        Anything else (a CLOSE of another conn_id, a view change as shipped, a send, an ACK) ends a
-        window spuriously."""
+        The answer to a SEND_FIRST_SEQNO is a first DATA of the current connection, judged as any
+        first DATA. Anything else (a CLOSE of another conn_id, a view change as shipped, a send, an
+        ACK) ends a window spuriously."""
         if variant.remove_on_view_change:
             return _LEGITIMATE | {LEFT_VIEW}
         return _LEGITIMATE
