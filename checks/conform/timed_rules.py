@@ -45,9 +45,10 @@ class Timing:
         return ", ".join(f"{name} {value}" for name, value in vars(self).items())
 
 
-TIMINGS = (Timing(), Timing(4, 6, 7, 8, 5), Timing(2, 3, 5, 4, 3))
-"""The timings the tests walk under: periods that are multiples of the retransmit interval (an
-age equal to a timeout at a run), coprime ones, and a close timeout shorter than the expiry."""
+TIMINGS = (Timing(), Timing(4, 7, 9, 11, 5), Timing(2, 3, 5, 4, 3))
+"""The timings the tests walk under: timeouts that are multiples of the retransmit interval (an age
+equal to a timeout at a run), periods and timeouts coprime with it, and everything short with a
+close timeout shorter than the idle expiry."""
 
 
 # -- the timed spec: what each protocol's tasks are and what makes an entry younger ---------------
