@@ -76,7 +76,7 @@ class Unicast2Adapter(UnicastAdapter):
         only when none exists and is never replaced, so the same list holds and ``newer-first``
         never occurs; ``conn_id_first_only`` still puts the conn_id on every first DATA, so it is
         judged alike (its defect, a non-first DATA of a new connection accepted by the old window,
-        is conn_id_purity's and the purge properties', not a reset)."""
+        shows as a spurious purge: scenario-6-conn-id-first-only, not as a reset)."""
         return _LEGITIMATE
 
     def newer_conn_id(self, new: int, old: int) -> bool:
