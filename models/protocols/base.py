@@ -13,8 +13,8 @@ the channel history of the effects ``Deliver``, ``WindowCreated``, ``WindowRemov
 discards are excused), and leaves everything else to what a protocol declares: its properties
 (node, pair and step), the observations it turns into step-property bits (``observe_effect``,
 ``step_checks``), and, for the world's reductions, which connections a timer or packet belongs to
-and which fields are timestamps (none by default). ``models/protocols/unicast.py`` declares what the unicast
-protocols share; one module per protocol the rest.
+and which fields are timestamps (none by default). ``models/protocols/unicast.py`` declares what
+the unicast protocols share; one module per protocol the rest.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ class Unicast3Adapter(UnicastAdapter):
         - ``newer-first``: getReceiverEntry replaces an entry whose conn_id differs from a first
           DATA's: the sender reset its connection (a new SenderEntry, a new conn_id). JGroups takes
           any different conn_id; the property takes only a newer one, since a sender's conn_ids only
-          grow, so an old connection's first DATA (possible with stale_packets) is a spurious reset;
+          grow, so an old connection's first DATA (possible with stale_packets, or when JGRP-1586's
+          variant removes a connection at once) is a spurious reset;
         - ``left-view``, only with ``remove_on_view_change``: JGRP-1586's pre-fix behaviour (a view
           change removes both entries of a peer that left; shipped UNICAST3 only marks them CLOSING).
 
