@@ -80,6 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode-walks", type=int, default=Budget.mode_walks,
                         help="lockstep walks per geometry, seqno offset and variant "
                              f"(default {Budget.mode_walks})")
+    parser.add_argument("--model-walks", type=int, default=Budget.model_walks,
+                        help=f"lockstep walks of each shipped model (default {Budget.model_walks})")
     parser.add_argument("--steps", type=int, default=Budget.steps, help=f"steps per walk (default {Budget.steps})")
     parser.add_argument("--fuzz-runs", type=int, default=Budget.fuzz_runs,
                         help=f"fuzz runs per lockstep model (default {Budget.fuzz_runs})")
@@ -97,8 +99,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "checks/mutate/mutants.toml)")
 
 
-def command(args: argparse.Namespace, out: TextIO = sys.stdout, progress: TextIO = sys.stderr) -> int:
-    """``seqcheck mutate``: rules 1 to 5."""
+def command(args: argparse.Namespace, out: TextIO | None = None, progress: TextIO | None = None) -> int:
+    """``seqcheck mutate``: rules 1 to 5 (``out``: the table, default stdout; ``progress``: a line
+    per mutant judged, default stderr)."""
+    out = sys.stdout if out is None else out
+    progress = sys.stderr if progress is None else progress
     mutants = _selected(args)
     if args.list:
         for m in mutants:
@@ -165,11 +170,12 @@ def _budget(args: argparse.Namespace) -> Budget:
     bad = [s for s in stages if s not in STAGES]
     if bad or not stages:
         raise MutateUsageError(f"--stages: expected some of {','.join(STAGES)}, got {args.stages!r}")
-    for name in ("walks", "mode_walks", "steps", "fuzz_runs", "fuzz_steps", "seed"):
+    for name in ("walks", "mode_walks", "model_walks", "steps", "fuzz_runs", "fuzz_steps", "seed"):
         if getattr(args, name) < (0 if name == "seed" else 1):
             raise MutateUsageError(f"--{name.replace('_', '-')}: expected a whole number >= "
                                    f"{0 if name == 'seed' else 1}, got {getattr(args, name)}")
-    return Budget(args.walks, args.mode_walks, args.steps, args.fuzz_runs, args.fuzz_steps, args.seed, stages)
+    return Budget(args.walks, args.mode_walks, args.model_walks, args.steps, args.fuzz_runs, args.fuzz_steps,
+                  args.seed, stages)
 
 
 def _judge_all(mutants: Sequence[Mutant], budget: Budget, jobs: int, timeout: float, progress: TextIO,
@@ -243,13 +249,13 @@ def table_lines(rows: Sequence[Row], budget: Budget, wall: float, timed: bool) -
     for cls, title in CLASSES.items():
         group = [r for r in rows if r.cls == cls]
         if group:
-            lines.append(_class_line(f"{cls} {title}", group))
+            lines.append(_class_line(title if cls == "other" else f"{cls} {title}", group))
     lines.append(_class_line("all", list(rows)))
     killed = sum(r.killed_by is not None for r in rows)
     lines.append(f"{killed} of {len(rows)} mutants killed ({100 * killed / len(rows):.1f}%) in {wall:.0f} s; "
                  f"seed {budget.seed}; budget: {budget.walks} walks as shipped and stale, {budget.mode_walks} per "
-                 f"other mode, {budget.steps} steps; fuzz {budget.fuzz_runs} runs x {budget.fuzz_steps} steps; "
-                 f"stages {','.join(budget.stages)}")
+                 f"other mode, {budget.model_walks} per shipped model, {budget.steps} steps; fuzz "
+                 f"{budget.fuzz_runs} runs x {budget.fuzz_steps} steps; stages {','.join(budget.stages)}")
     survivors = [r for r in rows if r.killed_by is None]
     if survivors:
         lines.append("survivors: " + ", ".join(f"{r.mutant} (class {r.cls})" for r in survivors))

@@ -8,8 +8,11 @@ This module owns what judges a mutant, in order, stopping at the first kill:
    (``checks/conform/geometry.py``'s ``TINY``, not NAKACK4: its ring has no rows); with receive
    windows near 2**31 and 2**63 (``checks/conform/offsets.py``, unicast only); and under every
    variant (``checks/conform/variants.py``, with the spec's properties only where the variant is
-   all fixes); and the timed lockstep (``checks/conform/timed.py``) when the tree has it. A
-   divergence, or an exception from engine or spec, kills.
+   all fixes); on every shipped model of the protocol (its scenarios reach configurations the
+   lockstep models do not: ack thresholds, delivery faults, joins; the spec's properties checked
+   where the model expects ``pass``); and the timed lockstep (``checks/conform/timed.py``) under
+   each of its timings, when the tree has it. A divergence, or an exception from
+   engine or spec, kills.
 2. ``fuzz``: ``seqcheck fuzz --master none`` of the lockstep models (liveness judged at the end of
    every run, which the walks do not): an outcome other than the model's ``expect`` kills.
 3. ``check``: ``seqcheck check`` of every shipped model of the protocol (its own folder and the
@@ -40,10 +43,12 @@ STAGES = ("lockstep", "fuzz", "check")
 @dataclass(frozen=True)
 class Budget:
     """How much each check spends: walks of the lockstep model as shipped and of each other mode,
-    steps per walk; fuzz runs and steps per lockstep model; ``seed``: the first seed of each."""
+    walks of each shipped model, steps per walk; fuzz runs and steps per lockstep model; ``seed``:
+    the first seed of each."""
 
     walks: int = 40
-    mode_walks: int = 12
+    mode_walks: int = 20
+    model_walks: int = 4
     steps: int = 300
     fuzz_runs: int = 150
     fuzz_steps: int = 150
@@ -120,6 +125,34 @@ def lockstep_modes(protocol: str, budget: Budget) -> Iterator[Mode]:
             yield Mode(f"seqnos near {name}", base, engines_with_offset(k), True, budget.mode_walks)
     for run_ in variant_runs(base)[1:]:
         yield Mode(f"variant {run_}", with_variant(base, run_.flags), engines_for, run_.safety, budget.mode_walks)
+    for model in shipped_models([protocol]):
+        name = f"{model.path.parent.name}/{model.path.name}"
+        yield Mode(f"shipped {name}", model, engines_for, model.expect == "pass", budget.model_walks)
+    yield from timed_modes(protocol, budget, base, load(stale) if stale.is_file() else None)
+
+
+def timed_modes(protocol: str, budget: Budget, base: Any, stale: Any) -> Iterator[Mode]:
+    """The timed lockstep (``checks/conform/timed.py``, issue 19 item 1) where the tree has it: the
+    lockstep model (and the stale one) under each of its timings; nothing for a tree without it
+    or a model its factory refuses (one line, a ValueError)."""
+    try:
+        timed = importlib.import_module("checks.conform.timed")
+    except ImportError:
+        return
+    timings, factory_of = getattr(timed, "TIMINGS", ()), getattr(timed, "engines_with", None)
+    if factory_of is None:
+        return
+    for index, timing in enumerate(timings):
+        for label, model in (("", base), (" stale packets", stale)):
+            if model is None:
+                continue
+            factory = factory_of(timing)
+            try:
+                factory(model.world)
+            except ValueError:
+                continue
+            walks = budget.walks if index == 0 and not label else budget.mode_walks
+            yield Mode(f"timed {index}{label}", model, factory, True, walks)
 
 
 def lockstep(protocols: Sequence[str], budget: Budget, work: Path) -> str:
@@ -136,23 +169,7 @@ def lockstep(protocols: Sequence[str], budget: Budget, work: Path) -> str:
                 if result.divergence is not None:
                     what = result.divergence
                     raise Killed(f"{protocol} {mode.label}, seed {seed}, step {what.step}: {what.what} differ")
-        walks += timed(protocol, budget)
     return f"{walks} lockstep walks"
-
-
-def timed(protocol: str, budget: Budget) -> int:
-    """The timed lockstep (issue 19, item 1) where the tree has one: 0 walks otherwise."""
-    try:
-        timed_mode = importlib.import_module("checks.conform.timed")
-    except ImportError:
-        return 0
-    walk = getattr(timed_mode, "mutation_walks", None)
-    if walk is None:
-        return 0
-    found = walk(protocol, range(budget.seed, budget.seed + budget.walks), budget.steps)
-    if found is not None:
-        raise Killed(f"{protocol} timed lockstep: {found}")
-    return budget.walks
 
 
 # -- 2. fuzz ------------------------------------------------------------------------------------

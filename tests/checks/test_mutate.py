@@ -1,0 +1,170 @@
+"""``seqcheck mutate`` (checks/mutate/): the catalogue, its application to a copy, and the checks.
+
+Invariants tested: the catalogue loads, has at least 30 mutants with one or more of every class of
+issue 19, and every fragment of it occurs exactly once in the current tree (this test keeps the
+catalogue in step with the code); a malformed or stale catalogue is a one-line error (exit 2);
+applying a mutant patches only a copy, never the checkout; the kill checks kill a planted defect
+and let the unmodified copy survive (so they can fail and can pass), and a mutant that runs out
+its time counts as killed by ``timeout``; the worker refuses to judge packages that are not the
+copy's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checks.cli import main
+from checks.mutate.catalogue import (
+    CLASSES,
+    PROTOCOLS,
+    ROOT,
+    CatalogueError,
+    apply,
+    copy_tree,
+    load_catalogue,
+    stale_edits,
+)
+from checks.mutate.command import Row, judge, table_lines
+from checks.mutate.kill import Budget
+
+CHEAP = "u3-ack-purge-one-past"  # diverges within the first walks as shipped
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One copy of the checkout's packages for the tests that judge (never patched itself)."""
+    return copy_tree(tmp_path_factory.mktemp("snapshot") / "tree")
+
+
+def test_the_catalogue_covers_every_class_and_protocol() -> None:
+    mutants = load_catalogue()
+    assert len(mutants) >= 30
+    assert {m.cls for m in mutants} == set(CLASSES)
+    assert {p for m in mutants for p in m.protocols} == set(PROTOCOLS)
+    files = {e.file for m in mutants for e in m.edits}
+    assert any(f.startswith("spec/") for f in files) and any(f.startswith("impl/") for f in files)
+    assert {"impl/window.py", "impl/fixed_window.py"} <= files and any("codec" in f for f in files)
+    assert len({m.name for m in mutants}) == len(mutants)
+
+
+def test_every_fragment_occurs_exactly_once_in_the_tree() -> None:
+    assert stale_edits(load_catalogue()) == []
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "mutants.toml"
+    path.write_text(text)
+    return path
+
+
+ONE = """
+[[mutant]]
+name = "x"
+class = "{cls}"
+protocols = ["unicast3"]
+description = "d"
+[[mutant.edit]]
+file = "{file}"
+find = "{find}"
+replace = "y"
+"""
+
+
+@pytest.mark.parametrize(("cls", "file", "find", "message"), [
+    ("9", "impl/common.py", "a", "mutant x: class: expected one of"),
+    ("1", "../etc/passwd", "a", "mutant x: edit #1: file: expected a path under"),
+    ("1", "impl/common.py", "y", "mutant x: edit #1: replace: expected a change"),
+])
+def test_a_malformed_mutant_is_one_line(tmp_path: Path, cls: str, file: str, find: str, message: str) -> None:
+    with pytest.raises(CatalogueError, match=message) as caught:
+        load_catalogue(_write(tmp_path, ONE.format(cls=cls, file=file, find=find)))
+    assert len(str(caught.value).splitlines()) == 1
+
+
+def test_a_stale_fragment_is_named_and_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, ONE.format(cls="1", file="impl/common.py", find="no such code in common.py"))
+    assert stale_edits(load_catalogue(path)) == [
+        "mutant x: impl/common.py: fragment 'no such code in common.py'... occurs 0 times, expected exactly once "
+        "(update the catalogue)"]
+    assert main(["mutate", "--catalogue", str(path), "--no-baseline"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "mutant x: impl/common.py" in err and "occurs 0 times" in err
+
+
+def test_list_and_an_unknown_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["mutate", "--list"]) == 0
+    assert len(capsys.readouterr().out.splitlines()) == len(load_catalogue())
+    assert main(["mutate", "--only", "no-such-mutant"]) == 2
+    assert "--only: no mutant named 'no-such-mutant'" in capsys.readouterr().err
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for package in ("spec", "impl") for p in sorted((root / package).rglob("*.py"))}
+
+
+def test_applying_a_mutant_patches_the_copy_only(tmp_path: Path) -> None:
+    mutants = load_catalogue()
+    before = _digests(ROOT)
+    copy = copy_tree(tmp_path / "tree")
+    for mutant in mutants:
+        if mutant.name in (CHEAP, "wire-long-sequence-swapped"):  # one edit, and two in one file
+            apply(mutant, copy)
+    patched = _digests(copy)
+    assert _digests(ROOT) == before
+    assert {name for name in before if patched[name] != before[name]} == {"impl/unicast3/receive.py", "impl/wire.py"}
+    with pytest.raises(CatalogueError, match="occurs 0 times"):  # already applied: the fragment is gone
+        apply(next(m for m in mutants if m.name == CHEAP), copy)
+    with pytest.raises(CatalogueError, match="refusing to patch the checkout"):
+        apply(mutants[0], ROOT)
+
+
+LOCKSTEP_ONLY = Budget(walks=6, mode_walks=1, steps=200, stages=("lockstep",))
+
+
+def test_a_planted_defect_is_killed_and_the_unmodified_tree_survives(tree: Path) -> None:
+    mutant = next(m for m in load_catalogue() if m.name == CHEAP)
+    killed = judge(mutant, mutant.protocols, LOCKSTEP_ONLY, 300, tree)
+    assert killed.killed_by == "lockstep" and "unicast3 as shipped, seed" in killed.detail
+    survived = judge(None, ("unicast3",), LOCKSTEP_ONLY, 300, tree)
+    assert survived.killed_by is None, survived.detail
+    assert "lockstep walks" in survived.detail
+
+
+def test_a_spec_defect_is_killed_by_the_check_of_the_shipped_models(tree: Path) -> None:
+    """``seqcheck check`` of the shipped models sees a spec defect on its own: NAKACK4's ACK one
+    count late (the lockstep model's ack threshold is 0, where > and >= agree; a model with
+    threshold 2 pins another state count)."""
+    mutant = next(m for m in load_catalogue() if m.name == "spec-n4-ack-threshold-one-late")
+    only_check = Budget(stages=("check",))
+    killed = judge(mutant, mutant.protocols, only_check, 300, tree)
+    assert killed.killed_by == "check" and "[nakack4]: expected" in killed.detail, killed.detail
+    assert judge(None, mutant.protocols, only_check, 300, tree).killed_by is None
+
+
+def test_a_mutant_out_of_time_counts_as_killed_by_timeout(tree: Path) -> None:
+    row = judge(None, ("unicast3",), LOCKSTEP_ONLY, 0.01, tree)
+    assert row.killed_by == "timeout" and "longer than 0 s" in row.detail
+
+
+def test_the_worker_refuses_packages_from_elsewhere(tmp_path: Path) -> None:
+    """Run from a folder that is not a copy, it would judge the checkout: it refuses."""
+    done = subprocess.run([sys.executable, "-m", "checks.mutate.kill", "--protocols", "unicast3",
+                           "--budget", "{}"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode != 0 and "not from the copy" in done.stderr
+
+
+def test_the_table_totals_per_class() -> None:
+    rows = [Row("a", "1", ("impl/x.py",), None, "ran", 1.0, {}),
+            Row("b", "1", ("impl/x.py",), "lockstep", "seed 3", 2.0, {}),
+            Row("c", "6", ("impl/y.py", "impl/z.py"), "timeout", "", 3.0, {})]
+    lines = table_lines(rows, Budget(), 6.0, timed=False)
+    assert any(line.startswith("1 time") and line.split()[2:4] == ["2", "1"] for line in lines)
+    assert any(line.startswith("6 codec, symmetric") and line.endswith("0/0/0/1") for line in lines)
+    assert "2 of 3 mutants killed (66.7%)" in "\n".join(lines)
+    assert "survivors: a (class 1)" in lines and any(line.startswith("note: the timed lockstep") for line in lines)
