@@ -19,7 +19,8 @@ Rules
 5. A state outside the model's bounds is checked but not expanded, and counted as *cut*; a verdict
    reached with cut states says so. Liveness gives a cut state the benefit of the doubt (its
    continuations are unknown); for each liveness property that holds, ``Stats.liveness_through_cuts``
-   counts the states that reach its goal only through a cut state (0: the verdict needs no doubt).
+   counts the expanded states that reach its goal only through a cut state (0: the verdict leans on
+   no cut state but for the cut states' own futures, which every bounded check leaves open).
 6. The optional capabilities of ``checks/explore/system.py`` are used when the system offers them: batch
    expansion (no action objects, fault flags in bulk), packed frontier levels (4 bytes per int of a
    state, ``checks/explore/frontier.py``) and property keys (each property evaluated once per key). Every
@@ -442,6 +443,7 @@ def _liveness_findings(search: _Search) -> list[Finding]:
             findings.append(Finding(prop.name, "liveness", stuck))
         elif len(search.cut_states):
             strict = graph.recoverable(search.goal[prop.name], array("i"))
+            strict[np.frombuffer(search.cut_states, dtype=np.int32)] = True  # the boundary itself: not counted
             search.stats.liveness_through_cuts[prop.name] = int(count - np.count_nonzero(strict))
     return findings
 
