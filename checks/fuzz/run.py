@@ -381,15 +381,25 @@ class Walk:
 
     def step(self, action: Any, after: Any, index: int) -> Failure | None:
         lock = self.lock
-        self.counts[kind_of(action)] += 1
-        if self.phases.scheme.fault_of(action) is not None:
-            self.phases.record(lock.world.view(lock.state), action)
+        timed, start, before = lock.engines.timed is not None, len(lock.path), lock.state
+        if not timed:
+            self._count(before, action)
         try:
             divergence = lock.step(action, after)
         except Exception as error:  # the engine (or spec) raised: a finding, kept with its seed
             return Failure("crash", type(error).__name__, index, f"step {index}: {error!r}"[:2000])
+        if timed:  # the clock takes the steps (a tick's timers, a delivery before a removal), not the draw
+            for taken, state in lock.path[start:]:
+                self._count(before, taken)
+                before = state
         self.fingerprints.add(self.runner.fingerprint(lock.state))
         return None if divergence is None else failure_of(divergence)
+
+    def _count(self, state: Any, action: Any) -> None:
+        """``action``, taken in ``state``, in the counts and the fault phases."""
+        self.counts[kind_of(action)] += 1
+        if self.phases.scheme.fault_of(action) is not None:
+            self.phases.record(self.lock.world.view(state), action)
 
     def finish(self, *, liveness: bool = True) -> Failure | None:
         """The end-of-run checks (rule 3: every member; rule 4: the reduced end state), then rule 5

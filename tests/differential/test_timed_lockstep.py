@@ -112,6 +112,8 @@ def test_fuzz_runs_the_timed_lockstep(tmp_path: Path, capsys: pytest.CaptureFixt
                      "--master", "none", "--out", str(tmp_path / path.stem), "--no-progress"]) == 0
         out = capsys.readouterr().out
         assert f"engines checks.conform.timed:{setting.replace('-', '_')}" in out and "failures             0" in out
+        counts = dict(item.rsplit(" ", 1) for item in out.split("actions   ", 1)[1].splitlines()[0].split(", "))
+        assert int(counts["xmit"].replace(",", "")) > 0  # the timers the clock fired, counted as taken
 
 
 # -- planted timing defects: missed untimed, caught timed ------------------------------------------
