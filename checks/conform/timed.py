@@ -127,6 +127,7 @@ class TimedStepper:
         self.activity: Activity = {}
         self.syncs: dict[tuple[int, int], int] = {}
         self.stale = 0  # removals made despite rule 6 (a packet the same run put on the wire)
+        self.forced = 0  # deliveries rule 6 made before a removal's time
         self.ticks = 0
         self.pending: deque[Event] = deque()  # the rest of the tick in progress
         self.times: list[int] = []  # the clock at each step of the path
@@ -207,6 +208,7 @@ class TimedStepper:
                 successor = self.world.successor(run.state, packet_action)
                 assert successor is not None
                 self._drift(len(run.path), packet_action)  # as any delivery's (a replay cannot tell)
+                self.forced += 1
                 return self._take(run, packet_action, successor)
             self.engines.now = now
             self.ticks += 1
