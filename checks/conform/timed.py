@@ -56,10 +56,13 @@ timeout compared with ``<`` instead of ``<=`` all diverge), and none left out wh
 (a late schedule, ``>`` for ``>=``). Rule 6 of ``models/world.py`` (no packet outlives its
 window: conn_close_timeout is 2 x MSL) becomes: a packet in flight on a window whose removal is
 due is delivered before time passes (the step is that delivery). A packet the same timer run
-itself puts on the wire before the removal (UNICAST2's reaper running with its retransmit task)
-cannot be: the run goes on as JGroups does, the removal without rule 6 (``TimedStepper.stale``
-counts them), and from then on only the properties a stale packet cannot break are checked
-(``STALE_PROOF``, as in the stale-packet models; the fuzz judges no liveness on such a run).
+itself puts on the wire before the removal cannot be: UNICAST3's retransmit task resends a
+CLOSING sender's highest message and then removes the entry when conn_close_timeout is up (as
+JGroups does: nearly every timed UNICAST3 walk of the lockstep model meets it), UNICAST2's
+reaper runs after the retransmit and stable tasks (a quarter of the walks). The run goes on as
+JGroups does, the removal without rule 6 (``TimedStepper.stale`` counts them), and from then on
+only the properties a stale packet cannot break are checked (``STALE_PROOF``, as in the
+stale-packet models; the fuzz judges no liveness on such a run).
 
 What it cannot check: the durations and times are the harness's (integer ms, periods from 0,
 every run exactly on time: no drift, jitter or late runs of a loaded timer thread); the
