@@ -27,7 +27,7 @@ from checks.explore.system import Always
 from checks.explore.trace import Trace, make_trace, validate
 from checks.symbolic.bounded import PACKETS, SLOTS, SMALL, bounded
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, Binding
-from checks.symbolic.obligations import COUNTEREXAMPLE, obligations
+from checks.symbolic.obligations import COUNTEREXAMPLE, UNKNOWN, obligations
 from checks.symbolic.ops import EMPTY, Z3Ops
 from checks.symbolic.system import INT, ModelSpec, State
 from checks.symbolic.unicast3.abstraction import concretize
@@ -137,11 +137,13 @@ def _pinned(fields: dict[str, Any], pinned: dict[str, Any]) -> Callable[[Z3Ops, 
 
 
 def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str,
-                 subject: Subject = UNICAST3_SUBJECT, world: Any = None, timeout_ms: int = 30_000
-                 ) -> ConcreteCti | None:
+                 subject: Subject = UNICAST3_SUBJECT, world: Any = None, timeout_ms: int = 8_000,
+                 seeds: Sequence[int] = (0, 1, 2, 3)) -> ConcreteCti | None:
     """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state;
-    with ``world``, the subject's pins and scope for that world's members and settings. (A bounded
-    query is usually answered in a second; the timeout leaves room for a loaded machine.)"""
+    with ``world``, the subject's pins and scope for that world's members and settings. A bounded
+    query is usually answered in a second, but its time varies a lot with z3's random seed (8 s or
+    more for one of four seeds, also depending on what the process asked z3 before): each of
+    ``seeds`` gets ``timeout_ms`` in turn."""
     spec = subject.model
     pinned = subject.pins(world) if subject.pins is not None and world is not None else {}
     side = _pinned(spec.fields, pinned)
@@ -149,23 +151,42 @@ def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant
 
     def extra(o: Z3Ops, p: State) -> Any:
         return side(o, p) if scope is None else z3.And(side(o, p), scope(o, p))
-    for result in obligations(invariants, v, model=spec, actions=(spec.action(action),),
-                              only=lambda a, i: a == action and i == invariant, extra=extra, timeout_ms=timeout_ms):
-        if result.result != COUNTEREXAMPLE or result.model is None or result.pre is None:
-            return None
-        params = {}
-        for name, kind in spec.action(action).params:
-            term = result.params[name]  # type: ignore[index]
-            if isinstance(kind, str):
-                params[name] = _value(result.model, term, kind)
-            elif len(kind) == 2 and kind[1] == INT:  # a set of numbers (a view): read on the world's members
-                span = range(getattr(world, "n", SMALL + 3))  # (validate_cti runs the spec on what is read)
-                params[name] = frozenset((x,) for x in span if _value(result.model, z3.Select(term, x), "bool"))
-            else:
+
+    for seed in seeds:
+        z3.set_param("smt.random_seed", seed)
+        try:
+            results = list(obligations(invariants, v, model=spec, actions=(spec.action(action),),
+                                       only=lambda a, i: a == action and i == invariant, extra=extra,
+                                       timeout_ms=timeout_ms))
+        finally:
+            z3.set_param("smt.random_seed", 0)
+        result = results[0]
+        if result.result == COUNTEREXAMPLE and result.model is not None and result.pre is not None:
+            params = _read_params(result.model, result.params or {}, spec.action(action).params, world)
+            if params is None:
                 return None
-        return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre, spec, pinned),
-                           params, pinned=tuple(pinned))
+            return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre, spec, pinned),
+                               params, pinned=tuple(pinned))
+        if result.result != UNKNOWN:
+            return None
     return None
+
+
+def _read_params(model: z3.ModelRef, terms: dict[str, Any], kinds: Sequence[tuple[str, Any]], world: Any
+                 ) -> dict[str, Any] | None:
+    """An action's parameters in z3's model; a set of numbers (a view) read on the world's members
+    (``validate_cti`` runs the spec on what is read); None for another set-valued one (XMIT_REQ)."""
+    params = {}
+    for name, kind in kinds:
+        term = terms[name]
+        if isinstance(kind, str):
+            params[name] = _value(model, term, kind)
+        elif len(kind) == 2 and kind[1] == INT:
+            span = range(getattr(world, "n", SMALL + 3))
+            params[name] = frozenset((x,) for x in span if _value(model, z3.Select(term, x), "bool"))
+        else:
+            return None
+    return params
 
 
 def validate_cti(cti: ConcreteCti, invariants: Sequence[Invariant], world: World,

@@ -89,14 +89,16 @@ def pins(world: Any, sender: int = 0) -> dict[str, Any]:
 
 
 def scope(world: Any) -> Any:
-    """Side condition: every member the state names is one of the world's (0 .. n-1)."""
+    """Side condition: every member the state names is one of the world's (0 .. n-1), every view one of
+    its views, and a member with a view is in it (as in every state of the world)."""
     n = world.n
 
     def member(k: Any) -> Any:
         return z3.And(k >= 0, k < n)
 
     def condition(o: Z3Ops, p: State) -> Any:
-        return z3.And(o.forall_map(p.hd, lambda k, x: member(k)), o.forall_map(p.cur, lambda k, x: member(k)),
+        return z3.And(o.forall_map(p.hd, lambda k, x: member(k)),
+                      o.forall_map(p.cur, lambda k, v: z3.And(member(k), o.has(p.vdef, v, k))),  # in its own view
                       o.forall_map(p.merged, lambda k, x: member(k)),
                       o.forall_in(p.votes, lambda c, k: z3.And(member(c), member(k))),
                       o.forall_in(p.n_vote, lambda k, v, h: z3.And(member(k), v >= 1, v < 2 ** n)),

@@ -128,7 +128,7 @@ def _stable(o: Ops, p: State, q: State, a: dict[str, Any], v: Variant) -> Any:
     view = o.get(p.cur, k)
     h = o.If(in_view(o, p, view, p.me), o.get(p.hd, k), EMPTY)
     coordinator = coordinates(o, p, view, k)
-    return o.Or(o.And(o.Not(coordinator), frame(o, p, q, {"n_vote": o.add(p.n_vote, k, view, h)})),
+    return o.Or(frame(o, p, q, {}), o.And(o.Not(coordinator), frame(o, p, q, {"n_vote": o.add(p.n_vote, k, view, h)})),
                 o.And(coordinator, _counted(o, p, q, k, k, view, h, {})))
 
 
