@@ -408,11 +408,11 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
     if search.stats.interrupted:  # a chunk may have been cut short: keep what was fully recorded
         findings[:] = [f for f in findings if f.state_index < len(search.parents)]
         search.stats.distinct = min(search.stats.distinct, len(search.parents))
+    if search.liveness and search.stats.complete and not (findings and stop_at_first):
+        findings.extend(_liveness_findings(search))  # before a missing witness: a trace says more
     for prop in search.sometimes:
         if prop.name not in search.witnessed and search.stats.complete:
             findings.append(Finding(prop.name, "sometimes", -1))
-    if search.liveness and search.stats.complete and not (findings and stop_at_first):
-        findings.extend(_liveness_findings(search))
     result = Result(system.name, search.stats, findings, search.witnessed, init[0] if init else None)
     for finding in findings:
         if finding.state_index >= 0:
