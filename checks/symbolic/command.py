@@ -16,7 +16,8 @@ should have, and z3's seconds. What runs (``seqcheck prove WHAT`` or ``--protoco
   proved with the fix flags (for the removals rule 6 gates), failing as shipped.
 - ``nakack4``: one NAKACK4 sender's window and AckTable (``checks/symbolic/nakack4/proofs.py``): the
   window bound, purge safety and ACK monotonicity proved as shipped; the seed's window edge and
-  JGRP-2904 as expected counterexamples-to-induction, reached in their models and drawn.
+  JGRP-2904 as expected counterexamples-to-induction, each replayed on the spec and drawn, the
+  reachable ones also reached in their models and written as traces.
 - ``nakack2``: one NAKACK2 sender's window at every member under STABLE's rounds
   (``checks/symbolic/nakack2/proofs.py``): purge_covered, the own window's order and the purge below the
   view's minimum proved for founders and shrinking views; a merge's expected counterexamples-to-induction,

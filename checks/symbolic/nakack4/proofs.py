@@ -12,9 +12,12 @@
    ones are the counterexamples-to-induction of ``EXPECTED``, found under the side condition ``alone`` (S
    alone in its view with only its own entry, as ``jgrp2904.toml`` after its view ``[A]``; a
    counterexample under a side condition is one of the unbounded obligation);
-4. each expected counterexample reached in a shipped model (bounded search, then on to the
-   violation the model file expects) and written as a trace ``seqcheck show`` draws; and whether
-   ``seqcheck check``'s own counterexample of that model takes the same step.
+4. each expected counterexample made concrete for its model's world (``concrete``: spec nodes and
+   packets), replayed on ``spec/nakack4.py`` and drawn as the chart of its one step (the seed edge's
+   deliver_ack and view_s CTIs too, which no shipped model reaches);
+5. the reachable ones reached in a shipped model (bounded search, then on to the violation the
+   model file expects) and written as a trace ``seqcheck show`` draws; and whether ``seqcheck
+   check``'s own counterexample of that model takes the same step.
 """
 
 from __future__ import annotations
