@@ -24,7 +24,7 @@ from typing import Any, cast
 import z3
 
 from checks.explore.system import Always
-from checks.explore.trace import Trace, make_trace, validate
+from checks.explore.trace import Trace, TraceError, make_trace, validate
 from checks.symbolic.bounded import PACKETS, SLOTS, SMALL, bounded
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, Binding
 from checks.symbolic.obligations import COUNTEREXAMPLE, UNKNOWN, obligations
@@ -318,6 +318,8 @@ def reachable_cti(model_path: Path, invariants: Sequence[Invariant], action: str
     queue = deque(parents)
     while queue and len(parents) < max_states:
         state = queue.popleft()
+        if not world.within_bounds(state):
+            continue  # beyond max_in_flight: the checker expands nothing there, and no trace goes on from it
         good = holds(state)
         for act, after in world.successors(state):
             if after not in parents:
@@ -334,7 +336,10 @@ def reachable_cti(model_path: Path, invariants: Sequence[Invariant], action: str
                                 origin=f"seqcheck prove: step {len(prefix)} is the first counterexample-to-induction "
                                        f"of {action} / {invariant} a bounded search reached, then the shortest "
                                        f"way on to a violation")
-                validate(world, trace)
+                try:
+                    validate(world, trace)
+                except TraceError:  # a checked property already broke on the way: no trace to draw from here
+                    continue
                 return Reached(len(parents), path, len(prefix) - 1, trace)
     return None
 
@@ -364,6 +369,8 @@ def _to_violation(world: World, start: tuple[int, ...], max_states: int) -> list
         state = queue.popleft()
         if any(not p.holds(state) for p in safety):
             return _path(parents, state)
+        if not world.within_bounds(state):
+            continue
         for act, after in world.successors(state):
             if after not in parents:
                 parents[after] = (state, act)

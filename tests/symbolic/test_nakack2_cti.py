@@ -86,3 +86,52 @@ def test_validation_is_not_vacuous() -> None:
     assert validate_cti(kept, INVARIANTS, world, n2_proofs.SUBJECT) == "the spec's step keeps own_window_order"
     broken = replace(cti, pre=type(cti.pre)(cti.pre, low=cti.pre.high + 1))
     assert (validate_cti(broken, INVARIANTS, world, n2_proofs.SUBJECT) or "").startswith("the pre-state breaks")
+
+
+SEED_EDGE_THREADS = '''description = """The seed's edge, three threads outside the lock, DONT_BLOCK drops."""
+protocol = "nakack4"
+members = ["A", "B"]
+variant = ["seed-edge", "JGRP-2873"]
+
+[sends]
+A = 4
+
+[config]
+capacity = 2
+send_atomically = false
+sender_threads = 3
+dont_block = true
+
+[faults]
+max_in_flight = 1
+
+[check]
+properties = ["blocks_only_when_full"]
+expect = "violation:blocks_only_when_full"
+'''
+
+
+def test_a_cti_reached_only_past_an_earlier_violation_gives_no_trace(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seed edge's deliver_ack CTI needs a held seqno more than capacity above low; with threads
+    outside the lock and DONT_BLOCK drops a state like that is reached, but only after a thread held
+    one exactly capacity above low (the same property broken earlier): no minimal trace, so none."""
+    from checks.symbolic import cti
+
+    refused: list[str] = []
+    original = cti.validate
+
+    def validating(world: object, trace: Trace) -> object:
+        try:
+            return original(world, trace)  # type: ignore[arg-type]
+        except TraceError as error:
+            refused.append(str(error))
+            raise
+
+    model = tmp_path / "seed-edge-threads.toml"
+    model.write_text(SEED_EDGE_THREADS)
+    monkeypatch.setattr(cti, "validate", validating)
+    found = cti.reachable_cti(model, n4_proofs.INVARIANTS, "deliver_ack", "blocks_only_when_full", max_states=20_000,
+                              subject=n4_proofs.SUBJECT)
+    assert found is None
+    assert refused and {r.split(" after")[0] for r in refused} == {"blocks_only_when_full is already violated"}
