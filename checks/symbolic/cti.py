@@ -29,7 +29,7 @@ from checks.symbolic.bounded import PACKETS, SLOTS, SMALL, bounded
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, Binding
 from checks.symbolic.obligations import COUNTEREXAMPLE, UNKNOWN, obligations
 from checks.symbolic.ops import EMPTY, Z3Ops
-from checks.symbolic.system import INT, ModelSpec, State
+from checks.symbolic.system import INT, ModelSpec, State, symbolic_params
 from checks.symbolic.unicast3.abstraction import concretize
 from checks.symbolic.unicast3.invariants import Invariant
 from checks.symbolic.unicast3.model import UNICAST3
@@ -118,22 +118,44 @@ def _read_map(model: z3.ModelRef, term: Any, name: str) -> dict[int, int]:
 
 
 def _pinned(fields: dict[str, Any], pinned: dict[str, Any]) -> Callable[[Z3Ops, State], Any]:
-    """Side condition: every pinned field equals its value (a set of tuples or an int); the rest bounded."""
+    """Side condition: every pinned field equals its value (an int or bool, a set of tuples, a map);
+    the rest bounded."""
     rest = bounded({name: kind for name, kind in fields.items() if name not in pinned})
 
     def condition(o: Z3Ops, p: State) -> Any:
-        parts = [rest(o, p)]
-        for name, value in pinned.items():
-            if isinstance(value, int):
-                parts.append(p[name] == value)
-            else:
-                kinds = fields[name][1:]
-                keys = [z3.Const(f"{name}.pin{j}", z3.IntSort() if k == INT else z3.BoolSort())
-                        for j, k in enumerate(kinds)]
-                member = z3.Or(*[z3.And(*[key == x for key, x in zip(keys, t)]) for t in sorted(value)])
-                parts.append(p[name] == z3.Lambda(keys, member))
-        return z3.And(*parts)
+        return z3.And(rest(o, p), *[p[name] == _term(fields[name], value, name) for name, value in pinned.items()])
     return condition
+
+
+def _term(kind: Any, value: Any, name: str) -> Any:
+    """A concrete value of a field (or parameter) of ``kind`` as a z3 term."""
+    if isinstance(value, (bool, int)):
+        return value
+    if kind[0] == "map":
+        out = z3.K(z3.IntSort(), z3.IntVal(EMPTY))
+        for key, entry in sorted(value.items()):
+            out = z3.Store(out, key, entry)
+        return out
+    keys = [z3.Const(f"{name}.pin{j}", z3.IntSort() if k == INT else z3.BoolSort()) for j, k in enumerate(kind[1:])]
+    return z3.Lambda(keys, z3.Or(*[z3.And(*[key == x for key, x in zip(keys, t)]) for t in sorted(value)]))
+
+
+def _still_a_cti(invariants: Sequence[Invariant], v: Any, spec: ModelSpec, action: str, invariant: str,
+                 pre: State, params: dict[str, Any]) -> bool:
+    """Is the state and step as read from z3's model still a counterexample (every field and parameter
+    pinned to what was read)? Reading a bounded model back can lose what z3 meant (an array's value
+    outside the slots read): such a reading is not reported as a CTI."""
+    declared = dict(spec.action(action).params)
+    terms = symbolic_params(spec.action(action))  # the constants obligations() names the parameters by
+    pin_all = _pinned(spec.fields, dict(pre))
+
+    def exact(o: Z3Ops, p: State) -> Any:
+        chosen = [terms[name] == _term(kind, params[name], name) for name, kind in declared.items()]
+        return z3.And(pin_all(o, p), *chosen)
+
+    results = list(obligations(invariants, v, model=spec, actions=(spec.action(action),),
+                               only=lambda a, i: a == action and i == invariant, extra=exact))
+    return results[0].result == COUNTEREXAMPLE
 
 
 def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str,
@@ -165,9 +187,10 @@ def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant
             params = _read_params(result.model, result.params or {}, spec.action(action).params, world)
             if params is None:
                 return None
-            return ConcreteCti(result.name, action, invariant, _read_state(result.model, result.pre, spec, pinned),
-                               params, pinned=tuple(pinned))
-        if result.result != UNKNOWN:
+            pre = _read_state(result.model, result.pre, spec, pinned)
+            if _still_a_cti(invariants, v, spec, action, invariant, pre, params):
+                return ConcreteCti(result.name, action, invariant, pre, params, pinned=tuple(pinned))
+        elif result.result != UNKNOWN:
             return None
     return None
 
