@@ -4,7 +4,8 @@ This module owns what judges a mutant, in order, stopping at the first kill:
 
 1. ``lockstep``: seeded random walks of ``checks/conform/differential.py`` on the protocol's
    lockstep model (``models/fuzz/<protocol>-lockstep.toml``) as shipped; on its stale-packet model
-   (``-lockstep-stale.toml``) where there is one; under tiny window rows
+   (``-lockstep-stale.toml``) where there is one, and on its companions (``-lockstep-*.toml``:
+   NAKACK4's delivery faults), with their variant runs too; under tiny window rows
    (``checks/conform/geometry.py``'s ``TINY``, not NAKACK4: its ring has no rows); with receive
    windows near 2**31 and 2**63 (``checks/conform/offsets.py``, unicast only); and under every
    variant (``checks/conform/variants.py``, with the spec's properties only where the variant is
@@ -117,18 +118,32 @@ def lockstep_modes(protocol: str, budget: Budget) -> Iterator[Mode]:
     stale = MODELS_DIR / "fuzz" / f"{protocol}-lockstep-stale.toml"
     if stale.is_file():
         yield Mode("stale packets", load(stale), engines_for, True, budget.walks)
+    companions = [load(path) for path in companion_models(protocol)]
+    for companion in companions:
+        yield Mode(f"companion {companion.path.stem}", companion, engines_for, True, budget.walks)
     if protocol != "nakack4":
         for geometry in TINY:
             yield Mode(f"geometry {geometry}", base, engines_with(geometry), True, budget.mode_walks)
     if protocol in ("unicast2", "unicast3"):
         for name, k in (("2^31", NEAR_2_31), ("2^63", NEAR_2_63)):
             yield Mode(f"seqnos near {name}", base, engines_with_offset(k), True, budget.mode_walks)
-    for run_ in variant_runs(base)[1:]:
-        yield Mode(f"variant {run_}", with_variant(base, run_.flags), engines_for, run_.safety, budget.mode_walks)
+    for model in (base, *companions):
+        label = "" if model is base else f" on {model.path.stem}"
+        for run_ in variant_runs(model)[1:]:
+            yield Mode(f"variant {run_}{label}", with_variant(model, run_.flags), engines_for, run_.safety,
+                       budget.mode_walks)
     for model in shipped_models([protocol]):
         name = f"{model.path.parent.name}/{model.path.name}"
         yield Mode(f"shipped {name}", model, engines_for, model.expect == "pass", budget.model_walks)
     yield from timed_modes(protocol, budget, base, load(stale) if stale.is_file() else None)
+
+
+def companion_models(protocol: str) -> list[Path]:
+    """The protocol's other lockstep models, ``models/fuzz/<protocol>-lockstep-*.toml`` but the stale
+    one: the same world with a setting the main one leaves off (NAKACK4's delivery faults)."""
+    from checks.cli import MODELS_DIR
+
+    return sorted(p for p in (MODELS_DIR / "fuzz").glob(f"{protocol}-lockstep-*.toml") if not p.stem.endswith("-stale"))
 
 
 def timed_modes(protocol: str, budget: Budget, base: Any, stale: Any) -> Iterator[Mode]:
@@ -179,8 +194,8 @@ def fuzz(protocols: Sequence[str], budget: Budget, work: Path) -> str:
 
     runs = 0
     for protocol in protocols:
-        for suffix in ("", "-stale"):
-            path = MODELS_DIR / "fuzz" / f"{protocol}-lockstep{suffix}.toml"
+        paths = [MODELS_DIR / "fuzz" / f"{protocol}-lockstep{suffix}.toml" for suffix in ("", "-stale")]
+        for path in [*paths, *companion_models(protocol)]:
             if not path.is_file():
                 continue
             out = work / f"fuzz-{path.stem}"
