@@ -52,7 +52,8 @@ Rules
    that view first waits for ever on a coordinator that never does, and STABLE never agrees),
    and so are leaves (the leaver disconnects once GMS answers its LEAVE_REQ with the view
    without it; else it waits for ever on a gap only a member that dropped it could fill).
-   Crashes stay faults.
+   Crashes stay faults. ``progress_successors`` lists the fault-free actions alone, without computing
+   the faults' next states (``checks/explore/closure.py`` judges liveness on these continuations).
 8. Leaves and crashes (``[[stops]]``, each at most once): ``Stop(member, crash)``. A crash may
    happen at any moment; a leave only once the lowest other member of the leaver's view (the
    coordinator of the view without it) installed a view without it (GMS answers a LEAVE_REQ
@@ -90,7 +91,7 @@ handlers: this world offers no symmetry).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -207,44 +208,61 @@ class MulticastWorld:
         return [self._init]
 
     def successors(self, world: tuple[int, ...]) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+        return self._successors(world, None)
+
+    def progress_successors(self, world: tuple[int, ...]) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+        """``ProgressSuccessors``: the pairs of ``successors`` whose action is no fault (``is_fault``),
+        in its order; the faults' next states are never computed (liveness judges fault-free closures)."""
+        return self._successors(world, self.is_fault)
+
+    def _successors(self, world: tuple[int, ...], skip: Callable[[Hashable], bool] | None
+                    ) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+        """``successors``, leaving out the actions ``skip`` names (before their next states are computed)."""
         n = self.n
         net: tuple[Packet, ...] = self.net_table.values[world[n]]
         env: McastEnv = self.env_table.values[world[n + 1]]
         history: History = self.hist_table.values[world[n + 2]]
+        keep = _keeping(skip)
         for src in range(n):
             sent = history.channels[src * n + src].sent
-            if sent < self.bounds.sends[src] and not stopped(env, src) and self.adapter.can_send(
-                    self.cfg, self.node(world, src)) and (
+            if sent < self.bounds.sends[src] and not stopped(env, src) and keep(AppMcast(src)) and \
+                    self.adapter.can_send(self.cfg, self.node(world, src)) and (
                     not self.bounds.sends_after_joins or env.joined == (1 << len(self.bounds.joins)) - 1):
                 yield from self._after(world, src, AppMcast(src), ("mcast", sent + 1), None, env)
         for packet in net:
+            deliver = DeliverPacket(packet)
             if stopped(env, packet.dst):  # rule 8: a stopped member's socket is closed
-                yield DeliverPacket(packet), self._consumed(world, packet, env)
+                if keep(deliver):
+                    yield deliver, self._consumed(world, packet, env)
                 continue
-            yield from self._after(world, packet.dst, DeliverPacket(packet), packet, packet, env)
-            if env.duplicate:
+            if keep(deliver):
+                yield from self._after(world, packet.dst, deliver, packet, packet, env)
+            if env.duplicate and keep(DuplicatePacket(packet)):
                 yield from self._after(world, packet.dst, DuplicatePacket(packet), packet, None,
                                        env._replace(duplicate=env.duplicate - 1))
             if packet.src != packet.dst:
-                if env.loss:
+                if env.loss and keep(LosePacket(packet)):
                     yield LosePacket(packet), self._consumed(world, packet, env._replace(loss=env.loss - 1))
-                if env.below_drop:
+                if env.below_drop and keep(DropBelow(packet)):
                     yield DropBelow(packet), self._consumed(world, packet,
                                                             env._replace(below_drop=env.below_drop - 1))
         for member in range(n):
             if stopped(env, member):
                 continue
             for timer in self.adapter.enabled_timers(self.cfg, self.node(world, member)):
-                yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
-        yield from self._membership_actions(world, env)
-        yield from self._stops(world, env)
+                fire = FireTimer(member, timer)
+                if keep(fire):
+                    yield from self._after(world, member, fire, ("timer", timer), None, env)
+        yield from self._membership_actions(world, env, keep)
+        yield from self._stops(world, env, keep)
 
-    def _stops(self, world: tuple[int, ...], env: McastEnv) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
+    def _stops(self, world: tuple[int, ...], env: McastEnv, keep: Callable[[Hashable], bool]
+               ) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
         """Rule 8: a crash at any moment; a leave once the leaver's coordinator-to-be (the lowest
         other member of its view) installed a view without it."""
         n = self.n
         for member, kind in self.bounds.stops:
-            if stopped(env, member):
+            if stopped(env, member) or not keep(Stop(member, kind == CRASH)):
                 continue
             if kind == LEAVE:
                 view = self.adapter.view_members(self.node(world, member))
@@ -254,7 +272,7 @@ class MulticastWorld:
             after = env._replace(stopped=env.stopped | 1 << member)
             yield Stop(member, kind == CRASH), world[:n + 1] + (self.env_table(after), world[n + 2])
 
-    def _membership_actions(self, world: tuple[int, ...], env: McastEnv
+    def _membership_actions(self, world: tuple[int, ...], env: McastEnv, keep: Callable[[Hashable], bool]
                             ) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
         """Rule 5: scripted views, and the joins whose coordinator's next view admits the joiner."""
         for member in range(self.n):
@@ -264,14 +282,18 @@ class MulticastWorld:
             if any(j in view and not self.joined(env, i) for i, (j, c) in enumerate(self.bounds.joins) if c == member):
                 continue  # that view is installed by the join's answer
             if member in self.bounds.merges and env.view_index[member] == len(self.bounds.views[member]) - 1:
+                if not keep(MergeView(member, tuple(sorted(view)))):
+                    continue
                 yield from self._after(world, member, MergeView(member, tuple(sorted(view))),
                                        self.merge_stimulus(world, view), None, _next_view(env, member))
                 continue
-            yield from self._after(world, member, InstallView(member, tuple(sorted(view))), ("view", view), None,
-                                   _next_view(env, member))
+            if keep(InstallView(member, tuple(sorted(view)))):
+                yield from self._after(world, member, InstallView(member, tuple(sorted(view))), ("view", view),
+                                       None, _next_view(env, member))
         for i, (joiner, coordinator) in enumerate(self.bounds.joins):
             view = self.next_view(env, coordinator)
-            if self.joined(env, i) or view is None or joiner not in view or stopped(env, coordinator):
+            if self.joined(env, i) or view is None or joiner not in view or stopped(env, coordinator) or \
+                    not keep(AnswerJoin(coordinator, joiner)):
                 continue
             after = _next_view(env, coordinator)._replace(joined=env.joined | 1 << i)
             yield from self._after(world, coordinator, AnswerJoin(coordinator, joiner), ("join", joiner, view),
@@ -479,17 +501,22 @@ class MulticastWorld:
                      packets: tuple[Packet, ...], env: McastEnv) -> tuple[McastEnv, bool]:
         """Rule 9: the young copies after ``member``'s step, and whether the step, a round's end,
         asked for one of the copies still young on their way to it."""
-        young = env.young - {consumed} if consumed is not None else env.young
+        young = env.young  # sets are rebuilt only when they change: ``env`` itself comes back if nothing does
+        if consumed is not None and consumed in young:
+            young = young - {consumed}
         premature = False
         if self.adapter.ends_round(action):
             asked = {(p.dst, seqno) for p in packets if p.src == member for seqno in self.adapter.requested(p)}
-            premature = any(y.dst == member and (y.src, y.msg.seqno) in asked for y in young) or any(
-                self.adapter.unsent(self.node(world, sender), seqno) for sender, seqno in asked)
-            young = frozenset(y for y in young if y.dst != member)
+            premature = bool(asked) and (any(y.dst == member and (y.src, y.msg.seqno) in asked for y in young) or any(
+                self.adapter.unsent(self.node(world, sender), seqno) for sender, seqno in asked))
+            if any(y.dst == member for y in young):
+                young = frozenset(y for y in young if y.dst != member)
         if self.adapter.sends_originals(action):
             net = self.net_table.values[world[self.n]]
-            young = young | {p for p in packets if p.src != p.dst and p not in net}
-        return env._replace(young=young), premature
+            added = {p for p in packets if p.src != p.dst and p not in net}
+            if not added <= young:
+                young = young | added
+        return (env if young is env.young else env._replace(young=young)), premature
 
     def _consumed(self, world: tuple[int, ...], packet: Packet, env: McastEnv) -> tuple[int, ...]:
         """The world after ``packet`` leaves the network unseen (lost, dropped below, or at a
@@ -525,6 +552,17 @@ def observe_channels(history: History, member: int, observed: tuple[tuple[str, A
         elif kind in ("WindowCreated", "WindowRemoved"):
             channels[value.src * n + member] = fifo.new_incarnation(channels[value.src * n + member])
     return History(tuple(channels), history.step_violations, history.syncs)
+
+
+def _keeping(skip: Callable[[Hashable], bool] | None) -> Callable[[Hashable], bool]:
+    """The actions ``MulticastWorld._successors`` yields: every one, or those ``skip`` does not name."""
+    if skip is None:
+        return _every
+    return lambda action: not skip(action)
+
+
+def _every(action: Hashable) -> bool:
+    return True
 
 
 def stopped(env: McastEnv, member: int) -> bool:

@@ -87,6 +87,14 @@ class BatchExpansion(Protocol):
         ...
 
 
+class ProgressSuccessors(Protocol):
+    def progress_successors(self, state: Any) -> Iterable[tuple[Any, Any]]:
+        """The pairs of ``successors`` whose action is no fault (``not is_fault(action)``), in its order,
+        computed without the faults' next states (liveness judges the fault-free continuations,
+        ``checks/explore/closure.py``)."""
+        ...
+
+
 class PackedStates(Protocol):
     """Every state is a tuple of exactly ``state_width`` ints in ``0 .. 2**31 - 1``, so the checker
     may keep states as packed 32-bit ints (4 bytes per int) and rebuild the tuples when needed."""

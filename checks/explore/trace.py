@@ -10,7 +10,8 @@ Rules
    re-evaluates the property on the replayed states. Safety: the last state violates it and no
    earlier one does. Deadlock: the last state has no successor and may not end. Liveness: from the
    last state no fault-free continuation reaches the goal, confirmed by a fresh exhaustive search
-   of the fault-free continuations from that state.
+   of the fault-free continuations from that state (``checks.explore.closure.judge``, the fuzz's own
+   judgement); a search that meets more than ``max_states`` states confirms nothing and says so.
 3. This module is protocol-agnostic: it sees the model through ``checks.explore.system``.
 """
 
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checks.explore.closure import BOUND, judge
 from checks.explore.system import Always, Liveness, Property, ReplayError, TransitionSystem, replay
 
 FORMAT = "seqcheck-trace/1"
@@ -150,7 +152,11 @@ def validate(system: TransitionSystem, trace: Trace, *, max_states: int = 2_000_
             raise TraceError(f"{trace.prop} is already violated after step {early}; the trace is not minimal")
         return path
     if isinstance(prop, Liveness):
-        if can_reach_goal(system, states[-1], prop.goal, max_states=max_states):
+        judged = judge(system, states[-1], [prop], max_states=max_states)[prop.name]
+        if judged.outcome == BOUND:
+            raise TraceError(f"cannot confirm {trace.prop}: the fault-free continuations of the last state pass "
+                             f"{max_states:,} states (the bound of the search) without reaching the goal")
+        if judged.live:
             raise TraceError(f"from the last state of the trace a fault-free continuation reaches {trace.prop}")
         return path
     raise TraceError(f"{trace.prop} is a {prop.kind} property; only always, liveness and deadlock traces replay")
@@ -166,19 +172,6 @@ def _find_property(properties: Iterable[Property], name: str) -> Property:
 def can_reach_goal(system: TransitionSystem, start: Hashable, goal: Callable[[Any], bool], *,
                    max_states: int) -> bool:
     """True if some path of non-fault actions from ``start`` reaches a state satisfying ``goal``
-    (or the search hits a bound, which gives the benefit of the doubt as the checker does)."""
-    seen = {start}
-    frontier = [start]
-    while frontier:
-        next_frontier = []
-        for state in frontier:
-            if goal(state) or not system.within_bounds(state):
-                return True
-            for action, after in system.successors(state):
-                if not system.is_fault(action) and after not in seen:
-                    seen.add(after)
-                    next_frontier.append(after)
-            if len(seen) > max_states:
-                return True
-        frontier = next_frontier
-    return False
+    (or the search hits a bound, which gives the benefit of the doubt as the checker does):
+    ``checks.explore.closure.judge`` for one goal."""
+    return judge(system, start, [Liveness("goal", goal)], max_states=max_states)["goal"].live

@@ -55,8 +55,10 @@ Rules
    state is carried into the reduced world (``World.adopt``) for liveness, and its fingerprint
    there must equal the one computed from the harness's state, else the run is an ``error``.
 5. Liveness at the end of a run: the goal holds, or a greedy fault-free continuation reaches it
-   (sound), or else the exhaustive search ``checks.explore.trace.can_reach_goal`` decides (as the trace
-   validator will). A run that ended on a cut state gets the benefit of the doubt, as in the checker;
+   (sound), or else the exhaustive search ``checks.explore.closure.judge`` decides (as the trace
+   validator will), one search for all the properties still open (the verdicts of separate searches).
+   A search that passes ``LIVENESS_MAX_STATES`` states counts as live (the run's record says so in
+   its detail). A run that ended on a cut state gets the benefit of the doubt, as in the checker;
    so does a timed run (``--engines-with timed``) in which a window was removed with a packet of it
    in flight (``checks/conform/timed.py``: past the world's rule 6 liveness may fail in JGroups too).
 """
@@ -72,8 +74,8 @@ from pathlib import Path
 from typing import Any
 
 from checks.conform.differential import Divergence, EngineFactory, Lockstep, Shared, default_engines
+from checks.explore.closure import BEYOND, BOUND, GOAL, Judgement, judge, progress_successors
 from checks.explore.system import Liveness
-from checks.explore.trace import can_reach_goal
 from checks.fuzz.coverage import KINDS, PhaseCounter, Scheme, kind_of, scheme_for, timer_name
 from checks.fuzz.fingerprints import Fingerprints, StepFingerprints
 from models.modelfile import Model, load
@@ -166,7 +168,7 @@ class RunRecord:
     verdict: str  # pass | divergence | violation:<property> | crash | error
     failing: str | None
     fail_step: int | None
-    detail: str | None
+    detail: str | None  # the failure; for a pass, a liveness judgement the bound decided (Walk.note)
     counts: tuple[int, ...]  # per KINDS
     fingerprints: tuple[int, ...]  # distinct canonical states visited (initial included), sorted
     phase_hits: tuple[int, ...]  # PhaseCounter.as_list
@@ -374,6 +376,7 @@ class Walk:
         self.counts = dict.fromkeys(KINDS, 0)
         self.phases = PhaseCounter(runner.chooser.scheme)
         self.fingerprints = {runner.fingerprint(self.lock.state)}
+        self.note: str | None = None  # a passing run's detail: liveness judged live only at the bound (rule 5)
 
     @property
     def taken(self) -> int:
@@ -414,16 +417,21 @@ class Walk:
                            "fingerprint differs from the one computed from the harness's state")
         if not liveness:
             return None
+        judged = judge_liveness(world, state, self.runner.liveness)
         for prop in self.runner.liveness:
-            if not is_live(world, state, prop):
+            if not judged[prop.name].live:
                 return Failure(f"violation:{prop.name}", prop.name, self.taken,
                                f"liveness: after step {self.taken} no fault-free continuation reaches the goal")
+        bounded = [name for name, j in judged.items() if j.outcome == BOUND]
+        if bounded:
+            self.note = (f"liveness: {', '.join(bounded)} counted live unconfirmed: the fault-free continuations of "
+                         f"the end state pass {LIVENESS_MAX_STATES:,} states (the bound of the search)")
         return None
 
     def record(self, seed: int, end: str, failure: Failure | None) -> RunRecord:
         return RunRecord(seed, self.taken, end, "pass" if failure is None else failure.verdict,
                          None if failure is None else failure.failing, None if failure is None else failure.step,
-                         None if failure is None else failure.detail, tuple(self.counts[k] for k in KINDS),
+                         self.note if failure is None else failure.detail, tuple(self.counts[k] for k in KINDS),
                          tuple(sorted(self.fingerprints)), tuple(self.phases.as_list()))
 
 
@@ -437,10 +445,18 @@ def failure_of(divergence: Divergence) -> Failure:
 
 
 def is_live(world: World, state: Any, prop: Liveness) -> bool:
-    """The goal of ``prop`` is reachable from ``state`` by fault-free actions (rule 4)."""
-    if prop.goal(state) or not world.within_bounds(state):
-        return True
-    return settle(world, state, prop.goal) or can_reach_goal(world, state, prop.goal, max_states=LIVENESS_MAX_STATES)
+    """The goal of ``prop`` is reachable from ``state`` by fault-free actions (rule 5)."""
+    return judge_liveness(world, state, [prop])[prop.name].live
+
+
+def judge_liveness(world: World, state: Any, props: Sequence[Liveness]) -> dict[str, Judgement]:
+    """Rule 5 for each of ``props`` at ``state``: the goal, ``settle``, then one exhaustive search for
+    the properties still open."""
+    if not world.within_bounds(state):
+        return {p.name: Judgement(BEYOND, 1) for p in props}
+    done = {p.name: Judgement(GOAL, 1) for p in props if p.goal(state) or settle(world, state, p.goal)}
+    open_ = [p for p in props if p.name not in done]
+    return done | (judge(world, state, open_, max_states=LIVENESS_MAX_STATES) if open_ else {})
 
 
 def settle(world: World, state: Any, goal: Any) -> bool:
@@ -448,17 +464,18 @@ def settle(world: World, state: Any, goal: Any) -> bool:
     up to a bound), then every enabled sync expiry and every member's retransmit task fire once.
     True if it reaches ``goal`` (or leaves the model's bounds) within the bounds of this function."""
     current, budget = state, SETTLE_STEPS
+    successors = progress_successors(world)
     for _ in range(SETTLE_ROUNDS):
-        timers = [a for a, _ in world.successors(current) if isinstance(a, FireTimer) and not world.is_fault(a)]
+        timers = [a for a, _ in successors(current) if isinstance(a, FireTimer)]
         while budget > 0:
-            arrival = next((t for a, t in world.successors(current) if isinstance(a, DeliverPacket)), None)
+            arrival = next((t for a, t in successors(current) if isinstance(a, DeliverPacket)), None)
             if arrival is None:
                 break
             current, budget = arrival, budget - 1
             if goal(current) or not world.within_bounds(current):
                 return True
         for timer in sorted(timers, key=_settle_rank):
-            fired = next((t for a, t in world.successors(current) if a == timer and isinstance(a, FireTimer)), None)
+            fired = next((t for a, t in successors(current) if a == timer and isinstance(a, FireTimer)), None)
             if fired is not None:
                 current, budget = fired, budget - 1
                 if goal(current) or not world.within_bounds(current):
