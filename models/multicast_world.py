@@ -458,6 +458,9 @@ class MulticastWorld:
         """The world after ``member`` handles ``stimulus`` (``consumed`` leaves the network)."""
         n = self.n
         new_node, packets, observed = self._handled(member, world[member], stimulus)
+        if consumed is None and not packets and not observed and new_node == world[member] \
+                and env is self.env_table.values[world[n + 1]] and not self._ends_young_round(member, action, env):
+            return  # nothing changes (a timer with nothing to do): the world itself, never yielded
         net_id = world[n]
         if consumed is not None or packets:
             net_id = self._net_after(net_id, consumed, packets)
@@ -478,6 +481,11 @@ class MulticastWorld:
         after = nodes + (net_id, self.env_table(env), hist_id)
         if after != world:
             yield action, after
+
+    def _ends_young_round(self, member: int, action: McastAction, env: McastEnv) -> bool:
+        """Does ``action`` end a round of ``member`` while copies to it are young (rule 9: they age)?"""
+        return self.bounds.track_young and bool(env.young) and self.adapter.ends_round(action) and any(
+            y.dst == member for y in env.young)
 
     def _handled(self, member: int, node_id: int, stimulus: Hashable
                  ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...]]:

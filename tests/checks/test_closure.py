@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from checks.check import check_model
 from checks.cli import MODELS_DIR
-from checks.explore.closure import BEYOND, BOUND, GOAL, STUCK, judge
+from checks.explore import closure
+from checks.explore.closure import BEYOND, BOUND, GOAL, STUCK, Judgement, judge
 from checks.explore.system import Liveness, TransitionSystem
 from checks.explore.trace import TraceError, can_reach_goal, validate
 from checks.fuzz.run import FuzzPlan, Runner
@@ -101,17 +102,39 @@ def graphs(draw: st.DrawFn) -> tuple[Graph, int, int]:
     return Graph(edges, draw(st.sets(node, max_size=2)), props), draw(node), draw(st.integers(1, n + 1))
 
 
-@settings(max_examples=400, deadline=None, derandomize=True)
-@given(graphs())
-def test_one_search_for_all_properties_gives_each_the_verdict_of_its_own(case: tuple[Graph, int, int]) -> None:
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(graphs(), st.integers(0, 13))
+def test_one_search_for_all_properties_gives_each_the_verdict_of_its_own(case: tuple[Graph, int, int],
+                                                                         probe: int) -> None:
+    """Whatever the probe's budget (0: breadth first alone; 13: the probe meets every state)."""
     system, start, max_states = case
-    judged = judge(system, start, system.properties, max_states=max_states)
-    for prop in system.properties:
-        expected = oracle(system, start, prop.goal, max_states)
-        assert judged[prop.name].live == expected, prop.name
-        assert can_reach_goal(system, start, prop.goal, max_states=max_states) == expected
-        alone = judge(system, start, [prop], max_states=max_states)[prop.name]
-        assert alone == judged[prop.name]  # the same outcome at the same count of states met
+    kept = closure.PROBE_STATES
+    closure.PROBE_STATES = probe
+    try:
+        judged = judge(system, start, system.properties, max_states=max_states)
+        for prop in system.properties:
+            expected = oracle(system, start, prop.goal, max_states)
+            assert judged[prop.name].live == expected, prop.name
+            assert can_reach_goal(system, start, prop.goal, max_states=max_states) == expected
+            alone = judge(system, start, [prop], max_states=max_states)[prop.name]
+            assert alone == judged[prop.name]  # the same outcome at the same count of states met
+    finally:
+        closure.PROBE_STATES = kept
+
+
+def test_the_probe_finds_a_deep_goal_the_breadth_first_search_would_meet_last(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chain of 50 states to the goal beside a fan of 500 dead ends: breadth first meets the
+    fan before the goal, the probe (first successor first) walks the chain and never opens the fan."""
+    chain = [(i, i + 1, False) for i in range(50)]
+    fan = [(0, 100, False)] + [(100, 101 + k, False) for k in range(500)]
+    props = [Liveness("end", lambda s: s == 50)]
+    system = Graph(chain + fan, [], props)
+    assert judge(system, 0, props, max_states=10_000)["end"] == Judgement(GOAL, 52)  # 0 to 50, and 100
+    assert judge(system, 0, props, max_states=10)["end"] == Judgement(GOAL, 52)  # live either way (rule 4)
+    monkeypatch.setattr(closure, "PROBE_STATES", 0)
+    assert judge(system, 0, props, max_states=10_000)["end"] == Judgement(GOAL, 552)
+    assert judge(system, 0, props, max_states=10)["end"].outcome == BOUND
 
 
 def test_outcomes_name_how_each_property_was_decided() -> None:
