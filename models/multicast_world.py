@@ -197,6 +197,7 @@ class MulticastWorld:
         self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
         self._hist_memo: dict[tuple[int, int, tuple[Any, ...]], int] = {}
         self._bounded: dict[int, bool] = {}
+        self._timer_memo: dict[tuple[int, int], tuple[tuple[FireTimer, tuple[str, Any]], ...]] = {}
         self._expanded: tuple[tuple[int, ...], dict[tuple[type, Hashable], tuple[int, ...]]] = ((), {})
         nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, ())
@@ -249,10 +250,9 @@ class MulticastWorld:
         for member in range(n):
             if stopped(env, member):
                 continue
-            for timer in self.adapter.enabled_timers(self.cfg, self.node(world, member)):
-                fire = FireTimer(member, timer)
+            for fire, stimulus in self._timers(member, world[member]):
                 if keep(fire):
-                    yield from self._after(world, member, fire, ("timer", timer), None, env)
+                    yield from self._after(world, member, fire, stimulus, None, env)
         yield from self._membership_actions(world, env, keep)
         yield from self._stops(world, env, keep)
 
@@ -481,6 +481,14 @@ class MulticastWorld:
         after = nodes + (net_id, self.env_table(env), hist_id)
         if after != world:
             yield action, after
+
+    def _timers(self, member: int, node_id: int) -> tuple[tuple[FireTimer, tuple[str, Any]], ...]:
+        """(action, handler input) of each timer enabled at ``member``'s node ``node_id``, memoised."""
+        found = self._timer_memo.get((member, node_id))
+        if found is None:
+            timers = self.adapter.enabled_timers(self.cfg, self.node_table.values[node_id])
+            found = self._timer_memo[(member, node_id)] = tuple((FireTimer(member, t), ("timer", t)) for t in timers)
+        return found
 
     def _ends_young_round(self, member: int, action: McastAction, env: McastEnv) -> bool:
         """Does ``action`` end a round of ``member`` while copies to it are young (rule 9: they age)?"""
