@@ -55,8 +55,9 @@ Rules
    state is carried into the reduced world (``World.adopt``) for liveness, and its fingerprint
    there must equal the one computed from the harness's state, else the run is an ``error``.
 5. Liveness at the end of a run: the goal holds, or a greedy fault-free continuation reaches it
-   (sound), or else the exhaustive search ``checks.explore.closure.judge`` decides (as the trace
-   validator will), one search for all the properties still open (the verdicts of separate searches).
+   (sound), or else ``checks.explore.closure.judge`` decides (as the trace validator will): one
+   search for all the properties still open (the verdicts of separate searches), a depth-first probe
+   for a goal, then breadth first over every fault-free continuation.
    A search that passes ``LIVENESS_MAX_STATES`` states counts as live (the run's record says so in
    its detail). A run that ended on a cut state gets the benefit of the doubt, as in the checker;
    so does a timed run (``--engines-with timed``) in which a window was removed with a packet of it
