@@ -276,7 +276,7 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     return _on_ack(cfg, node, src, msg)
 
 
-def _same_connection(cfg: Config, entry: RecvEntry, msg: Data) -> bool:
+def same_connection(cfg: Config, entry: RecvEntry, msg: Data) -> bool:
     """Does ``msg`` belong to the window of ``entry``? (A header without conn_id, in the variants,
     belongs to whatever window there is.)"""
     return cfg.variant.no_conn_ids or msg.conn_id == entry.conn_id or (
@@ -293,7 +293,7 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     """
     entry = node.recv[src]
     effects: list[Effect] = []
-    if entry is None or not _same_connection(cfg, entry, msg):
+    if entry is None or not same_connection(cfg, entry, msg):
         if cfg.variant.no_conn_ids:
             entry = RecvEntry(NO_CONN, 0, (), 0, 0)
             effects.append(WindowCreated(src, NO_CONN, 0))

@@ -128,7 +128,7 @@ class Lockstep:
         self.state = self.world.init_states()[0]
         self.engines = self.engines_for(self.world)
         self.engines.datagram = self.shared.datagram  # the bytes the spec's packet was compared as
-        self._always = self.shared.always
+        self.always_checked = self.shared.always
         self._enabled: list[tuple[Any, Any]] = []
         self._enabled_at: Any = None
         self._checked_key: Hashable = None
@@ -172,11 +172,11 @@ class Lockstep:
         assert acted == member
         divergence = None
         if member is not None:
-            divergence = self._compare_outputs(member, packets, delivered) or self._compare_state(member)
+            divergence = self._compare_outputs(member, packets, delivered) or self.compare_state(member)
         if divergence is None and self.full_check_every and index % self.full_check_every == 0:
             divergence = self.check_all()
         if divergence is None and self.check_properties:
-            divergence = self._check_properties()
+            divergence = self.check_always()
         return divergence
 
     def _compare_outputs(self, member: int, packets: tuple[Packet, ...], delivered: tuple[tuple[int, int], ...]
@@ -198,7 +198,7 @@ class Lockstep:
             return self._divergence(f"deliveries of {self.world.member_name(member)}", repr(want_up), repr(got_up))
         return None
 
-    def _compare_state(self, member: int) -> Divergence | None:
+    def compare_state(self, member: int) -> Divergence | None:
         assert self.shared is not None
         spec_view = self.shared.spec_view(self.engines, self.state, member)
         engine_view = self.engines.view(member)
@@ -215,16 +215,16 @@ class Lockstep:
             if divergence is not None:
                 return divergence
         for member in range(self.world.n):
-            divergence = self._compare_state(member)
+            divergence = self.compare_state(member)
             if divergence is not None:
                 return divergence
         return None
 
-    def _check_properties(self) -> Divergence | None:
+    def check_always(self) -> Divergence | None:
         key = self.world.property_key(self.state)
         if key == self._checked_key:
             return None
-        for prop in self._always:
+        for prop in self.always_checked:
             if not prop.holds(self.state):
                 return self._divergence(f"spec property {prop.name}", "holds", "violated")
         self._checked_key = key

@@ -220,7 +220,7 @@ class TimedStepper:
                     self.due[group.member][task] = now + self.periods[task]
                 if group.stale:  # a packet may outlive its window from now on
                     self.stale += group.stale
-                    run._always = [p for p in run._always if p.name in STALE_PROOF]
+                    run.always_checked = [p for p in run.always_checked if p.name in STALE_PROOF]
             self.pending.extend(_events(groups))
             divergence = self.resume(run)
             if divergence is not None or len(run.path) > start:
@@ -270,7 +270,7 @@ class TimedStepper:
         want = [run.engines.spec_delivery(src, payload) for src, payload in want]
         if got != want:
             return self._diverged(run, group, f"deliveries of {self.world.member_name(member)}", repr(want), repr(got))
-        divergence = run._compare_state(member)
+        divergence = run.compare_state(member)
         return None if divergence is None else self._diverged(run, group, divergence.what, divergence.spec,
                                                                 divergence.engine)
 
@@ -296,7 +296,7 @@ class TimedStepper:
         run.path.append((action, after))
         run.state = after
         self._observe(before, action, after)
-        return self._at(run._check_properties()) if run.check_properties else None
+        return self._at(run.check_always()) if run.check_properties else None
 
     def _diverged(self, run: Lockstep, group: Group, what: str, spec: str, engine: str) -> Divergence:
         fired = "; ".join(self.world.format_action(a) for a, _, _ in group.steps) or "no spec timer due"

@@ -98,7 +98,7 @@ class Unicast2Rules(Rules):
                 _due(u2.IDLE_RECV, "recv", timing.conn_expiry_timeout)]
 
     def takes(self, spec_cfg: Any, entry: Any, msg: Any) -> bool:
-        return u2._same_connection(spec_cfg, entry, msg)
+        return u2.same_connection(spec_cfg, entry, msg)
 
 
 class Unicast3Rules(Rules):

@@ -32,8 +32,8 @@ PARTS: tuple[tuple[type, str], ...] = (
     (Chooser, "pick"), (World, "successor"), (World, "candidates"), (World, "handle_stimulus"),
     (ProtocolAdapter, "handle"), (World, "_history_after"), (ProtocolAdapter, "observe"),
     (World, "_net_after"), (StepFingerprints, "__call__"), (Lockstep, "_compare_outputs"),
-    (Lockstep, "_compare_state"), (WorldEngines, "view"), (Shared, "spec_view"), (WorldEngines, "drive"),
-    (Lockstep, "_check_properties"), (PhaseCounter, "record"), (Walk, "finish"),
+    (Lockstep, "compare_state"), (WorldEngines, "view"), (Shared, "spec_view"), (WorldEngines, "drive"),
+    (Lockstep, "check_always"), (PhaseCounter, "record"), (Walk, "finish"),
 )
 
 

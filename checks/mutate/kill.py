@@ -106,7 +106,7 @@ class Mode:
 
 def lockstep_modes(protocol: str, budget: Budget) -> Iterator[Mode]:
     """The lockstep runs of ``protocol``, cheapest and most telling first."""
-    from checks.cli import MODELS_DIR
+    from checks.check import MODELS_DIR
     from checks.conform.engines import engines_for
     from checks.conform.geometry import TINY, engines_with
     from checks.conform.offsets import NEAR_2_31, NEAR_2_63, engines_with_offset
@@ -141,7 +141,7 @@ def lockstep_modes(protocol: str, budget: Budget) -> Iterator[Mode]:
 def companion_models(protocol: str) -> list[Path]:
     """The protocol's other lockstep models, ``models/fuzz/<protocol>-lockstep-*.toml`` but the stale
     one: the same world with a setting the main one leaves off (NAKACK4's delivery faults)."""
-    from checks.cli import MODELS_DIR
+    from checks.check import MODELS_DIR
 
     return sorted(p for p in (MODELS_DIR / "fuzz").glob(f"{protocol}-lockstep-*.toml") if not p.stem.endswith("-stale"))
 
@@ -189,7 +189,7 @@ def lockstep(protocols: Sequence[str], budget: Budget, work: Path) -> str:
 
 # -- 2. fuzz ------------------------------------------------------------------------------------
 def fuzz(protocols: Sequence[str], budget: Budget, work: Path) -> str:
-    from checks.cli import MODELS_DIR
+    from checks.check import MODELS_DIR
     from checks.fuzz.command import FuzzOptions, run_fuzz
 
     runs = 0
@@ -212,7 +212,7 @@ def fuzz(protocols: Sequence[str], budget: Budget, work: Path) -> str:
 # -- 3. check -----------------------------------------------------------------------------------
 def shipped_models(protocols: Sequence[str]) -> list[Any]:
     """Every shipped model of ``protocols``: their folders and their halves of side-by-side files."""
-    from checks.cli import MODELS_DIR
+    from checks.check import MODELS_DIR
     from models.modelfile import load_all
 
     paths = [p for protocol in protocols for p in sorted((MODELS_DIR / protocol).glob("*.toml"))]

@@ -40,7 +40,7 @@ def on_message(m: Member[P], src: P, msg: WireMsg, *, now: int) -> None:
 
 
 def same_connection(m: Member[P], entry: RecvEntry, msg: DataMsg) -> bool:
-    """Spec ``_same_connection``: does ``msg`` belong to ``entry``'s window? (A header without
+    """Spec ``same_connection``: does ``msg`` belong to ``entry``'s window? (A header without
     conn_id, in the variants, belongs to whatever window there is.)"""
     variant = m.variant
     return variant.no_conn_ids or msg.conn_id == entry.conn_id or (

@@ -101,7 +101,7 @@ def test_rule_6_under_a_clock() -> None:
         for seed in range(6):
             run = _walk(load(FUZZ[n]), timed, seed, 200)
             forced, stale = forced + stepper_of(run).forced, stale + stepper_of(run).stale
-            names, shipped = {p.name for p in run._always}, {p.name for p in run.shared.always}  # type: ignore[union-attr]
+            names, shipped = {p.name for p in run.always_checked}, {p.name for p in run.shared.always}  # type: ignore[union-attr]
             assert names == (shipped & STALE_PROOF if stepper_of(run).stale else shipped), (n, seed, names)
     assert forced > 0 and stale > 0
 

@@ -94,9 +94,8 @@ def no_ack_for_a_duplicate_first(m: Member[int], src: int, msg: DataMsg, *, now:
     duplicate = msg.first and entry is not None and entry.conn_id == msg.conn_id and (
         msg.seqno <= entry.delivered or entry.window.get(msg.seqno) is not None)
     ORIGINAL_ON_DATA(m, src, msg, now=now)
-    if duplicate:
-        _dst, data = m.outbox.pop()
-        assert isinstance(decode(data), AckMsg)
+    if duplicate and m.outbox and isinstance(decode(m.outbox[-1][1]), AckMsg):  # some variants send none
+        m.outbox.pop()
 
 
 ORIGINAL_INSTALL_VIEW = tasks.install_view
