@@ -16,6 +16,7 @@ window rows or shifted seqnos: issue 19, item 5).
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar
 
 from hypothesis import strategies as st
@@ -58,7 +59,12 @@ class WorldAgreement(RuleBasedStateMachine):
                             shared=shared)
 
     def _enabled(self, kind: type) -> list[tuple[Any, Any]]:
-        return [(a, s) for a, s in self.run.enabled() if isinstance(a, kind)]
+        """The enabled actions of ``kind`` in a canonical order (by their JSON), so that a choice
+        picks the same action whatever the process did before (the world's enumeration order can
+        follow its memo tables)."""
+        world = self.run.world
+        options = [(a, s) for a, s in self.run.enabled() if isinstance(a, kind)]
+        return sorted(options, key=lambda pair: json.dumps(world.action_to_json(pair[0]), sort_keys=True))
 
     def _take(self, kind: type, choice: int) -> None:
         options = self._enabled(kind)
