@@ -21,7 +21,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from impl.window import Table
 from impl.wire import MAX_CONN_ID, MAX_TIMESTAMP
@@ -56,6 +56,36 @@ class PeerAddress(Protocol):
 
 
 P = TypeVar("P", bound=PeerAddress)
+
+
+class MemberOutputs(Generic[P]):
+    """What an engine's caller drains and reads, the same for the multicast engines: ``self._m``
+    (the engine's member state) holds the ``outbox`` and ``deliveries`` lists of (peer, bytes),
+    ``me`` and ``members``."""
+
+    _m: Any
+
+    def datagrams_to_send(self) -> list[tuple[P, bytes]]:
+        """Datagrams queued since the last call, oldest first, as (destination, bytes)."""
+        out: list[tuple[P, bytes]] = self._m.outbox
+        self._m.outbox = []
+        return out
+
+    def deliveries(self) -> list[tuple[P, bytes]]:
+        """Messages for the application since the last call, in delivery order, as (sender, payload)."""
+        out: list[tuple[P, bytes]] = self._m.deliveries
+        self._m.deliveries = []
+        return out
+
+    @property
+    def me(self) -> P:
+        me: P = self._m.me
+        return me
+
+    @property
+    def members(self) -> frozenset[P]:
+        members: frozenset[P] = self._m.members
+        return members
 
 
 def check_time(now: object, last: int | None) -> int:

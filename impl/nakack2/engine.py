@@ -15,9 +15,8 @@ random number.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Generic
 
-from impl.common import LocalProtocolError, SendWindowFull, check_time
+from impl.common import LocalProtocolError, MemberOutputs, SendWindowFull, check_time
 from impl.nakack2 import membership, receive, stable, tasks
 from impl.nakack2.codec import JoinRspMsg, McastMsg, address_key, check_address, decode, encode_mcast
 from impl.nakack2.config import Config
@@ -29,7 +28,7 @@ from impl.wire import DecodeError
 _BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
-class Nakack2Engine(Generic[P]):
+class Nakack2Engine(MemberOutputs[P]):
     """One member's NAKACK2 (with STABLE's round as far as NAKACK2 needs it).
 
     ``me`` is this member's address; ``members`` the group it starts in: if ``me`` is one of them
@@ -172,27 +171,9 @@ class Nakack2Engine(Generic[P]):
 
     # ------------------------------------------------------------------ outputs
 
-    def datagrams_to_send(self) -> list[tuple[P, bytes]]:
-        """Datagrams queued since the last call, oldest first, as (destination, bytes)."""
-        out, self._m.outbox = self._m.outbox, []
-        return out
-
-    def deliveries(self) -> list[tuple[P, bytes]]:
-        """Messages for the application since the last call, in delivery order, as (sender, payload)."""
-        out, self._m.deliveries = self._m.deliveries, []
-        return out
-
     @property
     def config(self) -> Config:
         return self._config
-
-    @property
-    def me(self) -> P:
-        return self._m.me
-
-    @property
-    def members(self) -> frozenset[P]:
-        return self._m.members
 
     @property
     def stats(self) -> Stats:

@@ -15,9 +15,8 @@ socket, starts a thread or blocks.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Generic
 
-from impl.common import LocalProtocolError, SendWindowFull, check_time
+from impl.common import LocalProtocolError, MemberOutputs, SendWindowFull, check_time
 from impl.nakack2.codec import check_address
 from impl.nakack4 import membership, receive, sending, tasks
 from impl.nakack4.codec import JoinRspMsg, McastMsg, address_key, decode
@@ -30,7 +29,7 @@ _BYTES_LIKE = (bytes, bytearray, memoryview)
 MSG_HEADER_MAX = 16  # a MSG's bytes besides its payload, at most: magic, type, c-long seqno, c-int length
 
 
-class Nakack4Engine(Generic[P]):
+class Nakack4Engine(MemberOutputs[P]):
     """One member's NAKACK4 (ReliableMulticast over FixedBuffer).
 
     ``me`` is this member's address; ``members`` the group it starts in: if ``me`` is one of them
@@ -188,16 +187,6 @@ class Nakack4Engine(Generic[P]):
 
     # ------------------------------------------------------------------ outputs
 
-    def datagrams_to_send(self) -> list[tuple[P, bytes]]:
-        """Datagrams queued since the last call, oldest first, as (destination, bytes)."""
-        out, self._m.outbox = self._m.outbox, []
-        return out
-
-    def deliveries(self) -> list[tuple[P, bytes]]:
-        """Messages for the application since the last call, in delivery order, as (sender, payload)."""
-        out, self._m.deliveries = self._m.deliveries, []
-        return out
-
     def send_events(self) -> list[tuple[int, SendStatus]]:
         """Held sends resolved since the last call, in order: (seqno, SENT or DROPPED)."""
         out, self._m.send_events = self._m.send_events, []
@@ -206,14 +195,6 @@ class Nakack4Engine(Generic[P]):
     @property
     def config(self) -> Config:
         return self._config
-
-    @property
-    def me(self) -> P:
-        return self._m.me
-
-    @property
-    def members(self) -> frozenset[P]:
-        return self._m.members
 
     @property
     def stats(self) -> Stats:
