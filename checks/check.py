@@ -16,8 +16,9 @@ elsewhere), ``.toml`` replaced by ``.json``, with ``.<protocol>`` before it for 
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,8 @@ import models
 from checks.explore.search import Progress, Result, explore
 from checks.explore.system import Always
 from checks.explore.trace import Trace, make_trace, validate
+from checks.explore.workers import explore_with_workers
+from models.interning import lane_tables
 from models.modelfile import Model
 
 MODELS_DIR = Path(models.__file__).resolve().parent
@@ -100,11 +103,11 @@ def trace_file(model: Model, trace_dir: Path) -> Path:
 
 
 def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None,
-                symmetry: bool = True) -> Outcome:
+                symmetry: bool = True, workers: int = 1) -> Outcome:
     """Check ``model``; one state per orbit of interchangeable members unless ``symmetry`` is off
     here or in the model file (the pinned state count is compared with the unreduced count)."""
     started = time.perf_counter()
-    result = explore(model.world, max_states=model.max_states, progress=progress,
+    result = searcher(model, workers)(model.world, max_states=model.max_states, progress=progress,
                      symmetry=symmetry and model.symmetry)
     finding = result.first()
     trace: Trace | None = None
@@ -126,6 +129,34 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
         verdict = "pass"
     error = witness_error(model)
     return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error)
+
+
+def searcher(model: Model, workers: int) -> Callable[..., Result]:
+    """``explore``, or with ``workers`` > 1 ``explore`` with the successors computed by that many
+    worker processes (``checks/explore/workers.py``: the same result)."""
+    if workers < 2:
+        return explore
+    tables = lane_tables(model.world)
+    if tables is None:
+        raise ValueError(f"{model.path}: states of protocol {model.protocol} are not interned ids; use one process")
+    return partial(explore_with_workers, tables=tables, workers=workers)
+
+
+def workers_problem(loaded: Sequence[Model], workers: int, *, swarm: bool, por: bool) -> str | None:
+    """Why ``--workers`` cannot be used as asked (one line), or None."""
+    if workers < 1:
+        return f"--workers: expected a whole number >= 1, got {workers}"
+    if workers == 1:
+        return None
+    if swarm:
+        return "--workers: not with --swarm (a swarm's parallelism is its tasks: --tasks, --master)"
+    if por:
+        return "--workers: not with --por (partial-order reduction runs in one process)"
+    for model in loaded:
+        if lane_tables(model.world) is None:
+            return (f"--workers: {model.path}: protocol {model.protocol}: its states are not tuples of interned "
+                    "ids (models/interning.lane_tables), so they cannot be moved between processes; use --workers 1")
+    return None
 
 
 def replay_witness(model: Model) -> list[tuple[Hashable, Hashable]]:

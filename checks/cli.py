@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import models
-from checks.check import Outcome, WitnessError, check_model, replay_witness
+from checks.check import Outcome, WitnessError, check_model, replay_witness, workers_problem
 from checks.explore.search import Progress, Stats
 from checks.explore.system import Always
 from checks.explore.trace import Trace, TraceError, file_digest, validate
@@ -79,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--no-symmetry", action="store_true",
                        help="explore every state, not one per orbit of interchangeable members (as [check] "
                             "symmetry = false does for one model)")
+    check.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="compute successors in N worker processes (default 1; started for levels of "
+                            "8,192 states or more): the same states, verdicts and trace lengths as one process")
     _swarm_arguments(check)
     check.set_defaults(run=_check)
     show = sub.add_parser("show", help="render a trace file (or a model file's witness) as a message-sequence chart")
@@ -109,6 +112,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="with --fuzz: the in-process measurements only (no Spark local[1], local[2])")
     bench.add_argument("--fpset", type=int, nargs="+", metavar="SIZE",
                        help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
+    bench.add_argument("--workers", type=int, metavar="N", help="the checker with --workers 1 and --workers N, "
+                       "alternately --repeat times each: medians, their ratio, CPU seconds and the load")
     bench.set_defaults(run=_bench)
     from checks.fuzz.command import add_arguments
 
@@ -174,6 +179,8 @@ def _check(args: argparse.Namespace) -> int:
     paths = model_paths(args.paths)
     loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
     writable_folder("--trace-dir", args.trace_dir)
+    if problem := workers_problem(loaded, args.workers, swarm=swarm is not None, por=getattr(args, "por", False)):
+        raise UsageError(problem)
     if args.report is not None:
         if swarm is not None:
             raise UsageError("--report: not with --swarm (a report is written for the exhaustive check only)")
@@ -189,7 +196,8 @@ def _check(args: argparse.Namespace) -> int:
     outcomes: list[Outcome] = []
     for model in loaded:
         progress = None if args.no_progress else _progress_line(_label(model, short=False), terminal)
-        outcome = check_model(model, trace_dir=args.trace_dir, progress=progress, symmetry=not args.no_symmetry)
+        outcome = check_model(model, trace_dir=args.trace_dir, progress=progress, workers=args.workers,
+                              symmetry=not args.no_symmetry)
         if progress is not None and terminal:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         all_match = all_match and outcome.matches
@@ -523,6 +531,13 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     if not args.engine:
         load(args.model)  # a missing or bad model is one line here, not a failed benchmark process
+    if args.workers is not None:
+        from checks.bench.workers import run_workers_bench
+
+        if args.workers < 2:
+            raise UsageError(f"--workers: expected 2 or more (compared with 1), got {args.workers}")
+        print(json.dumps(run_workers_bench(args.model, args.workers, repeat=args.repeat)))
+        return 0
     if args.fuzz:
         from checks.bench.fuzz import run_fuzz_bench
 

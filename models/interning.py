@@ -23,3 +23,15 @@ class Interner:
             found = self.ids[value] = len(self.values)
             self.values.append(value)
         return found
+
+
+def lane_tables(world: Any) -> tuple[Interner, ...] | None:
+    """Per int of a world's state, the interner it is an id of (``n`` node ids, then the network,
+    environment and history ids: the layout of ``models/world.py`` and ``models/multicast_world.py``);
+    None for a system without that layout. ``checks/explore/workers.py`` moves states between
+    processes with it (ids are this process's; values are the same everywhere)."""
+    tables = [getattr(world, name, None) for name in ("node_table", "net_table", "env_table", "hist_table")]
+    n = getattr(world, "n", None)
+    if not isinstance(n, int) or not all(isinstance(t, Interner) for t in tables):
+        return None
+    return (tables[0],) * n + tuple(tables[1:])  # type: ignore[return-value]

@@ -14,6 +14,9 @@ from collections.abc import Hashable, Sequence
 from itertools import chain
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 
 class ListLevel:
     def __init__(self) -> None:
@@ -50,6 +53,11 @@ class PackedLevel:
         except (OverflowError, TypeError):
             del self._ints[before:]
             raise
+
+    def rows(self, start: int, stop: int) -> npt.NDArray[np.int32]:
+        """The states ``start .. stop - 1`` as the rows of an array (no tuples built)."""
+        ints = self._ints[start * self.width:stop * self.width]
+        return np.frombuffer(ints, dtype=np.int32).reshape(len(ints) // self.width, self.width)
 
     def chunk(self, start: int, stop: int) -> list[tuple[Any, ...]]:
         """The states ``start .. stop - 1`` as tuples of ints."""

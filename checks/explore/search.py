@@ -272,6 +272,14 @@ class _Search:
         self.stats.complete = not leftover
         return init
 
+    def begin_level(self, frontier: Level, first: int) -> None:
+        """Called before the chunks of ``frontier`` (its first state numbered ``first``) are expanded,
+        in order: a subclass may start expanding them elsewhere (``checks/explore/workers.py``)."""
+
+    def expand_elsewhere(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> bool:
+        """A subclass's way to record the chunk's successors computed elsewhere; True if it did."""
+        return False
+
     def _levels(self, frontier: Level, first: int, started: float) -> bool:
         """Expand level after level from ``frontier`` (its first state numbered ``first``); True if
         the search stopped with states left to expand."""
@@ -281,6 +289,7 @@ class _Search:
         while len(frontier) and not stopped:
             next_frontier = new_level(self.width)
             next_first = self.stats.distinct
+            self.begin_level(frontier, first)
             for start in range(0, len(frontier), CHUNK):
                 self._expand(frontier.chunk(start, start + CHUNK), first + start, next_frontier)
                 now = time.perf_counter()
@@ -339,6 +348,8 @@ class _Search:
 
     def _expand(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> None:
         """Expand the states ``chunk``, numbered from ``first``; new states go to ``next_frontier``."""
+        if self.expand_elsewhere(chunk, first, next_frontier):
+            return
         afters, counts, progress = self.expand_batch(chunk)
         orbits: list[int] = []
         if self.canonical is not None:
@@ -390,14 +401,18 @@ class _Search:
                 self.findings.append(Finding("deadlock", "deadlock", index))
 
 
+Search = _Search  # public: ``explore(search_type=...)`` takes a subclass (checks/explore/workers.py)
+
+
 def explore(system: TransitionSystem, properties: Sequence[Property] | None = None, *,
             stop_at_first: bool = True, max_states: int = 50_000_000, check_deadlock: bool = True,
-            progress: Progress | None = None, symmetry: bool = True) -> Result:
+            progress: Progress | None = None, symmetry: bool = True,
+            search_type: Callable[..., Search] | None = None) -> Result:
     """Explore every reachable state breadth-first and check ``properties`` (default: all); one
     state per orbit if the system is ``Symmetric`` and ``symmetry`` is on."""
     props = list(system.properties if properties is None else properties)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    search = _Search(system, props, stop_at_first=stop_at_first, max_states=max_states,
+    search = (search_type or Search)(system, props, stop_at_first=stop_at_first, max_states=max_states,
                      check_deadlock=check_deadlock, progress=progress, symmetry=symmetry)
     init = search.run()
     search.verdicts.clear()
