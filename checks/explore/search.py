@@ -276,10 +276,6 @@ class _Search:
         """Called before the chunks of ``frontier`` (its first state numbered ``first``) are expanded,
         in order: a subclass may start expanding them elsewhere (``checks/explore/workers.py``)."""
 
-    def expand_elsewhere(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> bool:
-        """A subclass's way to record the chunk's successors computed elsewhere; True if it did."""
-        return False
-
     def _levels(self, frontier: Level, first: int, started: float) -> bool:
         """Expand level after level from ``frontier`` (its first state numbered ``first``); True if
         the search stopped with states left to expand."""
@@ -348,8 +344,6 @@ class _Search:
 
     def _expand(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> None:
         """Expand the states ``chunk``, numbered from ``first``; new states go to ``next_frontier``."""
-        if self.expand_elsewhere(chunk, first, next_frontier):
-            return
         afters, counts, progress = self.expand_batch(chunk)
         orbits: list[int] = []
         if self.canonical is not None:

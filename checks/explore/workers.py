@@ -10,31 +10,35 @@ Rules
 -----
 1. Division of work. The coordinator keeps the frontier and hands each chunk of ``CHUNK`` states
    to a worker (the next chunk to a worker as soon as it has fewer than ``LOOKAHEAD`` outstanding).
-   A worker expands it (``expand_batch``: most of the time of a search), removes duplicates among the
-   chunk's successors, and sends back per state its successor count (-1: cut), the distinct successors
-   in order of first appearance, the position in the chunk of each one's first parent, per successor
-   which distinct one it is, and the progress (not a fault) flags. The coordinator then does for the
-   chunk what ``Search._expand`` does (symmetry representatives, fingerprints, look-ups, numbering,
-   parents, properties, recovery edges) on the distinct successors only.
-2. Results are recorded chunk by chunk in frontier order, whichever worker finishes first, so the
-   search records exactly what one process does: the same chunks, the same successors per chunk in
-   the same order (``successors`` is deterministic, system.py rule 3), hence the same states per
-   level numbered in order of first appearance, the same parents, cut states, deadlocks, recovery
-   edges and stopping point (``max_states``, the first violation). Removing duplicates first changes
-   no first appearance: a distinct successor first appears where its first copy does, and an orbit
-   where its first member does. So state and transition counts, levels, depth, verdicts, trace lengths
-   and liveness findings equal the one process's.
+   A worker runs the system's ``expand_batch`` on it (most of the time of a search: successors,
+   handler calls, interning) and sends back the successors as rows of ints, the per-state counts
+   (-1: cut) and the progress flags. For the coordinator that reply *is* the chunk's
+   ``expand_batch`` (``WorkerSearch.expand_batch``), so everything after it is ``Search._expand``
+   itself: symmetry representatives, fingerprints, look-ups, numbering, parents, properties, cut
+   states, deadlocks and recovery edges. (A worker that also removed duplicate successors, so that
+   the coordinator handled distinct ones only, measured no better: its dictionary work cost about
+   what the coordinator saved.)
+2. Results are recorded chunk by chunk in frontier order, whichever worker finishes first. So the
+   search records what one process does: the same chunks, each with the same successors in the same
+   order (``successors`` is a function of the state, ``checks/explore/system.py`` rule 3), hence the
+   same states per level numbered in order of first appearance, the same parents, cut states,
+   deadlocks, recovery edges and stopping point (``max_states``, the first violation). State and
+   transition counts, levels, depth, verdicts, trace lengths and liveness findings are the one
+   process's.
 3. States cross as values. A state is a tuple of interned ids (``models/interning.py``), and each
    process interns on its own, so an id means nothing elsewhere. Workers are forked (their tables
    start as copies of the coordinator's) and then translate: the coordinator sends with a chunk the
    values of the ids the worker has not been sent, the worker sends with its results the values it
    interned since its last message, and each side keeps arrays from the other's ids to its own.
-4. Determinism. The coordinator interns a worker's value only when a recorded state needs it, in
-   the order the states and their ints are recorded, so its ids, and with them its fingerprints and
-   symmetry representatives (the smallest tuple of ids of an orbit), do not depend on which worker
-   did what or when. They are not the one process's ids: with symmetry the representative of an
-   orbit, hence the numbering within a level, may differ from one process's (counts, levels and
-   verdicts do not: rule 7 of search.py), and are the same in every run with workers.
+4. Determinism. The coordinator interns a worker's value only when a recorded successor needs it,
+   in the order of the successors and their ints, so its ids, and with them its fingerprints and
+   symmetry representatives (the smallest tuple of ids of an orbit, ``models/symmetry.py`` rule 4),
+   do not depend on which worker did what or when: every run with workers numbers the states alike,
+   whatever their number. The ids are not one process's (which interns in another order), so with
+   symmetry an orbit's representative, and then the order of the states within a level, may differ
+   from one process's; the orbits per level do not (rule 7 of search.py), nor, on every shipped
+   model, the verdict (a model with two properties first violated at the same depth could see the
+   other one reported, as it could with another interning order in one process).
 5. Workers are started only for a level of at least ``START_AT`` states (a small model never pays for
    them) and stopped when the search ends, however it ends. They ignore SIGINT: Ctrl-C reaches the
    coordinator, which stops as one process does. A worker that fails reports its error, which the
@@ -52,7 +56,7 @@ import traceback
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -119,12 +123,10 @@ def _identity(size: int) -> Ids:
 
 @dataclass
 class _Reply:
-    """A worker's expansion of one chunk (rule 1), ids still the worker's."""
+    """A worker's ``expand_batch`` of one chunk (rule 1), ids still the worker's."""
 
     counts: npt.NDArray[np.int32]  # per chunk state: successors, -1 if cut
-    distinct: npt.NDArray[np.int32]  # the distinct successors, in order of first appearance
-    owner: npt.NDArray[np.int32]  # per distinct successor: position in the chunk of its first parent
-    which: npt.NDArray[np.int32]  # per successor: its row in ``distinct``
+    rows: npt.NDArray[np.int32]  # the successors, one row each
     progress: npt.NDArray[np.bool_]  # per successor: not a fault
 
 
@@ -142,8 +144,8 @@ class _Worker:
 
 
 class WorkerSearch(Search):
-    """``Search`` with the chunks' successors computed by worker processes for every level of ``START_AT`` states or
-    more (rules 1 and 2); smaller levels are expanded here."""
+    """``Search`` with the chunks' successors computed by worker processes for every level of
+    ``START_AT`` states or more (rules 1 and 2); smaller levels are expanded here."""
 
     def __init__(self, tables: Sequence[Interned], workers: int, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -155,6 +157,9 @@ class WorkerSearch(Search):
         self.todo: Iterator[int] = iter(())  # first indices of the level's chunks not handed out yet
         self.level_first = 0
         self.replies: dict[int, tuple[_Worker, _Reply]] = {}
+        self.recording: Iterator[int] = iter(())  # first indices of the level's chunks not recorded yet
+        self.here = self.expand_batch  # the system's (in a worker too)
+        self.expand_batch = self._expand_batch  # what ``Search._expand`` calls
 
     def run(self) -> list[Hashable]:
         try:
@@ -163,9 +168,6 @@ class WorkerSearch(Search):
             self._stop_workers()
 
     def begin_level(self, frontier: Level, first: int) -> None:
-        self.replies.clear()
-        for worker in self.workers:  # a search stopped mid-level hands out nothing more; none is
-            worker.pending.clear()   # begun after it, so this is only for a level fully recorded
         if len(frontier) < START_AT:
             self.level, self.todo = None, iter(())
             return
@@ -173,15 +175,18 @@ class WorkerSearch(Search):
             self._start_workers()
         self.level, self.level_first = frontier, first
         self.todo = iter(range(first, first + len(frontier), CHUNK))
+        self.recording = iter(range(first, first + len(frontier), CHUNK))
         for worker in self.workers:
             self._hand_out(worker)
 
-    def expand_elsewhere(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> bool:
+    def _expand_batch(self, chunk: Sequence[Hashable]) -> tuple[Any, Any, Any]:
+        """``BatchExpansion.expand_batch`` of ``chunk``, the next chunk of the level in order: a
+        worker's, its successors in this process's ids (rows of an array for packed states)."""
         if self.level is None:
-            return False
-        worker, reply = self._reply(first)
-        self._record_chunk(chunk, first, next_frontier, self._translated(worker, reply.distinct), reply)
-        return True
+            return self.here(chunk)
+        worker, reply = self._reply(next(self.recording))
+        rows = self._translated(worker, reply.rows)
+        return (rows if self.width is not None else list(map(tuple, rows.tolist()))), reply.counts, reply.progress
 
     # -- the coordinator's side ----------------------------------------------------------------
     def _start_workers(self) -> None:
@@ -285,38 +290,6 @@ class WorkerSearch(Search):
             out[:, lanes] = mine.reshape(len(rows), len(lanes))
         return out
 
-    def _record_chunk(self, chunk: Sequence[Hashable], first: int, next_frontier: Level, distinct: Ids,
-                reply: _Reply) -> None:
-        """What ``Search._expand`` does with a chunk's successors, on the distinct ones (rule 1)."""
-        per_state = reply.counts.astype(np.int64)
-        self._cut_and_deadlocks(chunk, per_state, first)
-        self.stats.transitions += len(reply.which)
-        np.maximum(per_state, 0, out=per_state)
-        orbits: list[int] = []
-        if self.canonical is not None:
-            representatives, orbits = self.canonical(cast(Any, distinct))
-            distinct = np.asarray(representatives, dtype=np.int64).reshape(len(distinct), self.lanes.width)
-        fps = self.fingerprints(cast(Any, distinct) if self.width is not None else list(map(tuple, distinct.tolist())))
-        unique, first_at, inverse = np.unique(fps, return_index=True, return_inverse=True)
-        index_of = self.seen.lookup(unique)
-        new = np.flatnonzero(index_of < 0)
-        order = np.argsort(first_at[new])
-        fresh = first_at[new][order]
-        base = self.stats.distinct
-        index_of[new[order]] = np.arange(base, base + len(fresh))
-        self.seen.add_new(fps[fresh], base)
-        self.parents.frombytes((reply.owner[fresh] + np.int32(first)).astype(np.int32).tobytes())
-        states: list[Any] = list(map(tuple, distinct[fresh].tolist()))
-        next_frontier.extend(states)
-        self.stats.distinct += len(fresh)
-        self.stats.unreduced += sum(orbits[p] for p in fresh.tolist()) if orbits else len(fresh)
-        self._check_all(states, base)
-        if self.liveness:
-            owner = np.repeat(np.arange(len(chunk), dtype=np.int32), per_state)
-            recovering = np.flatnonzero(reply.progress)
-            self._record_edges(np.bincount(owner[recovering], minlength=len(chunk)),
-                               index_of[inverse[reply.which[recovering]]])
-
 
 # -- the worker's side ---------------------------------------------------------------------------
 def _work(search: WorkerSearch, inbox: Connection, outbox: Connection, theirs: tuple[Connection, Connection],
@@ -362,16 +335,8 @@ def _work(search: WorkerSearch, inbox: Connection, outbox: Connection, theirs: t
         outbox.send(("error", traceback.format_exc()))
 
 
-def _expand_chunk(search: Search, chunk: list[tuple[int, ...]], width: int) -> _Reply:
-    """Expand ``chunk`` and keep its distinct successors in order of first appearance (rule 1)."""
-    afters, counts, progress = search.expand_batch(chunk)
-    distinct = dict.fromkeys(afters)  # in order of first appearance
-    numbered = dict(zip(distinct, range(len(distinct))))
-    which = np.fromiter(map(numbered.__getitem__, afters), dtype=np.int32, count=len(afters))
-    before = np.maximum.accumulate(np.concatenate(([np.int32(-1)], which[:-1]))) if len(which) else which
-    firsts = np.flatnonzero(which > before)  # where each distinct successor first appears
-    per_state = np.maximum(np.array(counts, dtype=np.int64), 0)
-    owner = np.repeat(np.arange(len(chunk), dtype=np.int32), per_state)
-    rows = np.array(list(distinct), dtype=np.int32).reshape(len(distinct), width)
-    return _Reply(np.array(counts, dtype=np.int32), rows, owner[firsts], which,
+def _expand_chunk(search: WorkerSearch, chunk: list[tuple[int, ...]], width: int) -> _Reply:
+    """The system's ``expand_batch`` of ``chunk``, as arrays."""
+    afters, counts, progress = search.here(chunk)
+    return _Reply(np.array(counts, dtype=np.int32), np.array(afters, dtype=np.int32).reshape(len(afters), width),
                   np.array(progress, dtype=bool).reshape(len(afters)))
