@@ -6,7 +6,11 @@ alternately (1, N, 1, N, ...) so that a change in what else the machine runs fal
 per kind: the median wall seconds and states per second, the CPU seconds of the coordinator and of
 its worker processes, and the load average seen around each run (the machine is shared: a speed-up
 is only as good as the cores that were free); then ``speedup``, the ratio of the median wall seconds,
-and ``same_result``, whether the two kinds found the same states, transitions, depth and levels.
+``same_result``, whether the two kinds found the same states, transitions, depth and levels,
+``cpu_ratio``, the CPU seconds of all processes with N workers over those of one process, and
+``speedup_bound_on_idle_cores``, what those CPU seconds allow at most when the cores are idle (one
+process's CPU seconds over the larger of N's spread evenly over the cores and the coordinator's):
+a bound computed from measurements, not a measurement.
 """
 
 from __future__ import annotations
@@ -69,10 +73,16 @@ def run_workers_bench(model_path: Path, workers: int, *, repeat: int = 1) -> dic
     first, other = runs[1][0], runs[workers][0]
     same = all(first[key] == other[key] for key in ("states", "transitions", "depth", "levels", "complete"))
     one, many = summary(1), summary(workers)
-    return {"bench": "workers", "model": str(model_path), "repeat": repeat, "cores": os.cpu_count(),
+    cores = os.cpu_count() or 1
+    many_cpu = many["coordinator_cpu_s"] + many["workers_cpu_s"]
+    # what the CPU seconds allow on idle cores: the work spread evenly, the coordinator never waiting
+    bound = one["coordinator_cpu_s"] / max(many_cpu / min(cores, workers + 1), many["coordinator_cpu_s"], 1e-9)
+    return {"bench": "workers", "model": str(model_path), "repeat": repeat, "cores": cores,
             "states": first["states"], "transitions": first["transitions"], "same_result": same,
             "workers_1": one, f"workers_{workers}": many,
-            "speedup": round(one["seconds"] / max(many["seconds"], 1e-9), 3)}
+            "speedup": round(one["seconds"] / max(many["seconds"], 1e-9), 3),
+            "cpu_ratio": round(many_cpu / max(one["coordinator_cpu_s"], 1e-9), 3),
+            "speedup_bound_on_idle_cores": round(bound, 3)}
 
 
 if __name__ == "__main__":
