@@ -15,6 +15,7 @@ elsewhere), ``.toml`` replaced by ``.json``, with ``.<protocol>`` before it for 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typing import Any
 
 import models
 from checks.explore.search import Progress, Result, explore
+from checks.explore.shorten import shorten
 from checks.explore.system import Always
 from checks.explore.trace import Trace, make_trace, validate
 from checks.explore.workers import explore_with_workers
@@ -31,6 +33,7 @@ from models.interning import lane_tables
 from models.modelfile import Model
 
 MODELS_DIR = Path(models.__file__).resolve().parent
+SHORTEN_STATES = 200_000  # each breadth-first search that shortens a counterexample of a reduced search
 
 
 @dataclass
@@ -43,9 +46,18 @@ class Outcome:
     seconds: float
     witness_error: str | None = None  # why the model's witness does not replay (None: it does, or none)
 
+    shortest: bool = True  # the trace is a shortest counterexample (not proven after a reduced search)
+
+    @property
+    def pinned(self) -> int | None:
+        """The model's pinned state count, if it applies: a search reduced on the command line
+        (``--por``) counts other states than the file's pin, one the file asks for its own."""
+        reduced = self.result.stats.partial_order is not None
+        return None if reduced and not self.model.partial_order else self.model.pinned_states
+
     @property
     def matches(self) -> bool:
-        pinned = self.model.pinned_states
+        pinned = self.pinned
         return (self.verdict == self.model.expect and (pinned is None or pinned == self.result.stats.unreduced)
                 and self.witness_error is None)
 
@@ -53,7 +65,7 @@ class Outcome:
     def mismatch_reason(self) -> str:
         if self.verdict != self.model.expect:
             return f"expected {self.model.expect}, got {self.verdict}"
-        if self.model.pinned_states is not None and self.model.pinned_states != self.result.stats.unreduced:
+        if self.pinned is not None and self.pinned != self.result.stats.unreduced:
             return f"expected {self.model.pinned_states} distinct states, got {self.result.stats.unreduced}"
         return self.witness_error or ""
 
@@ -67,6 +79,8 @@ class Outcome:
             "collision_probability": stats.collision_probability, "levels": stats.levels,
             "symmetry_group": stats.symmetry_group, "unreduced_states": stats.unreduced,
             "liveness_through_cuts": stats.liveness_through_cuts,
+            "partial_order": None if stats.partial_order is None else vars(stats.partial_order),
+            "trace_shortest": self.shortest if self.trace else None,
             "budgets": [{"depth": depth, "used": {name: {"mean": round(used, 3), "budget": budget}
                                                   for name, (used, budget) in usage.items()}}
                         for depth, usage in stats.budgets],
@@ -103,21 +117,37 @@ def trace_file(model: Model, trace_dir: Path) -> Path:
 
 
 def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None,
-                symmetry: bool = True, workers: int = 1) -> Outcome:
+                symmetry: bool = True, partial_order: bool | None = None, workers: int = 1) -> Outcome:
     """Check ``model``; one state per orbit of interchangeable members unless ``symmetry`` is off
-    here or in the model file (the pinned state count is compared with the unreduced count)."""
+    here or in the model file (the pinned state count is compared with the unreduced count); with
+    partial-order reduction if ``partial_order`` says so (None: as the model file says), then the
+    counterexample is shortened (``checks/explore/shorten.py``) and the pinned count not compared."""
     started = time.perf_counter()
+    reduce = model.partial_order if partial_order is None else partial_order
+    if reduce:
+        model.world.enable_partial_order()
     result = searcher(model, workers)(model.world, max_states=model.max_states, progress=progress,
-                     symmetry=symmetry and model.symmetry)
+                     symmetry=symmetry and model.symmetry, partial_order=reduce)
     finding = result.first()
     trace: Trace | None = None
     trace_path: Path | None = None
+    shortest = True
     if finding is not None:
         verdict = f"violation:{finding.prop}"
         if finding.state_index >= 0:
             recorded = str(portable_path(model.path)) + (f"#{model.protocol}" if model.side_by_side else "")
-            trace = make_trace(model.world, model.path, finding.prop, finding.kind, finding.path,
-                               recorded_as=recorded)
+            path, origin = finding.path, ""
+            if reduce:
+                short = shorten(model.world, path, finding.prop, finding.kind, max_states=SHORTEN_STATES)
+                path, shortest = short.path, short.shortest
+                origin = ("seqcheck check with partial-order reduction: a counterexample of "
+                          f"{len(finding.path)} steps, "
+                          + ("a shortest one found by breadth-first search" if shortest else
+                             f"shortened to {len(path)} by breadth-first searches from states along it "
+                             f"(each bounded by {SHORTEN_STATES:,} states; not proven shortest)"))
+            trace = make_trace(model.world, model.path, finding.prop, finding.kind, path, recorded_as=recorded)
+            if origin:
+                trace = dataclasses.replace(trace, origin=origin)
             validate(model.world, trace)
             if trace_dir is not None:
                 trace_path = trace.save(trace_file(model, trace_dir))
@@ -128,7 +158,7 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     else:
         verdict = "pass"
     error = witness_error(model)
-    return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error)
+    return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error, shortest)
 
 
 def searcher(model: Model, workers: int) -> Callable[..., Result]:

@@ -79,6 +79,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--no-symmetry", action="store_true",
                        help="explore every state, not one per orbit of interchangeable members (as [check] "
                             "symmetry = false does for one model)")
+    reduction = check.add_mutually_exclusive_group()
+    reduction.add_argument("--por", action="store_true",
+                           help="partial-order reduction: explore persistent sets only (as [check] partial_order = "
+                                "true does for one model; unicast protocols; counterexamples then shortened)")
+    reduction.add_argument("--no-por", action="store_true", help="no partial-order reduction, even where a model "
+                                                                 "file asks for it")
     check.add_argument("--workers", type=int, default=1, metavar="N",
                        help="compute successors in N worker processes (default 1; started for levels of "
                             "8,192 states or more): the same states, verdicts and trace lengths as one process")
@@ -185,6 +191,14 @@ def _check(args: argparse.Namespace) -> int:
         if swarm is not None:
             raise UsageError("--report: not with --swarm (a report is written for the exhaustive check only)")
         writable_folder("--report", args.report)
+    partial_order = True if args.por else False if args.no_por else None
+    if partial_order:
+        if swarm is not None:
+            raise UsageError("--por: not with --swarm (a swarm samples the unreduced state space)")
+        for model in loaded:
+            if not callable(getattr(model.world, "enable_partial_order", None)):
+                raise UsageError(f"--por: {model.path}: protocol {model.protocol}: partial-order reduction is "
+                                 "available for the unicast protocols only")
     if swarm is not None:
         from checks.swarm_job import check_swarm
 
@@ -197,7 +211,8 @@ def _check(args: argparse.Namespace) -> int:
     for model in loaded:
         progress = None if args.no_progress else _progress_line(_label(model, short=False), terminal)
         outcome = check_model(model, trace_dir=args.trace_dir, progress=progress, workers=args.workers,
-                              symmetry=not args.no_symmetry)
+                              symmetry=not args.no_symmetry,
+                              partial_order=partial_order)
         if progress is not None and terminal:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         all_match = all_match and outcome.matches
@@ -323,6 +338,8 @@ class _Table:
         if s.symmetry_group > 1:
             print(f"  symmetry: {s.distinct:,} states explored stand for {s.unreduced:,} ({s.reduction:.2f}x fewer: "
                   f"a symmetry group of order {s.symmetry_group} over the members)", file=self.out, flush=True)
+        if s.partial_order is not None:
+            print(f"  {_partial_order_line(o)}", file=self.out, flush=True)
         if o.verdict == "incomplete":
             print(f"  {_growth(o)}", file=self.out, flush=True)
         through = ", ".join(f"{prop} {count:,}" for prop, count in s.liveness_through_cuts.items() if count)
@@ -350,6 +367,21 @@ class _Table:
         traces = [o.trace_path for o in self.rows if o.trace_path]
         if traces:
             print(f"Counterexamples written to {self.trace_dir}/ (read one: seqcheck show {traces[0]})", file=self.out)
+
+
+def _partial_order_line(o: Outcome) -> str:
+    """What partial-order reduction did in one check (``checks/explore/reduction.py``)."""
+    counts = o.result.stats.partial_order
+    assert counts is not None
+    full = counts.full_cycle + counts.full_bound + counts.full_key
+    line = (f"partial-order reduction: {counts.reduced:,} expanded states took a persistent subset of their "
+            f"successors, {full:,} all of them by a proviso (not yet expanded: {counts.full_cycle:,}, bounds: "
+            f"{counts.full_bound:,}, no key action: {counts.full_key:,}), {counts.full_none:,} had no smaller one; "
+            "depths are the reduced graph's")
+    if o.trace is not None:
+        line += "; the trace " + ("is a shortest counterexample" if o.shortest else
+                                  "was shortened but is not proven shortest")
+    return line
 
 
 def _growth(outcome: Outcome) -> str:

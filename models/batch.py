@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 
 class _Net(NamedTuple):
-    packets: tuple[tuple[int, int, bool], ...]  # (stimulus id of the packet, its destination, carries a timestamp)
+    packets: tuple[tuple[int, int, bool, int], ...]  # (stimulus id of the packet, its destination, carries a
+    # timestamp, its source)
     within_bounds: bool
 
 
@@ -67,9 +68,14 @@ class BatchExpander:
         self.renumbered_node: dict[tuple[int, int], int] = {}
         self.renumbered_net: dict[tuple[int, int], int] = {}
 
-    def expand(self, states: Sequence[tuple[int, ...]]) -> tuple[list[tuple[int, ...]], list[int], list[bool]]:
+    def expand(self, states: Sequence[tuple[int, ...]], where: list[int] | None = None
+               ) -> tuple[list[tuple[int, ...]], list[int], list[bool]]:
         """The successors of every state, concatenated; per state their count (-1: outside the
-        bounds, not expanded); per successor whether its action is progress (not a fault)."""
+        bounds, not expanded); per successor whether its action is progress (not a fault). With
+        ``where``, per successor its action's *place* is appended to it: ``src * n + dst`` for an
+        action of one directed pair (a send, a packet's delivery, duplicate or loss, a timer or
+        receiver removal with a peer), ``-1 - member`` for one of a whole member (a view, a timer
+        without peer): what ``models/reduction.py`` needs."""
         afters: list[tuple[int, ...]] = []
         counts: list[int] = []
         progress: list[bool] = []
@@ -81,12 +87,12 @@ class BatchExpander:
                 counts.append(-1)
                 continue
             before = len(afters)
-            self._expand_one(world, net, afters, progress)
+            self._expand_one(world, net, afters, progress, where)
             counts.append(len(afters) - before)
         return afters, counts, progress
 
     def _expand_one(self, world: tuple[int, ...], net: _Net, afters: list[tuple[int, ...]],
-                    progress: list[bool]) -> None:
+                    progress: list[bool], where: list[int] | None) -> None:
         n, step = self.n, self._step
         net_id, env_id, hist_id = world[n], world[n + 1], world[n + 2]
         env = self.envs.get(env_id) or self._env(env_id)
@@ -96,19 +102,27 @@ class BatchExpander:
             if after is not None:
                 afters.append(after)
                 progress.append(False)
-        for packet, dst, stamped in net.packets:
+                if where is not None:
+                    where.append(member * n + self.stimuli.values[stimulus][1])
+        for packet, dst, stamped, src in net.packets:
             after = step(world, dst, packet, packet, env_id)
             if after is not None:
                 afters.append(after)
                 progress.append(True)
+                if where is not None:
+                    where.append(src * n + dst)
             if env.duplicate >= 0:
                 after = step(world, dst, packet, -1, env.duplicate)
                 if after is not None:
                     afters.append(after)
                     progress.append(False)
+                    if where is not None:
+                        where.append(src * n + dst)
             if env.loss >= 0:
                 afters.append(self._lose(world, packet, stamped, env.loss))
                 progress.append(False)
+                if where is not None:
+                    where.append(src * n + dst)
         quiet = self.world.quiet
         for member in range(n):
             timers = self.timers.get(world[member])
@@ -119,11 +133,15 @@ class BatchExpander:
                 if after is not None:
                     afters.append(after)
                     progress.append(moves)
+                    if where is not None:
+                        where.append(self._timer_place(member, stimulus))
         for member, stimulus, moved in env.views:
             after = step(world, member, stimulus, -1, moved)
             if after is not None:
                 afters.append(after)
                 progress.append(False)
+                if where is not None:
+                    where.append(-1 - member)
         if env.removal >= 0:
             for member in range(n):
                 receivers = self.receivers.get(world[member])
@@ -133,6 +151,16 @@ class BatchExpander:
                         if after is not None:
                             afters.append(after)
                             progress.append(False)
+                            if where is not None:
+                                one = self.world.adapter.removal_on_one_connection()
+                                where.append(member * n + peer if one else -1 - member)
+
+    def _timer_place(self, member: int, stimulus: int) -> int:
+        """Where a timer acts (``expand``'s ``where``)."""
+        timer = self.stimuli.values[stimulus][1]
+        if self.world.adapter.timer_on_one_connection(self.world.cfg, timer):
+            return int(member * self.n + timer.peer)
+        return -1 - member
 
     def _step(self, world: tuple[int, ...], member: int, stimulus: int, consumed: int,
               env_id: int) -> tuple[int, ...] | None:
@@ -160,6 +188,11 @@ class BatchExpander:
                 hkey = (hist_id, member, node_id, observed) + tuple(nodes[i] for i in reads)
             found = self.hist_after.get(hkey)
             hist_id = self._hist_after(hkey, reads) if found is None else found
+            sticky = self.world.sticky
+            if sticky is not None:  # models/reduction.py rule 4
+                bits = sticky.broken(member, nodes)
+                if bits:
+                    hist_id = sticky.add(hist_id, bits)
         after = nodes + (net_id, env_id, hist_id)
         return None if after == world else after
 
@@ -209,7 +242,7 @@ class BatchExpander:
 
     def _net(self, net_id: int) -> _Net:
         world = self.world
-        packets = tuple((self.stimuli(p), p.dst, bool(world.adapter.packet_timestamp(p.msg)))
+        packets = tuple((self.stimuli(p), p.dst, bool(world.adapter.packet_timestamp(p.msg)), p.src)
                         for p in world.net_table.values[net_id])
         found = self.nets[net_id] = _Net(packets, world.within_bounds((0,) * self.n + (net_id,)))
         return found

@@ -38,7 +38,7 @@ from models import registry
 from models.registry import BuildOptions
 
 BASE_KEYS = {"description", "protocol", "check"}  # every model file; the rest belong to the protocol's world
-CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness", "symmetry"}
+CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness", "symmetry", "partial_order"}
 
 
 class ModelError(Exception):
@@ -60,6 +60,7 @@ class Model:
     witness: tuple[str, ...] = ()  # steps (as `seqcheck show` words them) that must replay
     protocols: tuple[str, ...] = ()  # every protocol of the file, in order (several: side by side)
     symmetry: bool = True  # [check] symmetry: explore one state per orbit of interchangeable members
+    partial_order: bool = False  # [check] partial_order: explore persistent sets only (checks/explore/reduction.py)
 
     @property
     def side_by_side(self) -> bool:
@@ -250,8 +251,12 @@ class ModelReader:
         witness = self._witness(*self.own("check.witness", check.get("witness"), protocol))
         key, raw = self.own("check.symmetry", check.get("symmetry"), protocol)
         symmetry = True if raw is None else self.flag(key, raw)
+        key, raw = self.own("check.partial_order", check.get("partial_order"), protocol)
+        partial_order = False if raw is None else self.flag(key, raw)
+        if partial_order and not callable(getattr(built.system, "enable_partial_order", None)):
+            raise self.fail(key, f"false: partial-order reduction is not available for protocol {protocol}")
         return Model(self.path, description, protocol, built.variant, built.members, expect, selected, pinned,
-                     max_states, built.system, witness, self.names, symmetry)
+                     max_states, built.system, witness, self.names, symmetry, partial_order)
 
     def _selected(self, check: dict[str, Any], protocol: str, known: list[str]) -> tuple[str, ...]:
         """``check.properties`` (default all) minus ``check.exclude``."""

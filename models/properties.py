@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from checks.explore.system import Always, Liveness, Property, Sometimes
+from models.reduction import sticky_bits
 from spec import reliable_fifo as fifo
 
 if TYPE_CHECKING:
@@ -96,6 +97,12 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
     def step_holds(bit: int) -> Callable[[tuple[int, ...]], bool]:
         return lambda w: not hist[w[n + 2]].step_violations & bit
 
+    sticky = sticky_bits(adapter)  # set only while reducing (models/reduction.py rule 4)
+
+    def stable(name: str, now: Callable[[tuple[int, ...]], bool]) -> Callable[[tuple[int, ...]], bool]:
+        bit = sticky[name]
+        return lambda w: not hist[w[n + 2]].step_violations & bit and now(w)
+
     out: list[Property] = []
     docs = property_docs(adapter)
     for name, predicate in CHANNEL_PROPERTIES:
@@ -106,10 +113,10 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
             out.append(Always(name, step_holds(adapter.step_bit(name)), docs[name]))
     for node_prop in adapter.node_properties:
         if node_prop.name in selected:
-            out.append(Always(node_prop.name, on_nodes(node_prop.holds), docs[node_prop.name]))
+            out.append(Always(node_prop.name, stable(node_prop.name, on_nodes(node_prop.holds)), docs[node_prop.name]))
     for pair_prop in adapter.pair_properties:
         if pair_prop.name in selected:
-            out.append(Always(pair_prop.name, on_pairs(pair_prop.holds), docs[pair_prop.name]))
+            out.append(Always(pair_prop.name, stable(pair_prop.name, on_pairs(pair_prop.holds)), docs[pair_prop.name]))
     delivered = on_history(lambda h: all(c.all_delivered() for c in hist[h].channels))
     # (member, node id) -> its send entries to every peer are fully acknowledged
     all_acked = _cached(lambda key: all(adapter.nothing_unacked(nodes[key[1]], d) for d in range(n) if d != key[0]))

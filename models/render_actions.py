@@ -42,7 +42,8 @@ def format_action(action: Any, name: Callable[[int], str], timer_text: tuple[str
     if kind == "FireTimer":
         timer = action.timer
         peer = name(timer.peer) if timer.peer >= 0 else ""
-        return f"{name(action.member)}: " + timer_text[timer.kind].format(peer=peer)
+        for_peer = f" for the connections with {peer}" if peer else ""
+        return f"{name(action.member)}: " + timer_text[timer.kind].format(peer=peer, for_peer=for_peer)
     if kind == "InstallView":
         return f"{name(action.member)} installs view [{', '.join(name(m) for m in action.members)}]"
     if kind == "RemoveReceiver":

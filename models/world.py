@@ -59,6 +59,7 @@ from models.batch import BatchExpander
 from models.interning import Interner
 from models.protocols.base import ProtocolAdapter
 from models.ranks import streams_in_use
+from models.reduction import ConnectionClusters, StickyProperties
 from models.symmetry import MemberSymmetry
 from spec import reliable_fifo
 from spec.reliable_fifo import Channel
@@ -189,6 +190,8 @@ class World:
         self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
         self._batch: BatchExpander | None = None  # made on first use
         self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
+        self._clusters: ConnectionClusters | None = None  # partial-order reduction (models/reduction.py)
+        self.sticky: StickyProperties | None = None  # ... and its stable properties (rule 4 there)
         nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
         env = Env(bounds.loss, bounds.duplicate, bounds.receiver_removals, (0,) * n)
@@ -296,6 +299,30 @@ class World:
         if self._batch is None:
             self._batch = BatchExpander(self)
         return self._batch.expand(worlds)
+
+    def enable_partial_order(self) -> None:
+        """Make the properties stable (``models/reduction.py`` rule 4) so that ``expand_persistent``
+        may be used; call before exploring (history memo entries made before are dropped)."""
+        if self._clusters is None:
+            self._clusters = ConnectionClusters(self)
+            self.sticky = StickyProperties(self)
+            self._batch = None
+
+    @property
+    def reducing(self) -> bool:
+        return self._clusters is not None
+
+    def expand_persistent(self, worlds: Sequence[tuple[int, ...]]
+                          ) -> tuple[list[tuple[int, ...]], list[int], list[bool], list[list[Any]]]:
+        """``PersistentSets``: ``expand_batch`` with each state's persistent sets, by connections
+        (``models/reduction.py``)."""
+        if self._clusters is None:
+            raise RuntimeError("expand_persistent before enable_partial_order")
+        if self._batch is None:
+            self._batch = BatchExpander(self)
+        places: list[int] = []
+        afters, counts, progress = self._batch.expand(worlds, places)
+        return afters, counts, progress, self._clusters.masks(worlds, counts, places, progress)
 
     def budget_usage(self, world: tuple[int, ...]) -> dict[str, tuple[int, int]]:
         """``BudgetUsage``: what ``world`` has used of the model's sends, fault budgets, view
@@ -451,6 +478,10 @@ class World:
             old = self.node_table.values[old_node]
             updated = self.adapter.observe(history, member, old, decoded, observed, self.n, self.cfg)
             found = self._hist_memo[key] = self.hist_table(updated)
+        if self.sticky is not None:  # models/reduction.py rule 4
+            bits = self.sticky.broken(member, nodes)
+            if bits:
+                found = self.sticky.add(found, bits)
         return found
 
     def emitted(self, world: tuple[int, ...], action: WorldAction) -> tuple[Packet, ...]:

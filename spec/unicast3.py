@@ -167,6 +167,12 @@ class Config:
     variant: Variant = Variant()
     conn_expiry: bool = True  # conn_expiry_timeout > 0: idle entries become CLOSING
     conn_close: bool = True  # conn_close_timeout > 0: CLOSING entries are removed
+    # The retransmit task as one input per connection (``Timer(XMIT, peer)``) instead of one for all.
+    # JGroups runs the task on the timer thread while other threads handle messages, taking each
+    # entry's lock in turn, so a run may interleave with handlers between two connections; one
+    # input per connection allows those interleavings (a superset of the runs of one input for
+    # all) and makes the connections of a member independent for partial-order reduction.
+    xmit_per_connection: bool = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -416,8 +422,10 @@ def on_remove_receiver(cfg: Config, node: Node, peer: int) -> Step:
 # Timers (the retransmit task and the expiry caches).
 def enabled_timers(cfg: Config, node: Node) -> tuple[Timer, ...]:
     """The timers that can fire now, in a fixed order."""
-    timers = [Timer(XMIT, -1)]
+    timers = [Timer(XMIT, -1)] if not cfg.xmit_per_connection else []
     for peer in range(cfg.members):
+        if cfg.xmit_per_connection and peer != node.me:
+            timers.append(Timer(XMIT, peer))
         s, r = node.send[peer], node.recv[peer]
         if cfg.conn_expiry and s is not None and s.state == OPEN:
             timers.append(Timer(IDLE_SEND, peer))
@@ -436,7 +444,7 @@ def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
     """Fire ``timer`` (it must be one of ``enabled_timers``)."""
     peer = timer.peer
     if timer.kind == XMIT:
-        return _retransmit_task(cfg, node)
+        return _retransmit_task(cfg, node, None if peer < 0 else peer)
     if timer.kind == SYNC_EXPIRED:
         return Step(replace(node, sync_sent=node.sync_sent - {peer}), ())
     if timer.kind == IDLE_SEND:
@@ -464,14 +472,15 @@ def _close_send_entry(node: Node, peer: int) -> Step:
     return Step(replace(node, send=_set(node.send, peer, None)), tuple(effects))
 
 
-def _retransmit_task(cfg: Config, node: Node) -> Step:
-    """One run: pending ACKs, previous-batch XMIT_REQs (receivers), then HS resend (senders)."""
-    node, effects = _send_pending_acks(cfg, node)
-    node, requests = _request_missing(node)
+def _retransmit_task(cfg: Config, node: Node, only: int | None = None) -> Step:
+    """One run: pending ACKs, previous-batch XMIT_REQs (receivers), then HS resend (senders); for
+    the connections with peer ``only`` alone if given (``Config.xmit_per_connection``)."""
+    node, effects = _send_pending_acks(cfg, node, only)
+    node, requests = _request_missing(node, only)
     effects.extend(requests)
     send = list(node.send)
     for peer, entry in enumerate(send):
-        if entry is None:
+        if entry is None or (only is not None and peer != only):
             continue
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == mark:
@@ -483,12 +492,13 @@ def _retransmit_task(cfg: Config, node: Node) -> Step:
     return Step(replace(node, send=tuple(send)), tuple(effects))
 
 
-def _send_pending_acks(cfg: Config, node: Node) -> tuple[Node, list[Effect]]:
-    """sendPendingAcks: ACK(highest delivered, conn_id, new timestamp) for every pending entry."""
+def _send_pending_acks(cfg: Config, node: Node, only: int | None = None) -> tuple[Node, list[Effect]]:
+    """sendPendingAcks: ACK(highest delivered, conn_id, new timestamp) for every pending entry
+    (the one for ``only``, if given)."""
     effects: list[Effect] = []
     recv = list(node.recv)
     for peer, entry in enumerate(recv):
-        if entry is None or not entry.ack_pending:
+        if entry is None or not entry.ack_pending or (only is not None and peer != only):
             continue
         node, ts = _next_timestamp(cfg, node)
         recv[peer] = replace(entry, ack_pending=False)
@@ -496,10 +506,10 @@ def _send_pending_acks(cfg: Config, node: Node) -> tuple[Node, list[Effect]]:
     return replace(node, recv=tuple(recv)), effects
 
 
-def _request_missing(node: Node) -> tuple[Node, list[Effect]]:
+def _request_missing(node: Node, only: int | None = None) -> tuple[Node, list[Effect]]:
     """Previous-batch retransmission (JGRP-1539): XMIT_REQ for every gap already seen on the last
-    run (``unicast_common.missing_requests``)."""
-    xmit_last, requests = missing_requests(node.recv, node.xmit_last)
+    run (``unicast_common.missing_requests``), for the receive entry of ``only`` alone if given."""
+    xmit_last, requests = missing_requests(node.recv, node.xmit_last, only)
     effects: list[Effect] = [Send(peer, XmitReq(wanted)) for peer, wanted in requests]
     return replace(node, xmit_last=xmit_last), effects
 

@@ -33,18 +33,18 @@ def add_and_deliver(delivered: int, buffered: tuple[Any, ...], msg: Any
     return delivered, buffered, payloads
 
 
-def missing_requests(recv: tuple[Any, ...], xmit_last: tuple[int, ...]
+def missing_requests(recv: tuple[Any, ...], xmit_last: tuple[int, ...], only: int | None = None
                      ) -> tuple[tuple[int, ...], list[tuple[int, tuple[int, ...]]]]:
     """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run.
 
     ``xmit_last[peer]`` is the highest missing seqno the previous run saw (0: none). Only peers
     with a receive entry are visited (triggerXmit): a peer's record survives the removal of its
     window and is dropped by a view without the peer or by a gap-free run. Returns the new
-    records and the (peer, seqnos) to request, in peer order."""
+    records and the (peer, seqnos) to request, in peer order; with ``only``, that peer's alone."""
     records = list(xmit_last)
     requests = []
     for peer, entry in enumerate(recv):
-        if entry is None:
+        if entry is None or (only is not None and peer != only):
             continue
         missing = entry.missing()
         if not missing:

@@ -16,7 +16,7 @@ from dataclasses import fields
 from typing import Any
 
 from checks.conform import reference_codec
-from checks.conform.engines import FAR, EngineBinding, WorldEngines, same_flags
+from checks.conform.engines import FAR, EngineBinding, NoEngine, WorldEngines, same_flags
 from checks.conform.reference_codec import disagreement, packet_encoder
 from checks.conform.script import DELIVERY, LIVENESS, ScriptProtocol
 from impl.common import spec_payload
@@ -57,6 +57,9 @@ class Unicast3Engines(WorldEngines):
 
     @staticmethod
     def engine_config(spec_cfg: u3.Config) -> Config:
+        if spec_cfg.xmit_per_connection:
+            raise NoEngine("timers.xmit_per_connection: the production engine runs its retransmit task for "
+                           "every connection at once, so a run split per connection has no engine steps")
         return harness_config(same_flags(spec_cfg.variant, Variant))
 
     @staticmethod

@@ -40,6 +40,10 @@ Rules
    4 for its recovery-edge count plus 4 per recovery edge (targets; the sources are implied by the
    counts, as states are expanded in index order). The fingerprint of a state is read back from the
    fingerprint set when a counterexample is rebuilt.
+9. Partial-order reduction (``partial_order=True``, a system offering ``PersistentSets``): each
+   expanded state keeps only the successors of its persistent set unless a proviso makes it take
+   all (``checks/explore/reduction.py``, with the argument that every verdict is kept). Symmetry
+   is then off; depths are those of the reduced graph, so a counterexample may not be shortest.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from checks.explore.fingerprint import Fingerprints, collision_probability, fing
 from checks.explore.fpset import FingerprintSet
 from checks.explore.frontier import Level, new_level
 from checks.explore.liveness import RecoveryRows
+from checks.explore.reduction import PartialOrderCounts, choose, offers_persistent_sets
 from checks.explore.system import Always, Liveness, Property, Sometimes, TransitionSystem
 
 CHUNK = 2048  # frontier states expanded between two batch look-ups
@@ -84,6 +89,7 @@ class Stats:
     unreduced: int = 0  # states of the unreduced system the explored ones stand for (sum of orbit sizes)
     # per liveness property that holds: states that reach its goal only through a cut state (rule 5)
     liveness_through_cuts: dict[str, int] = field(default_factory=dict)
+    partial_order: PartialOrderCounts | None = None  # rule 9: None when the search did not reduce
 
     @property
     def reduction(self) -> float:
@@ -130,7 +136,7 @@ _NOTHING: _Verdict = ((), (), ())
 class _Search:
     def __init__(self, system: TransitionSystem, properties: Sequence[Property], *,
                  stop_at_first: bool, max_states: int, check_deadlock: bool, progress: Progress | None,
-                 symmetry: bool = True) -> None:
+                 symmetry: bool = True, partial_order: bool = False) -> None:
         self.system = system
         self.always = [p for p in properties if isinstance(p, Always)]
         self.sometimes = [p for p in properties if isinstance(p, Sometimes)]
@@ -165,6 +171,11 @@ class _Search:
             canonical if symmetry and isinstance(group, int) and group > 1 else None
         if self.canonical is not None and self.width is None:  # rows are for packed states only
             self.canonical = _as_tuples(self.canonical)
+        if partial_order:  # rule 9
+            if not offers_persistent_sets(system):
+                raise ValueError(f"{system.name}: the model offers no persistent sets (partial-order reduction)")
+            self.canonical = None
+            self.stats.partial_order = PartialOrderCounts()
         self.stats.symmetry_group = group if self.canonical else 1
 
     def representatives(self, states: Sequence[Hashable]) -> Fingerprints:
@@ -342,17 +353,35 @@ class _Search:
             counts.append(len(afters) - before)
         return afters, counts, progress
 
+    def _expand_reduced(self, chunk: Sequence[Hashable], first: int
+                        ) -> tuple[list[Hashable], list[int], list[bool], Fingerprints]:
+        """Rule 9: the successors of ``chunk`` that the persistent sets and provisos keep."""
+        assert self.stats.partial_order is not None
+        afters, counts, progress, candidates = self.system.expand_persistent(chunk)  # type: ignore[attr-defined]
+        fps = self.fingerprints(afters)
+        keep = choose(counts, progress, candidates, self.seen.lookup(fps), first, afters,
+                      self.system.within_bounds, self.stats.partial_order)
+        ends = np.cumsum([max(c, 0) for c in counts])
+        taken = np.concatenate(([0], np.cumsum(keep)))
+        counts = [c if c <= 0 else int(taken[end] - taken[end - c]) for c, end in zip(counts, ends.tolist())]
+        chosen = np.flatnonzero(keep).tolist()
+        want_edges = bool(self.liveness)
+        return [afters[j] for j in chosen], counts, [want_edges and progress[j] for j in chosen], fps[keep]
+
     def _expand(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> None:
         """Expand the states ``chunk``, numbered from ``first``; new states go to ``next_frontier``."""
-        afters, counts, progress = self.expand_batch(chunk)
         orbits: list[int] = []
-        if self.canonical is not None:
-            afters, orbits = self.canonical(afters)
+        if self.stats.partial_order is not None:
+            afters, counts, progress, fps = self._expand_reduced(chunk, first)
+        else:
+            afters, counts, progress = self.expand_batch(chunk)
+            if self.canonical is not None:
+                afters, orbits = self.canonical(afters)
+            fps = self.fingerprints(afters)
         per_state = np.array(counts, dtype=np.int64)
         self._cut_and_deadlocks(chunk, per_state, first)
         self.stats.transitions += len(afters)
         np.maximum(per_state, 0, out=per_state)
-        fps = self.fingerprints(afters)
         unique, first_at, inverse = np.unique(fps, return_index=True, return_inverse=True)
         index_of = self.seen.lookup(unique)
         new = np.flatnonzero(index_of < 0)
@@ -400,14 +429,16 @@ Search = _Search  # public: ``explore(search_type=...)`` takes a subclass (check
 
 def explore(system: TransitionSystem, properties: Sequence[Property] | None = None, *,
             stop_at_first: bool = True, max_states: int = 50_000_000, check_deadlock: bool = True,
-            progress: Progress | None = None, symmetry: bool = True,
+            progress: Progress | None = None, symmetry: bool = True, partial_order: bool = False,
             search_type: Callable[..., Search] | None = None) -> Result:
     """Explore every reachable state breadth-first and check ``properties`` (default: all); one
-    state per orbit if the system is ``Symmetric`` and ``symmetry`` is on."""
+    state per orbit if the system is ``Symmetric`` and ``symmetry`` is on; with ``partial_order``,
+    the successors of persistent sets only (rule 9)."""
     props = list(system.properties if properties is None else properties)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     search = (search_type or Search)(system, props, stop_at_first=stop_at_first, max_states=max_states,
-                     check_deadlock=check_deadlock, progress=progress, symmetry=symmetry)
+                     check_deadlock=check_deadlock, progress=progress, symmetry=symmetry,
+                     partial_order=partial_order)
     init = search.run()
     search.verdicts.clear()
     if not search.stats.complete and not search.stats.interrupted:

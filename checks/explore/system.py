@@ -122,6 +122,22 @@ class Symmetric(Protocol):
         ...
 
 
+class PersistentSets(Protocol):
+    """Partial-order reduction (``checks/explore/reduction.py`` states what the checker needs and
+    why it is sound): per state, subsets of its enabled actions that are *persistent*: no sequence
+    of actions outside one, from the state, can include an action that does not commute with one in
+    it, and none of them can disable an action of it that is no fault (one of which it contains).
+    A system offering this promises, besides: every ``Always`` property once false stays false on
+    every successor, every ``Sometimes`` property once true stays true, and every ``Liveness``
+    goal once true stays true along actions that are no fault."""
+
+    def expand_persistent(self, states: Sequence[Any]) -> tuple[list[Any], list[int], list[bool], list[list[Any]]]:
+        """``BatchExpansion.expand_batch`` (its ``progress`` flags computed whatever is checked)
+        and, per state, its persistent sets other than all its successors, as boolean masks over
+        its successors, the most preferred first (none: all successors are the only one)."""
+        ...
+
+
 class BudgetUsage(Protocol):
     def budget_usage(self, state: Any) -> dict[str, tuple[int, int]]:
         """How much of each of the model's budgets ``state`` has used: name -> (used, budget), in

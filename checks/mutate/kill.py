@@ -133,6 +133,8 @@ def lockstep_modes(protocol: str, budget: Budget) -> Iterator[Mode]:
             yield Mode(f"variant {run_}{label}", with_variant(model, run_.flags), engines_for, run_.safety,
                        budget.mode_walks)
     for model in shipped_models([protocol]):
+        if getattr(model.world.cfg, "xmit_per_connection", False):
+            continue  # no engine takes the retransmit task per connection (checks/conform/unicast3.py)
         name = f"{model.path.parent.name}/{model.path.name}"
         yield Mode(f"shipped {name}", model, engines_for, model.expect == "pass", budget.model_walks)
     yield from timed_modes(protocol, budget, base, load(stale) if stale.is_file() else None)

@@ -122,6 +122,26 @@ class ProtocolAdapter:
         """(sender, receiver) of the receive window ``packet`` belongs to, if any (rule 6)."""
         return None
 
+    # -- partial-order reduction (models/reduction.py): conservative defaults ----------------------
+    def timer_on_one_connection(self, cfg: Any, timer: Any) -> bool:
+        """Does ``timer`` read and write only its member's state about ``timer.peer``? No unless a
+        protocol says so (then it acts on the whole member)."""
+        return False
+
+    def removal_on_one_connection(self) -> bool:
+        """Does the receiver-removal hook touch only the removed window? No unless a protocol says so."""
+        return False
+
+    def wide_timers_possible(self, cfg: Any, node: Any) -> bool:
+        """Can a timer that acts on the whole member fire at ``node``, now or after any steps of
+        its connections (a view change aside)? Yes unless a protocol says otherwise."""
+        return True
+
+    def opens_connection(self, node: Any, peer: int) -> bool:
+        """Would an application send from ``node`` to ``peer`` now take the member's next conn_id
+        (``models/reduction.py``)? Yes unless a protocol says otherwise."""
+        return True
+
     def nothing_unacked(self, node: Any, peer: int) -> bool:
         """``node`` holds nothing it still waits to have acknowledged by ``peer`` (eventually_acked)."""
         return bool(self.spec.nothing_unacked(node, peer))

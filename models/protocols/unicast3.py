@@ -43,10 +43,11 @@ class Unicast3Adapter(UnicastAdapter):
         "JGRP-1873": "no_timestamps", "JGRP-1548": "no_hs_resend", "JGRP-1586": "remove_on_view_change",
         "JGRP-1578": "ack_only_new", "JGRP-1874": "no_sync_rate_limit",
     }
-    timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": False, "conn_close": True}
+    timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": False, "conn_close": True,
+                                             "xmit_per_connection": False}
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {}
     timer_text = (
-        "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend)",
+        "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend){for_peer}",
         "send entry to {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",
         "receive entry for {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",
         "conn_close_timeout expires on the CLOSING send entry to {peer}",
@@ -87,6 +88,22 @@ class Unicast3Adapter(UnicastAdapter):
         if variant.remove_on_view_change:
             return _LEGITIMATE | {LEFT_VIEW}
         return _LEGITIMATE
+
+    def timer_on_one_connection(self, cfg: Any, timer: Any) -> bool:
+        # the retransmit task run for one connection touches that one; conn_close_timeout on a
+        # receive entry runs removeReceiveConnection, which flushes every pending ACK
+        return bool(timer.peer >= 0 and timer.kind != u3.CLOSE_RECV)
+
+    def wide_timers_possible(self, cfg: Any, node: Any) -> bool:
+        """The retransmit task for every connection at once, or conn_close_timeout on a CLOSING
+        receive entry (an entry becomes CLOSING by a view change, or by idling with conn_expiry)."""
+        if not cfg.xmit_per_connection:
+            return True
+        return bool(cfg.conn_close and (cfg.conn_expiry or any(r is not None and r.state == u3.CLOSING
+                                                                   for r in node.recv)))
+
+    def opens_connection(self, node: Any, peer: int) -> bool:
+        return node.send[peer] is None  # on_send: a new SendEntry takes next_conn_id
 
     def observe_timer(self, timer: Any, member: int, n: int, syncs: list[int]) -> None:
         if timer.kind == u3.SYNC_EXPIRED:

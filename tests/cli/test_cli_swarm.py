@@ -63,9 +63,9 @@ def untimed(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_shipped_defect_models_are_all_here() -> None:
-    # 41 single-protocol defect files (7 UNICAST3, 13 UNICAST2, 7 NAKACK2, 14 NAKACK4), 12 side-by-side halves
+    # 43 single-protocol defect files (9 UNICAST3, 13 UNICAST2, 7 NAKACK2, 14 NAKACK4), 12 side-by-side halves
     # (11 UNICAST2, silent-member's NAKACK4)
-    assert len(defect_models()) == 53
+    assert len(defect_models()) == 55
 
 
 @pytest.mark.parametrize(("path", "protocol"), defect_models())

@@ -177,7 +177,7 @@ MISTAKES: list[tuple[str, str, str, str]] = [
     # check
     ("check-not-table", model_text(top=TOP + "\ncheck = 1", check=None), "check", "a table"),
     ("check-unknown-key", model_text(check='expect = "pass"\nseed = 1'), "check.seed",
-     "one of exclude, expect, max_states, properties, states, symmetry, witness"),
+     "one of exclude, expect, max_states, partial_order, properties, states, symmetry, witness"),
     ("check-exclude-not-list", model_text(check='exclude = "in_order"\nexpect = "pass"'), "check.exclude",
      "a list of property names to leave out"),
     ("check-exclude-unknown", model_text(check='exclude = ["no_such_property"]\nexpect = "pass"'), "check.exclude",

@@ -77,15 +77,15 @@ def test_a_pin_off_by_one_is_a_one_line_mismatch(tmp_path: Path, capsys: pytest.
     assert report["matches"] is False and report["unreduced_states"] == pinned
 
 
-def hs_resend_one_run_later(cfg: u3.Config, node: u3.Node) -> u3.Step:
+def hs_resend_one_run_later(cfg: u3.Config, node: u3.Node, only: int | None = None) -> u3.Step:
     """The spec's retransmit task with the HS resend once (HA, HS) stayed unchanged for two runs,
     not one (the watermark carries a third element, 2, once it has been seen twice)."""
-    node, effects = u3._send_pending_acks(cfg, node)
-    node, requests = u3._request_missing(node)
+    node, effects = u3._send_pending_acks(cfg, node, only)
+    node, requests = u3._request_missing(node, only)
     effects.extend(requests)
     send: list[Any] = list(node.send)
     for peer, entry in enumerate(send):
-        if entry is None:
+        if entry is None or (only is not None and peer != only):
             continue
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == (*mark, 2):
