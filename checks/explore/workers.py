@@ -40,9 +40,9 @@ Rules
    model, the verdict (a model with two properties first violated at the same depth could see the
    other one reported, as it could with another interning order in one process).
 5. Workers are started only for a level of at least ``START_AT`` states (a small model never pays for
-   them) and stopped when the search ends, however it ends. They ignore SIGINT: Ctrl-C reaches the
-   coordinator, which stops as one process does. A worker that fails reports its error, which the
-   coordinator raises.
+   them) and stopped when the search ends, however it ends. They ignore SIGINT (blocked from the fork
+   until then): Ctrl-C reaches the coordinator, which stops as one process does. A worker that fails
+   reports its error, which the coordinator raises.
 """
 
 from __future__ import annotations
@@ -197,7 +197,11 @@ class WorkerSearch(Search):
             replies_read, replies_written = context.Pipe(duplex=False)
             process = context.Process(target=_work, daemon=True, args=(
                 self, chunks_read, replies_written, (chunks_written, replies_read), sizes))
-            process.start()
+            blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # until the worker ignores it
+            try:
+                process.start()
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             chunks_read.close()
             replies_written.close()
             self.workers.append(_Worker(process, chunks_written, replies_read, [_identity(size) for size in sizes],
@@ -296,7 +300,8 @@ def _work(search: WorkerSearch, inbox: Connection, outbox: Connection, theirs: t
           sizes: list[int]) -> None:
     """A worker process: expand the chunks it is sent until it is sent None or the coordinator's
     end of ``inbox`` closes (rules 1 and 3)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # SIGINT is blocked from the fork to here (_start_workers)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     for end in [*theirs, *(c for w in search.workers for c in (w.inbox, w.outbox))]:
         end.close()  # the coordinator's ends, copied by fork: closed here, so a pipe ends when it closes them
     chunks: queue.SimpleQueue[Any] = queue.SimpleQueue()
