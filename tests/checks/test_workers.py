@@ -170,3 +170,18 @@ def main_help() -> str:
     with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
         main(["check", "--help"])
     return out.getvalue()
+
+
+@pytest.mark.slow
+def test_every_shipped_model() -> None:
+    """Every shipped model (one row per protocol of a side-by-side file), workers from a level of 64
+    states: the same summary as one process (about 3 minutes on 2 cores)."""
+    from checks.cli import model_paths
+    from models.modelfile import load_all
+
+    for path in model_paths([]):
+        for one, many in zip(load_all(path), load_all(path)):
+            tables = lane_tables(many.world)
+            assert tables is not None
+            assert summary(explore_with_workers(many.world, tables, 2, max_states=many.max_states)) == \
+                summary(explore(one.world, max_states=one.max_states)), (path, one.protocol)
