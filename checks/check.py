@@ -50,10 +50,11 @@ class Outcome:
 
     @property
     def pinned(self) -> int | None:
-        """The model's pinned state count, if it applies: a search reduced on the command line
-        (``--por``) counts other states than the file's pin, one the file asks for its own."""
+        """The model's pinned state count, if it applies: the pin counts the states of the search
+        the file asks for (reduced with ``[check] partial_order``), which ``--por`` or ``--no-por``
+        may have changed."""
         reduced = self.result.stats.partial_order is not None
-        return None if reduced and not self.model.partial_order else self.model.pinned_states
+        return self.model.pinned_states if reduced == self.model.partial_order else None
 
     @property
     def matches(self) -> bool:

@@ -131,6 +131,8 @@ class ConnectionClusters:
         them, fewest actions first; ``places`` and ``progress`` per successor, ``counts`` per state
         (``models/batch.py``)."""
         out: list[list[Any]] = []
+        if self.connections < 2:  # two members: one connection, nothing to choose from
+            return [[] for _ in states]
         start = 0
         for state, count in zip(states, counts):
             if count <= 1:

@@ -359,13 +359,16 @@ class _Search:
         assert self.stats.partial_order is not None
         afters, counts, progress, candidates = self.system.expand_persistent(chunk)  # type: ignore[attr-defined]
         fps = self.fingerprints(afters)
+        want_edges = bool(self.liveness)
+        if not any(candidates):  # every state takes all its successors
+            self.stats.partial_order.full_none += sum(1 for c in counts if c > 1)
+            return afters, counts, [want_edges and p for p in progress], fps
         keep = choose(counts, progress, candidates, self.seen.lookup(fps), first, afters,
                       self.system.within_bounds, self.stats.partial_order)
         ends = np.cumsum([max(c, 0) for c in counts])
         taken = np.concatenate(([0], np.cumsum(keep)))
         counts = [c if c <= 0 else int(taken[end] - taken[end - c]) for c, end in zip(counts, ends.tolist())]
         chosen = np.flatnonzero(keep).tolist()
-        want_edges = bool(self.liveness)
         return [afters[j] for j in chosen], counts, [want_edges and progress[j] for j in chosen], fps[keep]
 
     def _expand(self, chunk: Sequence[Hashable], first: int, next_frontier: Level) -> None:
