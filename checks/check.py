@@ -47,6 +47,7 @@ class Outcome:
     witness_error: str | None = None  # why the model's witness does not replay (None: it does, or none)
 
     shortest: bool = True  # the trace is a shortest counterexample (not proven after a reduced search)
+    reduction_unavailable: bool = False  # partial-order reduction asked for, but the model's world offers none
 
     @property
     def pinned(self) -> int | None:
@@ -82,6 +83,7 @@ class Outcome:
             "liveness_through_cuts": stats.liveness_through_cuts,
             "partial_order": None if stats.partial_order is None else vars(stats.partial_order),
             "trace_shortest": self.shortest if self.trace else None,
+            "partial_order_unavailable": self.reduction_unavailable,
             "budgets": [{"depth": depth, "used": {name: {"mean": round(used, 3), "budget": budget}
                                                   for name, (used, budget) in usage.items()}}
                         for depth, usage in stats.budgets],
@@ -124,7 +126,8 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     partial-order reduction if ``partial_order`` says so (None: as the model file says), then the
     counterexample is shortened (``checks/explore/shorten.py``) and the pinned count not compared."""
     started = time.perf_counter()
-    reduce = model.partial_order if partial_order is None else partial_order
+    asked = model.partial_order if partial_order is None else partial_order
+    reduce = asked and callable(getattr(model.world, "enable_partial_order", None))
     if reduce:
         model.world.enable_partial_order()
     result = searcher(model, workers)(model.world, max_states=model.max_states, progress=progress,
@@ -159,7 +162,8 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     else:
         verdict = "pass"
     error = witness_error(model)
-    return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error, shortest)
+    return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error, shortest,
+                   asked and not reduce)
 
 
 def searcher(model: Model, workers: int) -> Callable[..., Result]:

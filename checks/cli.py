@@ -195,10 +195,10 @@ def _check(args: argparse.Namespace) -> int:
     if partial_order:
         if swarm is not None:
             raise UsageError("--por: not with --swarm (a swarm samples the unreduced state space)")
-        for model in loaded:
-            if not callable(getattr(model.world, "enable_partial_order", None)):
-                raise UsageError(f"--por: {model.path}: protocol {model.protocol}: partial-order reduction is "
-                                 "available for the unicast protocols only")
+        if not any(callable(getattr(model.world, "enable_partial_order", None)) for model in loaded):
+            raise UsageError(f"--por: {loaded[0].path}: protocol {loaded[0].protocol}: partial-order reduction is "
+                             "available for the unicast protocols only" + (" (none of these models)"
+                                                                           if len(loaded) > 1 else ""))
     if swarm is not None:
         from checks.swarm_job import check_swarm
 
@@ -340,6 +340,9 @@ class _Table:
                   f"a symmetry group of order {s.symmetry_group} over the members)", file=self.out, flush=True)
         if s.partial_order is not None:
             print(f"  {_partial_order_line(o)}", file=self.out, flush=True)
+        elif o.reduction_unavailable:
+            print(f"  partial-order reduction: not offered by protocol {o.model.protocol} (the unicast protocols "
+                  "offer it); explored unreduced", file=self.out, flush=True)
         if o.verdict == "incomplete":
             print(f"  {_growth(o)}", file=self.out, flush=True)
         through = ", ".join(f"{prop} {count:,}" for prop, count in s.liveness_through_cuts.items() if count)

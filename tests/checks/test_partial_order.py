@@ -238,6 +238,11 @@ def test_por_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["check", str(nakack), "--por"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--por" in err and "unicast" in err, err
+    # with others that offer it, a model whose world does not is explored unreduced, and says so
+    assert main(["check", str(nakack), str(MODELS / "unicast3" / "jgrp1873-no-timestamps.toml"), "--por",
+                 "--no-progress", "--trace-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "partial-order reduction: not offered by protocol nakack2" in out, out
     assert main(["check", str(MODELS / "unicast3" / "per-connection-ring.toml"), "--por", "--swarm"]) == 2
     assert "--swarm" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
