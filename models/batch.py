@@ -189,7 +189,7 @@ class BatchExpander:
             found = self.hist_after.get(hkey)
             hist_id = self._hist_after(hkey, reads) if found is None else found
             sticky = self.world.sticky
-            if sticky is not None:  # models/reduction.py rule 4
+            if sticky is not None and new_node != node_id:  # models/reduction.py rule 4 (as World._after)
                 bits = sticky.broken(member, nodes)
                 if bits:
                     hist_id = sticky.add(hist_id, bits)

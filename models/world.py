@@ -380,7 +380,7 @@ class World:
             nodes, net_id = self._renumber_timestamps(nodes, net_id)
         hist_id = world[n + 2]
         if observed or new_node != node_id:
-            hist_id = self._history_after(hist_id, member, node_id, nodes, observed)
+            hist_id = self._history_after(hist_id, member, node_id, nodes, observed, new_node != node_id)
         after = nodes + (net_id, self.env_table(env), hist_id)
         if after != world:
             yield action, after
@@ -469,7 +469,7 @@ class World:
         return found
 
     def _history_after(self, hist_id: int, member: int, old_node: int, nodes: tuple[int, ...],
-                       observed: tuple[Any, ...]) -> int:
+                       observed: tuple[Any, ...], moved: bool = True) -> int:
         key = (hist_id, member, old_node, nodes, observed)
         found = self._hist_memo.get(key)
         if found is None:
@@ -478,7 +478,7 @@ class World:
             old = self.node_table.values[old_node]
             updated = self.adapter.observe(history, member, old, decoded, observed, self.n, self.cfg)
             found = self._hist_memo[key] = self.hist_table(updated)
-        if self.sticky is not None:  # models/reduction.py rule 4
+        if self.sticky is not None and moved:  # models/reduction.py rule 4 (an unmoved node breaks nothing new)
             bits = self.sticky.broken(member, nodes)
             if bits:
                 found = self.sticky.add(found, bits)
