@@ -38,7 +38,8 @@ class _Env(NamedTuple):
     removal: int  # env id after a receiver removal, -1 if the budget is spent
 
 
-_Handled = tuple[int, int, int, bool]  # (new node id, id of the packets sent, id of the observations, renumber?)
+# (new node id, id of the packets sent, id of the observations, renumber timestamps?, rank conn_ids?)
+_Handled = tuple[int, int, int, bool, bool]
 
 
 class BatchExpander:
@@ -47,6 +48,8 @@ class BatchExpander:
     def __init__(self, world: World) -> None:
         self.world, self.n = world, world.n
         self.renumbers = world.reduce_timestamps
+        self.conn_ranks = world.conn_ranks if world.ranks_conn_ids else None  # rule 5b
+        self.carries_conn: dict[int, bool] = {}  # packet stimulus -> does it carry a conn_id (rule 5b)
         self.stimuli = Interner()
         self.sent = Interner(())  # tuples of packets; 0 = nothing sent
         self.observations = Interner(())  # 0 = nothing observed
@@ -170,7 +173,7 @@ class BatchExpander:
         handled = self.handled.get((node_id, stimulus))
         if handled is None:
             handled = self._handle(member, node_id, stimulus)
-        new_node, sent, observed, drops = handled
+        new_node, sent, observed, drops, conns = handled
         net_id = world[n]
         if consumed >= 0 or sent:
             key = (net_id, consumed, sent)
@@ -193,6 +196,8 @@ class BatchExpander:
                 bits = sticky.broken(member, nodes)
                 if bits:
                     hist_id = sticky.add(hist_id, bits)
+        if conns:
+            nodes, net_id = self.conn_ranks.rank(nodes, net_id)  # type: ignore[union-attr]
         after = nodes + (net_id, env_id, hist_id)
         return None if after == world else after
 
@@ -204,13 +209,24 @@ class BatchExpander:
         nodes = world[:n]
         if stamped and self.renumbers:
             nodes, lost = self._renumber(nodes, lost)
+        if self.conn_ranks is not None:
+            carries = self.carries_conn.get(packet)
+            if carries is None:
+                msg = self.stimuli.values[packet].msg
+                carries = self.carries_conn[packet] = self.world.adapter.packet_conn_id(msg) is not None
+            if carries:
+                nodes, lost = self.conn_ranks.rank(nodes, lost)
         return nodes + (lost, env_id, world[n + 2])
 
     # -- memoised pieces ---------------------------------------------------------------------------
     def _handle(self, member: int, node_id: int, stimulus: int) -> _Handled:
-        new_node, packets, observed, drops = self.world.handle_stimulus(member, node_id, self.stimuli.values[stimulus])
+        value = self.stimuli.values[stimulus]
+        new_node, packets, observed, drops = self.world.handle_stimulus(member, node_id, value)
+        ranks = self.conn_ranks  # rule 5b: a node's conn_ids changed, or a packet that carries one was handled
+        conns = ranks is not None and (ranks.moved(node_id, new_node) or (
+            hasattr(value, "msg") and self.world.adapter.packet_conn_id(value.msg) is not None))
         found = self.handled[node_id, stimulus] = (new_node, self.sent(packets), self.observations(observed),
-                                                   drops and self.renumbers)
+                                                   drops and self.renumbers, conns)
         return found
 
     def _net_after(self, key: tuple[int, int, int]) -> int:

@@ -82,14 +82,14 @@ def split_reference(reference: str) -> tuple[str, str | None]:
 
 
 def load(path: str | Path, *, reduce_timestamps: bool = True, variant: tuple[str, ...] | None = None,
-         protocol: str | None = None) -> Model:
+         protocol: str | None = None, rank_conn_ids: bool = True) -> Model:
     """Read, validate and build the model in ``path``.
 
     ``reduce_timestamps=False`` builds the world without rule 5 of ``models/world.py`` (real
     timestamps, for driving engines); ``variant`` replaces the file's variant (``()`` = the
     protocol as shipped, to run a defect's trace against the fix); ``protocol`` picks one protocol
-    of a side-by-side file (required there)."""
-    reader = ModelReader(Path(path), _read(Path(path)), BuildOptions(reduce_timestamps, variant))
+    of a side-by-side file (required there); ``rank_conn_ids=False`` turns rule 5b off."""
+    reader = ModelReader(Path(path), _read(Path(path)), BuildOptions(reduce_timestamps, variant, rank_conn_ids))
     names = reader.protocols()
     if protocol is None:
         if len(names) > 1:

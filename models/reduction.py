@@ -15,7 +15,8 @@ Rules
 2. What connections share besides: a member's view (written only by its view installations: while
    a member has views left in its script, its connections are one *cluster*), its next conn_id
    (taken by an application send that opens a send entry: while one of a member's sends would open
-   one now, the connections it still has sends for are one cluster), the actions on a whole member
+   one now, the connections it still has sends for are one cluster; not where the world ranks
+   conn_ids per stream, rule 5b, after which the order of two openings leaves no trace), the actions on a whole member
    that may come (while a receiver removal is left in the budget, or the adapter says a timer on the
    whole member may fire, ``wide_timers_possible``, its connections are one cluster), its timestamp
    counter (no coupling: the world renumbers timestamps per stream, rule 5, so the order in which
@@ -111,9 +112,9 @@ class ConnectionClusters:
                     world.cfg, world.node_table.values[state[member]])
             wide.append(found_wide)
             opens = self._opening.get(state[member])
-            if opens is None:
+            if opens is None:  # with conn_ids ranked (rule 5b of models/world.py), two openings commute
                 node = world.node_table.values[state[member]]
-                opens = self._opening[state[member]] = frozenset(
+                opens = self._opening[state[member]] = frozenset() if world.ranks_conn_ids else frozenset(
                     p for p in range(n) if p != member and world.adapter.opens_connection(node, p))
             opening.append(bool(opens & sending[member]))
         key = (viewing, sending, tuple(opening), tuple(wide))

@@ -44,6 +44,7 @@ class BuildOptions:
 
     reduce_timestamps: bool = True  # models/world.py rule 5; off to drive real engines
     variant: tuple[str, ...] | None = None  # replaces the file's variant (``()``: as shipped)
+    rank_conn_ids: bool = True  # models/world.py rule 5b (with rule 5 only); off to compare with it
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,8 @@ Rules
    Without renumbering, a receiver that keeps asking (an unfair schedule that never delivers one
    packet) drives its counter up forever and the state space is infinite. Traces therefore show
    ranks: only the order of two timestamps of one stream means anything.
+5b. With three members or more, conn_ids are ranked per stream the same way, where the protocol
+   allows it (UNICAST3): ``models/conn_ranks.py`` says why it is sound and what it merges.
 6. Packets do not outlive a connection's entries. A member drops its receive window for a peer (the
    test hook, or conn_close_timeout of a CLOSING entry) only while no packet of that window is in
    flight: no DATA from the peer, and no ACK, SEND_FIRST_SEQNO or XMIT_REQ of the window to the
@@ -56,6 +58,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from models.batch import BatchExpander
+from models.conn_ranks import ConnRanks
 from models.interning import Interner
 from models.protocols.base import ProtocolAdapter
 from models.ranks import streams_in_use
@@ -168,7 +171,7 @@ class World:
 
     def __init__(self, name: str, adapter: ProtocolAdapter, cfg: Any, n: int, bounds: Bounds,
                  initial_views: Sequence[frozenset[int]], properties: Sequence[Any], *,
-                 reduce_timestamps: bool = True) -> None:
+                 reduce_timestamps: bool = True, rank_conn_ids: bool = True) -> None:
         self.name = name
         self.initial_views = tuple(initial_views)
         self.reduce_timestamps = reduce_timestamps  # rule 5; off for driving real engines
@@ -191,6 +194,10 @@ class World:
         self._batch: BatchExpander | None = None  # made on first use
         self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
         self._clusters: ConnectionClusters | None = None  # partial-order reduction (models/reduction.py)
+        # rule 5b: the ranking, if this model's reduced world applies it (an unreduced world keeps it
+        # to name actions and fingerprint states as the reduced one would), and whether this one does
+        self.conn_ranks = ConnRanks(self) if adapter.ranks_conn_ids and n >= 3 and rank_conn_ids else None
+        self.ranks_conn_ids = reduce_timestamps and self.conn_ranks is not None
         self.sticky: StickyProperties | None = None  # ... and its stable properties (rule 4 there)
         nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, (0,) * (n * n))
@@ -351,6 +358,8 @@ class World:
         net_id = self.net_table(view.network)
         if self.reduce_timestamps:
             nodes, net_id = self._renumber_timestamps(nodes, net_id)
+        if self.ranks_conn_ids and self.conn_ranks is not None:
+            nodes, net_id = self.conn_ranks.rank(nodes, net_id)
         return nodes + (net_id, self.env_table(view.env), self.hist_table(view.history))
 
     member_names: tuple[str, ...] = ()
@@ -381,6 +390,10 @@ class World:
         hist_id = world[n + 2]
         if observed or new_node != node_id:
             hist_id = self._history_after(hist_id, member, node_id, nodes, observed, new_node != node_id)
+        ranks = self.conn_ranks
+        if self.ranks_conn_ids and ranks is not None and (
+                ranks.moved(node_id, new_node) or (consumed is not None and self.adapter.packet_conn_id(consumed.msg))):
+            nodes, net_id = ranks.rank(nodes, net_id)  # rule 5b, after the step properties read the step
         after = nodes + (net_id, self.env_table(env), hist_id)
         if after != world:
             yield action, after
@@ -398,6 +411,8 @@ class World:
         nodes, net_id = world[:n], self._net_after(world[n], packet, ())
         if self.reduce_timestamps and self.adapter.packet_timestamp(packet.msg):
             nodes, net_id = self._renumber_timestamps(nodes, net_id)
+        if self.ranks_conn_ids and self.conn_ranks is not None and self.adapter.packet_conn_id(packet.msg):
+            nodes, net_id = self.conn_ranks.rank(nodes, net_id)
         return nodes + (net_id, self.env_table(env._replace(loss=env.loss - 1)), world[n + 2])
 
     def handle_stimulus(self, member: int, node_id: int, stimulus: Hashable
@@ -522,7 +537,14 @@ class World:
 
     def canonical_action(self, world: tuple[int, ...], action: WorldAction) -> WorldAction:
         """``action`` with the timestamps it carries replaced by their rank among the timestamps
-        in use in ``world`` (rule 5): how a world that renumbers would name the same action."""
+        in use in ``world`` (rule 5), and its conn_id by its rank (rule 5b, where this world ranks
+        them): how a world that renumbers would name the same action (``world`` may be unreduced)."""
+        renamed = self._timestamps_ranked(world, action)
+        if self.conn_ranks is not None:
+            renamed = self.conn_ranks.renamed_action(world, renamed)  # type: ignore[assignment]
+        return renamed
+
+    def _timestamps_ranked(self, world: tuple[int, ...], action: WorldAction) -> WorldAction:
         packet = getattr(action, "packet", None)
         if packet is None or not self.adapter.packet_timestamp(packet.msg):
             return action

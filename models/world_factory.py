@@ -57,7 +57,7 @@ class WorldFactory:
                         _views(reader, members), faults["max_in_flight"], stale)
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = World(name, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],
-                      reduce_timestamps=options.reduce_timestamps)
+                      reduce_timestamps=options.reduce_timestamps, rank_conn_ids=options.rank_conn_ids)
         world.member_names = members
         world.properties = build_properties(world, adapter, selected)
         return Built(world, members, variant)

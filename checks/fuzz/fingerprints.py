@@ -3,7 +3,8 @@
 Rules
 -----
 1. A state fingerprint is 64 bits of BLAKE2b over a canonical encoding of the *reduced* world state
-   (``models/world.py`` rule 5: timestamps renumbered), decoded to values: interned ids and
+   (``models/world.py`` rule 5: timestamps renumbered; rule 5b: conn_ids ranked, by the world's
+   own ``conn_ranks``, before anything else), decoded to values: interned ids and
    Python's per-process string hashing play no part, so equal states give equal fingerprints on
    every executor, and the count of distinct fingerprints is comparable with the checker's count
    of distinct states (``[check] states`` of a model file).
@@ -120,7 +121,17 @@ class Fingerprints:
     def make_canonical(self, zeroed: dict[type, frozenset[str]]) -> Canonical:
         return Canonical(zeroed)
 
+    def conn_ranked(self, state: tuple[int, ...]) -> tuple[int, ...]:
+        """``state`` with its conn_ids ranked per stream (rule 5b of ``models/world.py``, where the
+        reduced world applies it; a no-op on its own states): the same ids elsewhere."""
+        ranks, n = getattr(self.world, "conn_ranks", None), self.world.n  # none in the multicast world
+        if ranks is None:
+            return state
+        nodes, net_id = ranks.rank(state[:n], state[n])
+        return nodes + (net_id,) + state[n + 1:]
+
     def __call__(self, state: tuple[int, ...]) -> int:
+        state = self.conn_ranked(state)
         n, parts, held = self.world.n, [], []
         for member in range(n):
             info = self.node(state[member])
@@ -223,6 +234,7 @@ class StepFingerprints(Fingerprints):
         return blake2b(self.canonical(value).encode(), digest_size=8).digest()
 
     def __call__(self, state: tuple[int, ...]) -> int:
+        state = self.conn_ranked(state)
         last = self.last
         if state == last:
             return self.last_fingerprint

@@ -166,6 +166,26 @@ class ProtocolAdapter:
     def renumber_packet(self, packet_msg: Any, rank: dict[int, int]) -> Any:
         return packet_msg
 
+    # -- conn_id ranking (models/conn_ranks.py, rule 5b) ---------------------------------------
+    ranks_conn_ids = False  # a protocol that sets it promises what models/conn_ranks.py's header says
+
+    def node_conn_ids(self, node: Any) -> tuple[int, tuple[int, ...], tuple[tuple[int, ...], ...]]:
+        """(next conn_id, conn_id of the send entry per peer (-1 none), the conn_ids the receive
+        entry per peer holds (its own and its buffered messages'))."""
+        raise NotImplementedError
+
+    def packet_conn_id(self, msg: Any) -> tuple[bool, int] | None:
+        """(sent by the conn_id's issuer?, conn_id) of a message that carries one, else None."""
+        return None
+
+    def rename_conn_ids(self, node: Any, maps: tuple[dict[int, int], ...]) -> Any:
+        """``node`` with each conn_id replaced by ``maps[issuer * n + holder][conn_id]`` and its
+        counter by the largest number of conn_ids in use on one of its streams."""
+        return node
+
+    def rename_packet_conn_id(self, msg: Any, rank: dict[int, int]) -> Any:
+        return msg
+
     # -- symmetry (checks/explore/symmetry.py) ------------------------------------------------
     def permute_node(self, node: Any, perm: tuple[int, ...]) -> Any:
         """``node`` with every member ``m`` it names replaced by ``perm[m]`` (its own identity

@@ -4,6 +4,7 @@ send entry's grace period (CLOSING) begin."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from models.protocols.base import NodeProperty, PairProperty, doc_of
@@ -104,6 +105,39 @@ class Unicast3Adapter(UnicastAdapter):
 
     def opens_connection(self, node: Any, peer: int) -> bool:
         return node.send[peer] is None  # on_send: a new SendEntry takes next_conn_id
+
+    # -- conn_id ranking (models/conn_ranks.py) ---------------------------------------------------
+    ranks_conn_ids = True
+
+    def node_conn_ids(self, node: Any) -> tuple[int, tuple[int, ...], tuple[tuple[int, ...], ...]]:
+        recv = tuple(() if e is None else tuple({e.conn_id} | {m.conn_id for m in e.buffered if m is not None})
+                     for e in node.recv)  # the DATA a window buffers too (conn_id_purity may be broken)
+        return node.next_conn_id, tuple(-1 if e is None else e.conn_id for e in node.send), recv
+
+    def packet_conn_id(self, msg: Any) -> tuple[bool, int] | None:
+        kind = type(msg)
+        if kind is u3.Data or kind is u3.Close:
+            return True, msg.conn_id
+        if kind is u3.Ack:
+            return False, msg.conn_id
+        return None
+
+    def rename_conn_ids(self, node: Any, maps: tuple[dict[int, int], ...]) -> Any:
+        n, me = len(node.send), node.me
+        send = tuple(e if e is None else replace(e, conn_id=maps[me * n + peer][e.conn_id])
+                     for peer, e in enumerate(node.send))
+        recv = []
+        for peer, entry in enumerate(node.recv):
+            if entry is not None:
+                rank = maps[peer * n + me]
+                buffered = tuple(m if m is None else m._replace(conn_id=rank[m.conn_id]) for m in entry.buffered)
+                entry = replace(entry, conn_id=rank[entry.conn_id], buffered=buffered)
+            recv.append(entry)
+        counter = max(len(maps[me * n + peer]) for peer in range(n))
+        return replace(node, send=send, recv=tuple(recv), next_conn_id=counter)
+
+    def rename_packet_conn_id(self, msg: Any, rank: dict[int, int]) -> Any:
+        return msg._replace(conn_id=rank[msg.conn_id])
 
     def observe_timer(self, timer: Any, member: int, n: int, syncs: list[int]) -> None:
         if timer.kind == u3.SYNC_EXPIRED:

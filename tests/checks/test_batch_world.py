@@ -1,7 +1,7 @@
 """``World.expand_batch`` (models/batch.py) against ``World.successors``: same successor states in
 the same order, the same fault flags, the same cut states, on every reachable world of small models
 that between them use every world action (sends both ways, loss, duplication, views, receiver
-removals, idle expiry, stale packets, real timestamps)."""
+removals, idle expiry, stale packets, real timestamps, conn_ids ranked among three members)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,26 @@ stale_packets = true
 max_in_flight = 2
 [timers]
 conn_expiry = true
+[check]
+expect = "pass"
+""",
+    "conn-ranks-three-members": """
+protocol = "unicast3"
+members = ["A", "B", "C"]
+[sends]
+"A->B" = 2
+"A->C" = 1
+"B->A" = 1
+[faults]
+loss = 1
+receiver_removals = 1
+max_in_flight = 2
+[[views]]
+member = "A"
+view = ["A", "C"]
+[[views]]
+member = "A"
+view = ["A", "B", "C"]
 [check]
 expect = "pass"
 """,

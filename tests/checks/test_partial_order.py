@@ -54,7 +54,7 @@ def load_one(path: Path, protocol: str) -> Model:
 
 
 def test_three_member_models_do_reduce() -> None:
-    for name in ("per-connection-ring", "per-connection-jgrp1873", "per-connection-jgrp1548"):
+    for name in ("per-connection-ring", "per-connection-jgrp1873", "per-connection-jgrp1548", "per-connection-fan-out"):
         model = load_one(MODELS / "unicast3" / f"{name}.toml", "unicast3")
         reduced = check_model(model, trace_dir=None)
         counts = reduced.result.stats.partial_order
@@ -67,7 +67,7 @@ def test_three_member_models_do_reduce() -> None:
 
 
 # -- rule 3 of models/reduction.py, state by state -------------------------------------------------
-AUDITED = ["per-connection-ring", "per-connection-jgrp1873", "per-connection-jgrp1548"]
+AUDITED = ["per-connection-ring", "per-connection-jgrp1873", "per-connection-jgrp1548", "per-connection-fan-out"]
 BUDGETED = {"LosePacket", "DuplicatePacket", "RemoveReceiver"}  # one may end the budget of another
 
 
