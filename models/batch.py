@@ -308,17 +308,17 @@ class BatchExpander:
 
     # -- rule 5: timestamp renumbering ---------------------------------------------------------
     def _renumber(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:
-        """``World._renumber_timestamps``, memoised on what it reads: the timestamps of each node
+        """``TimestampRanks.renumber`` (models/ranks.py), memoised on what it reads: the timestamps of each node
         and those in flight (few distinct values), then per node and per network."""
         sig = self.net_sig.get(net_id)
         if sig is None:
-            sig = self.net_sig[net_id] = self.net_signatures(self.world.timestamps_in_flight(net_id))
+            sig = self.net_sig[net_id] = self.net_signatures(self.world.ts_ranks.in_flight(net_id))
         node_sig = self.node_sig
         key = [sig]
         for node in nodes:
             found = node_sig.get(node)
             if found is None:
-                found = node_sig[node] = self.node_signatures(self.world.timestamps_of_node(node))
+                found = node_sig[node] = self.node_signatures(self.world.ts_ranks.of_node(node))
             key.append(found)
         ranks = self.ranking.get(tuple(key))
         if ranks is None:

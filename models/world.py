@@ -15,20 +15,8 @@ Rules
    (a state over it is a *cut* state: checked but not expanded, and reported).
 4. History (``spec/reliable_fifo.Channel`` per pair, plus one bit per violated step property) is
    part of the state, so every violation is visible in the state where it happens.
-5. Timestamps are renumbered, per *stream*. UNICAST3 compares the timestamps of ACK and
-   SEND_FIRST_SEQNO only with each other (newer or not), and only those one member issued to one
-   peer (the peer's send entry keeps the last it accepted from that member), and issues each new
-   one as "one more than the last issued". So replacing the timestamps in use on each stream
-   (issuer, holder) (the ``last_ts`` the holder keeps for the issuer, those in flight from the
-   issuer to the holder) by their ranks 1..k changes no future behaviour: the renumbered world is
-   bisimilar to the original. The issuer's counter becomes the largest k of its streams: the next
-   timestamp only has to be newer than every one still in use. Ranking per stream rather than per
-   issuer forgets the order of what a member stamped for two different peers, which no future step
-   reads; it merges more states and makes the world symmetric under renaming peers
-   (``models/symmetry.py``). With two members each issuer has one stream and both readings agree.
-   Without renumbering, a receiver that keeps asking (an unfair schedule that never delivers one
-   packet) drives its counter up forever and the state space is infinite. Traces therefore show
-   ranks: only the order of two timestamps of one stream means anything.
+5. Timestamps are renumbered per *stream* (issuer, holder) to their ranks 1..k: a bisimulation that
+   keeps the state space finite (``models/ranks.py`` says why). Traces show ranks.
 5b. With three members or more, conn_ids are ranked per stream the same way, where the protocol
    allows it (UNICAST3): ``models/conn_ranks.py`` says why it is sound and what it merges.
 6. Packets do not outlive a connection's entries. A member drops its receive window for a peer (the
@@ -61,7 +49,7 @@ from models.batch import BatchExpander
 from models.conn_ranks import ConnRanks
 from models.interning import Interner
 from models.protocols.base import ProtocolAdapter
-from models.ranks import streams_in_use
+from models.ranks import TimestampRanks
 from models.reduction import ConnectionClusters, StickyProperties
 from models.symmetry import MemberSymmetry
 from spec import reliable_fifo
@@ -163,9 +151,6 @@ class WorldView:
         return self.history.channels[src * len(self.nodes) + dst]
 
 
-RENUMBER_MEMO_LIMIT = 200_000  # bounds the memory the timestamp renumbering memo may take
-
-
 class World:
     """A protocol composed with the world, as a ``checks.explore.system.TransitionSystem``."""
 
@@ -187,10 +172,8 @@ class World:
         self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
         self._hist_memo: dict[Hashable, int] = {}
         self._bounded: dict[int, bool] = {}
-        self._node_ts: dict[int, tuple[int, tuple[int, ...]]] = {}
         self._busy: dict[int, frozenset[tuple[int, int]]] = {}
-        self._renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
-        self._net_ts: dict[int, tuple[frozenset[int], ...]] = {}
+        self.ts_ranks = TimestampRanks(self)  # rule 5 (models/ranks.py)
         self._batch: BatchExpander | None = None  # made on first use
         self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
         self._clusters: ConnectionClusters | None = None  # partial-order reduction (models/reduction.py)
@@ -357,7 +340,7 @@ class World:
         nodes = tuple(self.node_table(node) for node in view.nodes)
         net_id = self.net_table(view.network)
         if self.reduce_timestamps:
-            nodes, net_id = self._renumber_timestamps(nodes, net_id)
+            nodes, net_id = self.ts_ranks.renumber(nodes, net_id)
         if self.ranks_conn_ids and self.conn_ranks is not None:
             nodes, net_id = self.conn_ranks.rank(nodes, net_id)
         return nodes + (net_id, self.env_table(view.env), self.hist_table(view.history))
@@ -386,7 +369,7 @@ class World:
             net_id = self._net_after(net_id, consumed, packets)
         nodes = world[:member] + (new_node,) + world[member + 1:n]
         if drops_timestamp and self.reduce_timestamps:
-            nodes, net_id = self._renumber_timestamps(nodes, net_id)
+            nodes, net_id = self.ts_ranks.renumber(nodes, net_id)
         hist_id = world[n + 2]
         if observed or new_node != node_id:
             hist_id = self._history_after(hist_id, member, node_id, nodes, observed, new_node != node_id)
@@ -410,7 +393,7 @@ class World:
         n = self.n
         nodes, net_id = world[:n], self._net_after(world[n], packet, ())
         if self.reduce_timestamps and self.adapter.packet_timestamp(packet.msg):
-            nodes, net_id = self._renumber_timestamps(nodes, net_id)
+            nodes, net_id = self.ts_ranks.renumber(nodes, net_id)
         if self.ranks_conn_ids and self.conn_ranks is not None and self.adapter.packet_conn_id(packet.msg):
             nodes, net_id = self.conn_ranks.rank(nodes, net_id)
         return nodes + (net_id, self.env_table(env._replace(loss=env.loss - 1)), world[n + 2])
@@ -432,45 +415,8 @@ class World:
         observed.extend(self.adapter.step_observations(node, new_node, stimulus, effects))
         new_id = self.node_table(new_node)
         drops = (isinstance(stimulus, Packet) and self.adapter.packet_timestamp(stimulus.msg) != 0) or (
-            self.timestamps_of_node(node_id) != self.timestamps_of_node(new_id))
+            self.ts_ranks.of_node(node_id) != self.ts_ranks.of_node(new_id))
         return new_id, tuple(packets), tuple(observed), drops
-
-    def _renumber_timestamps(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:
-        """Rule 5: the timestamps in use on each stream become 1..k, in the same order."""
-        in_use = streams_in_use(self.n, [self.timestamps_of_node(i) for i in nodes],
-                                self.timestamps_in_flight(net_id))
-        if in_use is None:
-            return nodes, net_id
-        key = (nodes, net_id, in_use)
-        found = self._renumbered.get(key)
-        if found is None:
-            ranks = tuple({value: rank for rank, value in enumerate(values, 1)} for values in in_use)
-            renumbered = tuple(self.node_table(self.adapter.renumber_node(self.node_table.values[i], ranks))
-                               for i in nodes)
-            n = self.n
-            packets = tuple(sorted(p._replace(msg=self.adapter.renumber_packet(p.msg, ranks[p.src * n + p.dst]))
-                                   for p in self.net_table.values[net_id]))
-            found = renumbered, self.net_table(packets)
-            if len(self._renumbered) < RENUMBER_MEMO_LIMIT:
-                self._renumbered[key] = found
-        return found
-
-    def timestamps_of_node(self, node_id: int) -> tuple[int, tuple[int, ...]]:
-        found = self._node_ts.get(node_id)
-        if found is None:
-            found = self._node_ts[node_id] = self.adapter.node_timestamps(self.node_table.values[node_id])
-        return found
-
-    def timestamps_in_flight(self, net_id: int) -> tuple[frozenset[int], ...]:
-        """Per stream (index issuer * n + holder), the timestamps in flight on it (0: unstamped)."""
-        found = self._net_ts.get(net_id)
-        if found is None:
-            n = self.n
-            per_stream: list[set[int]] = [set() for _ in range(n * n)]
-            for packet in self.net_table.values[net_id]:
-                per_stream[packet.src * n + packet.dst].add(self.adapter.packet_timestamp(packet.msg))
-            found = self._net_ts[net_id] = tuple(frozenset(s) for s in per_stream)
-        return found
 
     def _net_after(self, net_id: int, consumed: Packet | None, added: tuple[Packet, ...]) -> int:
         key = (net_id, consumed, added)
@@ -539,21 +485,10 @@ class World:
         """``action`` with the timestamps it carries replaced by their rank among the timestamps
         in use in ``world`` (rule 5), and its conn_id by its rank (rule 5b, where this world ranks
         them): how a world that renumbers would name the same action (``world`` may be unreduced)."""
-        renamed = self._timestamps_ranked(world, action)
+        renamed = self.ts_ranks.renamed_action(world, action)
         if self.conn_ranks is not None:
-            renamed = self.conn_ranks.renamed_action(world, renamed)  # type: ignore[assignment]
-        return renamed
-
-    def _timestamps_ranked(self, world: tuple[int, ...], action: WorldAction) -> WorldAction:
-        packet = getattr(action, "packet", None)
-        if packet is None or not self.adapter.packet_timestamp(packet.msg):
-            return action
-        values = set(self.timestamps_in_flight(world[self.n])[packet.src * self.n + packet.dst])
-        values.add(self.timestamps_of_node(world[packet.dst])[1][packet.src])
-        values.discard(0)
-        rank = {value: r for r, value in enumerate(sorted(values), 1)}
-        renamed = packet._replace(msg=self.adapter.renumber_packet(packet.msg, rank))
-        return type(action)(renamed)  # type: ignore[call-arg]
+            renamed = self.conn_ranks.renamed_action(world, renamed)
+        return renamed  # type: ignore[return-value]  # the same kind of action as ``action``
 
     # -- one action at a time (random walks: checks/fuzz/run.py) --------------------------------
     # Both agree exactly with ``successors``, computing only what is asked for:

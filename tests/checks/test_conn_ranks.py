@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from checks.explore.search import explore
+from models.conn_ranks import ConnRanks
 from models.modelfile import load
 
 MODELS = {
@@ -84,7 +85,8 @@ def _worlds(tmp_path: Path, name: str):  # type: ignore[no-untyped-def]
     return load(path).world, load(path, rank_conn_ids=False).world
 
 
-def _reachable(world, limit: int = 60_000) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-def]
+def _reachable(world, limit: int = 60_000, *, stop: bool = False) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-def]
+    """Every reachable state (``stop``: the first ``limit``, breadth-first)."""
     init = world.init_states()
     seen, queue, order = set(init), deque(init), list(init)
     while queue:
@@ -96,6 +98,8 @@ def _reachable(world, limit: int = 60_000) -> list[tuple[int, ...]]:  # type: ig
                 seen.add(after)
                 queue.append(after)
                 order.append(after)
+        if stop and len(order) >= limit:
+            return order[:limit]
         assert len(order) < limit, "the test model grew past its limit"
     return order
 
@@ -116,12 +120,13 @@ def test_ranked_world_is_the_image_of_the_unranked_one(tmp_path: Path, name: str
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_every_unranked_step_is_a_ranked_step(tmp_path: Path, name: str) -> None:
     ranked, plain = _worlds(tmp_path, name)
+    namer = ConnRanks(plain)  # names plain's actions as the ranked world does (canonical_action's part)
     for state in _reachable(plain)[:4_000]:
         if not plain.within_bounds(state):
             continue
         image = ranked.adopt(plain.view(state))
         for action, after in plain.successors(state):
-            named = plain.canonical_action(state, action)
+            named = namer.renamed_action(state, action)
             assert ranked.successor(image, named) == ranked.adopt(plain.view(after)), (action, named)
 
 
@@ -142,3 +147,20 @@ def test_two_member_worlds_do_not_rank(tmp_path: Path) -> None:
     path.write_text('protocol = "unicast3"\nmembers = ["A", "B"]\n[sends]\n"A->B" = 1\n[check]\nexpect = "pass"\n')
     world = load(path).world
     assert world.conn_ranks is None and not world.ranks_conn_ids
+
+
+def test_an_unreduced_world_names_actions_as_the_ranked_one(tmp_path: Path) -> None:
+    """The lockstep harness's world (real timestamps, real conn_ids) keeps the ranking to name its
+    actions and fingerprint its states as the checker's world does."""
+    path = tmp_path / "m.toml"
+    path.write_text(MODELS["two-openings-and-a-view"])
+    ranked, unreduced = load(path).world, load(path, reduce_timestamps=False).world
+    assert unreduced.conn_ranks is not None and not unreduced.ranks_conn_ids
+    renamed = 0
+    for state in _reachable(unreduced, 3_000, stop=True):  # real timestamps: an infinite graph
+        image = ranked.adopt(unreduced.view(state))
+        for action, after in unreduced.successors(state):
+            named = unreduced.canonical_action(state, action)
+            renamed += named != action
+            assert ranked.successor(image, named) == ranked.adopt(unreduced.view(after))
+    assert renamed > 0
