@@ -1,0 +1,78 @@
+"""The options of ``seqcheck check`` and ``seqcheck bench`` (``checks/cli.py`` owns the commands
+and what they do with them), and where the shipped models are."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import models
+
+MODELS_DIR = Path(models.__file__).resolve().parent
+BENCH_DIR = MODELS_DIR / "bench"
+
+
+def check_arguments(check: argparse.ArgumentParser) -> None:
+    """``seqcheck check``'s options."""
+    check.add_argument("paths", nargs="*", type=Path, help="model files or folders (default: every shipped model)")
+    check.add_argument("--json", action="store_true", help="print one JSON object per model instead of a table")
+    check.add_argument("--trace-dir", type=Path, default=Path("traces"),
+                       help="where counterexample traces are written (default: ./traces)")
+    check.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
+    check.add_argument("--report", type=Path, metavar="DIR", help="also write DIR/index.html: the run as one page, "
+                       "each counterexample linked to its viewer page (DIR/traces/*.html)")
+    check.add_argument("--no-symmetry", action="store_true",
+                       help="explore every state, not one per orbit of interchangeable members (as [check] "
+                            "symmetry = false does for one model)")
+    reduction = check.add_mutually_exclusive_group()
+    reduction.add_argument("--por", action="store_true",
+                           help="partial-order reduction: explore persistent sets only (as [check] partial_order = "
+                                "true does for one model; unicast protocols; counterexamples then shortened)")
+    reduction.add_argument("--no-por", action="store_true", help="no partial-order reduction, even where a model "
+                                                                 "file asks for it")
+    check.add_argument("--workers", type=int, default=1, metavar="N",
+                       help="compute successors in N worker processes (default 1; started for levels of "
+                            "8,192 states or more): the same states, verdicts and trace lengths as one process")
+    swarm_arguments(check)
+
+
+def bench_arguments(bench: argparse.ArgumentParser) -> None:
+    """``seqcheck bench``'s options."""
+    bench.add_argument("--model", type=Path, default=BENCH_DIR / "unicast3-bench.toml")
+    bench.add_argument("--repeat", type=int, default=1, help="runs to take the median of (default 1)")
+    bench.add_argument("--engine", action="store_true",
+                       help="benchmark the engines (UNICAST3: messages/s between two; NAKACK2: delivered at every "
+                            "member of three) instead of the checker")
+    bench.add_argument("--messages", type=int, default=100_000, help="messages per engine run (default 100000)")
+    bench.add_argument("--fuzz", action="store_true",
+                       help="benchmark fuzzing: lockstep steps/s in one process and on Spark local[1], local[2]")
+    bench.add_argument("--runs", type=int, default=2000, help="schedules per fuzz measurement (default 2000)")
+    bench.add_argument("--no-spark", action="store_true",
+                       help="with --fuzz: the in-process measurements only (no Spark local[1], local[2])")
+    bench.add_argument("--fpset", type=int, nargs="+", metavar="SIZE",
+                       help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
+    bench.add_argument("--workers", type=int, metavar="N", help="the checker with --workers 1 and --workers N, "
+                       "alternately --repeat times each: medians, their ratio, CPU seconds and the load")
+
+
+def swarm_arguments(check: argparse.ArgumentParser) -> None:
+    """``seqcheck check --swarm`` and its options (``checks/swarm_job.py``)."""
+    swarm = check.add_argument_group("swarm search (checks/swarm_job.py)")
+    swarm.add_argument("--swarm", action="store_true",
+                       help="instead of the exhaustive search: many randomised bounded depth-first searches as "
+                            "Spark tasks, their coverage merged; violations come back as validated, shortened traces")
+    swarm.add_argument("--master", metavar="URL", help="Spark master: local[*] (default), local[N], "
+                       "spark://HOST:PORT, or none (the tasks run in this process, without Spark)")
+    swarm.add_argument("--seed", type=int, metavar="S", help="the swarm's seed; every task's seed, order and depth "
+                       "bound derive from it (default 0)")
+    swarm.add_argument("--tasks", type=int, metavar="N", help="searches (default 16)")
+    swarm.add_argument("--depth", metavar="LO:HI", help="range of the tasks' depth bounds (default 10:60)")
+    swarm.add_argument("--task-states", type=int, metavar="N", help="distinct states per task (default 100000)")
+    swarm.add_argument("--sample", type=int, metavar="K", help="fingerprints per task kept to merge coverage "
+                       "(default 65536; the distinct count is exact below it, an estimate above)")
+    swarm.add_argument("--liveness-rate", type=float, metavar="R", help="share of new states whose fault-free "
+                       "continuations a task searches, besides its leaves (default 1: all)")
+    swarm.add_argument("--shorten-states", type=int, metavar="N", help="states per BFS that shortens a trace "
+                       "(default 200000)")
+    swarm.add_argument("--exhaustive", action="store_true", default=None,
+                       help="also run the checker's exhaustive count, for coverage against CPU time")
