@@ -138,6 +138,12 @@ class BatchExpander:
                     progress.append(moves)
                     if where is not None:
                         where.append(self._timer_place(member, stimulus))
+        self._expand_environment(world, env, afters, progress, where)
+
+    def _expand_environment(self, world: tuple[int, ...], env: _Env, afters: list[tuple[int, ...]],
+                            progress: list[bool], where: list[int] | None) -> None:
+        """``_expand_one``'s view installations and receiver removals (faults, never progress)."""
+        n, step, net_id, quiet = self.n, self._step, world[self.n], self.world.quiet
         for member, stimulus, moved in env.views:
             after = step(world, member, stimulus, -1, moved)
             if after is not None:
