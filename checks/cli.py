@@ -80,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("trace", type=Path)
     replay.add_argument("--emit-test", type=Path, metavar="FILE",
                         help="also write the trace as a standalone pytest regression test")
+    replay.add_argument("--engines-with", metavar="NAME",
+                        help="the engines under one of seqcheck fuzz's settings (as the fuzz run that found the "
+                             "trace had them: timed, rows-of-1, ...); the emitted test uses the default engines")
     replay.set_defaults(run=_replay)
     listing = sub.add_parser("list", help="list protocols, variants and properties")
     listing.set_defaults(run=_list)
@@ -465,18 +468,34 @@ def _replay(args: argparse.Namespace) -> int:
         if args.emit_test.is_dir():
             raise UsageError(f"--emit-test: {args.emit_test} is a folder; expected a file name (test_*.py)")
         writable_folder("--emit-test", args.emit_test.parent)
+    engines = _replay_engines(args.engines_with)
     try:
-        report = run_replay(args.trace, model_path, protocol)
+        report = run_replay(args.trace, model_path, protocol, engines_for=engines)
     except TraceError as error:
         raise TraceError(f"{args.trace}: {error}") from None
     except NoEngine as error:
         raise UsageError(f"{args.trace}: {error}") from None
     for line in report.lines():
         print(line)
+    if args.engines_with is not None:
+        print(f"lockstep engines: {args.engines_with} (seqcheck fuzz --engines-with); "
+              "the scripts ran on the default ones")
     if args.emit_test is not None:
         written = emit_test(report, args.trace, args.emit_test)
         print(f"regression test written to {written} (run it: pytest {written})")
     return 0 if report.reproduced else 1
+
+
+def _replay_engines(name: str | None) -> Any:
+    """The engine factory ``--engines-with NAME`` names (``seqcheck fuzz``'s settings), None: default."""
+    if name is None:
+        return None
+    from checks.fuzz.command import ENGINE_SETTINGS
+    from checks.fuzz.run import resolve_engines
+
+    if name not in ENGINE_SETTINGS:
+        raise UsageError(f"--engines-with: expected one of {', '.join(ENGINE_SETTINGS)}, got {name!r}")
+    return resolve_engines(ENGINE_SETTINGS[name])
 
 
 # -- list ---------------------------------------------------------------------------------------

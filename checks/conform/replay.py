@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checks.conform.differential import Divergence, replay_on_engines
+from checks.conform.differential import Divergence, EngineFactory, replay_on_engines
 from checks.conform.engines import binding
 from checks.conform.mcast_script import LIVENESS as MCAST_LIVENESS
 from checks.conform.mcast_script import McastScript
@@ -78,14 +78,16 @@ def is_residual(model: Model) -> bool:
     return reference_variant(model) == model.variant
 
 
-def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None) -> ReplayReport:
+def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None, *,
+               engines_for: EngineFactory | None = None) -> ReplayReport:
     """Replay the trace in ``trace_path`` on the engines (``protocol``: which protocol of a
-    side-by-side model file)."""
+    side-by-side model file; ``engines_for``: other engines for the lockstep replay, e.g. timed)."""
     trace = Trace.load(trace_path)
     model = load(model_path, protocol=protocol)
     binding(model.protocol)  # NoEngine, before anything runs, if the protocol has no production engine
     path = validate(model.world, trace)
-    _, divergence = replay_on_engines(model_path, trace, protocol=protocol)
+    factory = {} if engines_for is None else {"engines_for": engines_for}
+    _, divergence = replay_on_engines(model_path, trace, protocol=protocol, **factory)
     defective = fixed = None
     skipped: list[str] = []
     if trace.prop in binding(model.protocol).script.scriptable:

@@ -447,7 +447,10 @@ def _failure_lines(report: FuzzReport) -> list[str]:
                          f"{len(item.trace.actions):>3} steps  {item.path}")
     first = next((s for s in report.shrunk if isinstance(s, Shrunk)), None)
     if first is not None:
-        lines.append(f"  read one: seqcheck show {first.path}; run it on the engine: seqcheck replay {first.path}")
+        named = next((name for name, spec in ENGINE_SETTINGS.items() if spec == report.options.engines), None)
+        engines = "" if named is None else f" --engines-with {named}"
+        lines.append(f"  read one: seqcheck show {first.path}; "
+                     f"run it on the engine: seqcheck replay {first.path}{engines}")
     return lines
 
 
