@@ -53,17 +53,18 @@ def load_one(path: Path, protocol: str) -> Model:
     return next(m for m in load_all(path) if m.protocol == protocol)
 
 
-def test_three_member_models_do_reduce() -> None:
-    for name in ("per-connection-ring", "per-connection-jgrp1873", "per-connection-jgrp1548", "per-connection-fan-out"):
-        model = load_one(MODELS / "unicast3" / f"{name}.toml", "unicast3")
-        reduced = check_model(model, trace_dir=None)
-        counts = reduced.result.stats.partial_order
-        assert counts is not None and counts.reduced > 0, name
-        full = check_model(load_one(MODELS / "unicast3" / f"{name}.toml", "unicast3"), trace_dir=None,
-                           partial_order=False, symmetry=False)
-        assert reduced.result.stats.distinct < full.result.stats.distinct, name
-        if reduced.verdict == "pass":  # a violation stops both searches early
-            assert reduced.result.stats.distinct < full.result.stats.distinct / 3, name
+@pytest.mark.parametrize("name", ["per-connection-ring", "per-connection-jgrp1873", "per-connection-jgrp1548"])
+def test_three_member_models_do_reduce(name: str) -> None:
+    """(per-connection-fan-out is left to its pin and the audit below: its full search takes 20 s.)"""
+    model = load_one(MODELS / "unicast3" / f"{name}.toml", "unicast3")
+    reduced = check_model(model, trace_dir=None)
+    counts = reduced.result.stats.partial_order
+    assert counts is not None and counts.reduced > 0, name
+    full = check_model(load_one(MODELS / "unicast3" / f"{name}.toml", "unicast3"), trace_dir=None,
+                       partial_order=False, symmetry=False)
+    assert reduced.result.stats.distinct < full.result.stats.distinct, name
+    if reduced.verdict == "pass":  # a violation stops both searches early
+        assert reduced.result.stats.distinct < full.result.stats.distinct / 3, name
 
 
 # -- rule 3 of models/reduction.py, state by state -------------------------------------------------
