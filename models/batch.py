@@ -10,7 +10,10 @@ Rules
 3. No actions are built. Everything ``World.successors`` recomputes per transition is computed
    once per id here: per network its packets, per environment its fault and view moves, per node
    its timers, per history its application sends; handler results, network updates, history
-   updates and rule-5 renumbering are memoised on small int keys.
+   updates and rule-5 renumbering are memoised on small int keys. The three memos that grow with
+   the search (handler results, network and history updates) are emptied when one reaches
+   ``MEMO_LIMIT`` entries (about 100 bytes each): a result is a function of its key, so emptying
+   costs recomputation only, and a long search's memory is the states', not the memos'.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from models.ranks import streams_in_use
 
 if TYPE_CHECKING:
     from models.world import World
+
+MEMO_LIMIT = 2_000_000  # entries per growing memo (rule 3): about 0.2 GB each
 
 
 class _Net(NamedTuple):
@@ -231,6 +236,8 @@ class BatchExpander:
         ranks = self.conn_ranks  # rule 5b: a node's conn_ids changed, or a packet that carries one was handled
         conns = ranks is not None and (ranks.moved(node_id, new_node) or (
             hasattr(value, "msg") and self.world.adapter.packet_conn_id(value.msg) is not None))
+        if len(self.handled) >= MEMO_LIMIT:
+            self.handled.clear()
         found = self.handled[node_id, stimulus] = (new_node, self.sent(packets), self.observations(observed),
                                                    drops and self.renumbers, conns)
         return found
@@ -241,6 +248,8 @@ class BatchExpander:
         if consumed >= 0:
             packets.discard(self.stimuli.values[consumed])
         packets.update(self.sent.values[sent])
+        if len(self.net_after) >= MEMO_LIMIT:
+            self.net_after.clear()
         found = self.net_after[key] = self.world.net_table(tuple(sorted(packets)))
         return found
 
@@ -259,6 +268,8 @@ class BatchExpander:
         decoded = tuple(world.node_table.values[read[i]] if i in read else None for i in range(n))
         updated = world.adapter.observe(world.hist_table.values[hist_id], member, world.node_table.values[node_id],
                                         decoded, self.observations.values[observed], n, world.cfg)
+        if len(self.hist_after) >= MEMO_LIMIT:
+            self.hist_after.clear()
         found = self.hist_after[key] = world.hist_table(updated)
         return found
 

@@ -43,6 +43,7 @@ class ConnRanks:
         self.node_sig: dict[int, int] = {}  # node -> id of its ConnInfo
         self.net_sig: dict[int, int] = {}  # network -> id of its conn_ids in flight
         self.signatures = Interner()
+        self.shared: dict[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = {}
         self.ranking: dict[tuple[int, ...], int] = {}  # signatures -> -1 (canonical) or maps id
         self.in_use = Interner()  # per stream, the conn_ids in use, sorted -> maps id
         self.maps: list[Maps] = []
@@ -65,7 +66,8 @@ class ConnRanks:
                     from_issuer, conn_id = carried
                     stream = packet.src * n + packet.dst if from_issuer else packet.dst * n + packet.src
                     out.add((stream, conn_id))
-            found = self.net_info[net_id] = tuple(sorted(out))
+            listed = tuple(sorted(out))  # few distinct ones among many networks: kept once
+            found = self.net_info[net_id] = self.shared.setdefault(listed, listed)
         return found
 
     def moved(self, before: int, after: int) -> bool:

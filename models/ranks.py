@@ -57,6 +57,7 @@ class TimestampRanks:
         self.node_ts: dict[int, tuple[int, tuple[int, ...]]] = {}
         self.net_ts: dict[int, tuple[frozenset[int], ...]] = {}
         self.renumbered: dict[Hashable, tuple[tuple[int, ...], int]] = {}
+        self.shared_sets: dict[frozenset[int], frozenset[int]] = {}
 
     def of_node(self, node_id: int) -> tuple[int, tuple[int, ...]]:
         """(timestamps the node issued, the last it accepted from each peer)."""
@@ -73,7 +74,8 @@ class TimestampRanks:
             per_stream: list[set[int]] = [set() for _ in range(n * n)]
             for packet in self.world.net_table.values[net_id]:
                 per_stream[packet.src * n + packet.dst].add(self.adapter.packet_timestamp(packet.msg))
-            found = self.net_ts[net_id] = tuple(frozenset(s) for s in per_stream)
+            shared = self.shared_sets  # equal sets once: few distinct ones, many networks
+            found = self.net_ts[net_id] = tuple(shared.setdefault(fs, fs) for fs in map(frozenset, per_stream))
         return found
 
     def renumber(self, nodes: tuple[int, ...], net_id: int) -> tuple[tuple[int, ...], int]:

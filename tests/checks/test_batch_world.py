@@ -136,3 +136,18 @@ def test_checker_fast_path_finds_what_the_generic_path_finds(tmp_path: Path, nam
     assert [(f.prop, f.kind, f.state_index, len(f.path)) for f in fast.findings] == \
         [(f.prop, f.kind, f.state_index, len(f.path)) for f in plain.findings]
     assert fast.witnessed == plain.witnessed
+
+
+def test_emptied_memos_give_the_same_successors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rule 3 of models/batch.py: the growing memos emptied every 64 entries change nothing."""
+    import models.batch
+
+    monkeypatch.setattr(models.batch, "MEMO_LIMIT", 64)
+    test_batch_expansion_agrees_with_successors(tmp_path, "conn-ranks-three-members", True)
+    world = _load(tmp_path, "conn-ranks-three-members").world
+    small = explore(world, max_states=30_000, stop_at_first=False)
+    expander = world._batch
+    assert expander is not None and 0 < len(expander.hist_after) <= 64 and len(expander.handled) <= 64
+    monkeypatch.setattr(models.batch, "MEMO_LIMIT", 2_000_000)
+    large = explore(_load(tmp_path, "conn-ranks-three-members").world, max_states=30_000, stop_at_first=False)
+    assert small.stats.distinct == large.stats.distinct and small.stats.levels == large.stats.levels
