@@ -41,7 +41,7 @@ memoised on ``(node id, input)``. ``WorldView`` decodes a world for properties a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -596,11 +596,6 @@ def to_json(value: Any) -> Any:
     if isinstance(value, (tuple, list, frozenset)):
         return [to_json(v) for v in (sorted(value) if isinstance(value, frozenset) else value)]
     return value
-
-
-def lift_channel_property(predicate: Callable[[Channel], bool]) -> Callable[[WorldView], bool]:
-    """A per-pair predicate of ``spec/reliable_fifo`` as a predicate over every pair of a world."""
-    return lambda world: all(predicate(ch) for ch in world.history.channels)
 
 
 __all__ = ["Bounds", "Env", "History", "Packet", "World", "WorldView", "reliable_fifo"]
