@@ -54,7 +54,7 @@ class BatchExpander:
         self.world, self.n = world, world.n
         self.renumbers = world.reduce_timestamps
         self.conn_ranks = world.conn_ranks if world.ranks_conn_ids else None  # rule 5b
-        self.carries_conn: dict[int, bool] = {}  # packet stimulus -> does it carry a conn_id (rule 5b)
+        self.carries_conn: dict[int, bool] = {}  # stimulus -> is it a packet that carries a conn_id (rule 5b)
         self.stimuli = Interner()
         self.sent = Interner(())  # tuples of packets; 0 = nothing sent
         self.observations = Interner(())  # 0 = nothing observed
@@ -220,13 +220,8 @@ class BatchExpander:
         nodes = world[:n]
         if stamped and self.renumbers:
             nodes, lost = self._renumber(nodes, lost)
-        if self.conn_ranks is not None:
-            carries = self.carries_conn.get(packet)
-            if carries is None:
-                msg = self.stimuli.values[packet].msg
-                carries = self.carries_conn[packet] = self.world.adapter.packet_conn_id(msg) is not None
-            if carries:
-                nodes, lost = self.conn_ranks.rank(nodes, lost)
+        if self.conn_ranks is not None and self._carries_conn(packet):
+            nodes, lost = self.conn_ranks.rank(nodes, lost)
         return nodes + (lost, env_id, world[n + 2])
 
     # -- memoised pieces ---------------------------------------------------------------------------
@@ -234,12 +229,20 @@ class BatchExpander:
         value = self.stimuli.values[stimulus]
         new_node, packets, observed, drops = self.world.handle_stimulus(member, node_id, value)
         ranks = self.conn_ranks  # rule 5b: a node's conn_ids changed, or a packet that carries one was handled
-        conns = ranks is not None and (ranks.moved(node_id, new_node) or (
-            hasattr(value, "msg") and self.world.adapter.packet_conn_id(value.msg) is not None))
+        conns = ranks is not None and (ranks.moved(node_id, new_node) or self._carries_conn(stimulus))
         if len(self.handled) >= MEMO_LIMIT:
             self.handled.clear()
         found = self.handled[node_id, stimulus] = (new_node, self.sent(packets), self.observations(observed),
                                                    drops and self.renumbers, conns)
+        return found
+
+    def _carries_conn(self, stimulus: int) -> bool:
+        """Is the stimulus a packet that carries a conn_id (rule 5b)? Memoised per stimulus."""
+        found = self.carries_conn.get(stimulus)
+        if found is None:
+            value = self.stimuli.values[stimulus]
+            found = self.carries_conn[stimulus] = hasattr(value, "msg") and (
+                self.world.adapter.packet_conn_id(value.msg) is not None)
         return found
 
     def _net_after(self, key: tuple[int, int, int]) -> int:

@@ -56,16 +56,20 @@ class ConnRanks:
             found = self.node_info[node_id] = self.adapter.node_conn_ids(self.world.node_table.values[node_id])
         return found
 
+    def carried(self, packet: Any) -> tuple[int, int] | None:
+        """(stream, conn_id) of a packet that carries a conn_id: DATA and CLOSE travel from the
+        issuer to the holder, ACK the other way."""
+        found = self.adapter.packet_conn_id(packet.msg)
+        if found is None:
+            return None
+        from_issuer, conn_id = found
+        n = self.n
+        return (packet.src * n + packet.dst if from_issuer else packet.dst * n + packet.src), conn_id
+
     def of_net(self, net_id: int) -> tuple[tuple[int, int], ...]:
         found = self.net_info.get(net_id)
         if found is None:
-            n, out = self.n, set()
-            for packet in self.world.net_table.values[net_id]:
-                carried = self.adapter.packet_conn_id(packet.msg)
-                if carried is not None:
-                    from_issuer, conn_id = carried
-                    stream = packet.src * n + packet.dst if from_issuer else packet.dst * n + packet.src
-                    out.add((stream, conn_id))
+            out = {carried for carried in map(self.carried, self.world.net_table.values[net_id]) if carried}
             listed = tuple(sorted(out))  # few distinct ones among many networks: kept once
             found = self.net_info[net_id] = self.shared.setdefault(listed, listed)
         return found
@@ -139,13 +143,11 @@ class ConnRanks:
         return found
 
     def _renamed_net(self, net_id: int, maps: Maps) -> int:
-        n, adapter = self.n, self.adapter
         packets = []
         for packet in self.world.net_table.values[net_id]:
-            carried = adapter.packet_conn_id(packet.msg)
+            carried = self.carried(packet)
             if carried is not None:
-                stream = packet.src * n + packet.dst if carried[0] else packet.dst * n + packet.src
-                packet = packet._replace(msg=adapter.rename_packet_conn_id(packet.msg, maps[stream]))
+                packet = packet._replace(msg=self.adapter.rename_packet_conn_id(packet.msg, maps[carried[0]]))
             packets.append(packet)
         return int(self.world.net_table(tuple(sorted(packets))))
 
@@ -153,14 +155,12 @@ class ConnRanks:
         """``action`` (of an unranked world in state ``world``) with the conn_id its packet
         carries replaced by its rank on its stream: how a ranking world names it."""
         packet: Any = getattr(action, "packet", None)
-        carried = None if packet is None else self.adapter.packet_conn_id(packet.msg)
+        carried = None if packet is None else self.carried(packet)
         if carried is None:
             return action
         in_use = self.streams_in_use(world[:self.n], world[self.n])
         if in_use is None:
             return action
-        n = self.n
-        stream = packet.src * n + packet.dst if carried[0] else packet.dst * n + packet.src
-        rank = {value: r for r, value in enumerate(in_use[stream])}
+        rank = {value: r for r, value in enumerate(in_use[carried[0]])}
         renamed = packet._replace(msg=self.adapter.rename_packet_conn_id(packet.msg, rank))
         return type(action)(renamed)  # type: ignore[call-arg]

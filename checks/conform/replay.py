@@ -23,6 +23,7 @@ from typing import Any
 
 from checks.conform.differential import Divergence, EngineFactory, replay_on_engines
 from checks.conform.engines import binding
+from checks.conform.engines import engines_for as default_engines
 from checks.conform.mcast_script import LIVENESS as MCAST_LIVENESS
 from checks.conform.mcast_script import McastScript
 from checks.conform.script import LIVENESS, EngineScript, ScriptProtocol
@@ -86,8 +87,7 @@ def run_replay(trace_path: Path, model_path: Path, protocol: str | None = None, 
     model = load(model_path, protocol=protocol)
     binding(model.protocol)  # NoEngine, before anything runs, if the protocol has no production engine
     path = validate(model.world, trace)
-    factory = {} if engines_for is None else {"engines_for": engines_for}
-    _, divergence = replay_on_engines(model_path, trace, protocol=protocol, **factory)
+    _, divergence = replay_on_engines(model_path, trace, protocol=protocol, engines_for=engines_for or default_engines)
     defective = fixed = None
     skipped: list[str] = []
     if trace.prop in binding(model.protocol).script.scriptable:
