@@ -1,0 +1,56 @@
+"""What the JGroups lockstep needs of each protocol: how the harness's messages and state read as
+the spec's values, which JGroups method a spec timer names, and which of the spec's variant flags
+stand for each release (a release before a fix *is* the spec with that fix's defect flag).
+
+A binding is registered by protocol name (``BINDINGS``); ``binding(name)`` finds it. The harness
+side of each protocol is ``java/seqcheck/jgroups/<Protocol>Model.java``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from checks.jgroups.locate import JGroupsUnavailable, Release
+
+
+@dataclass(frozen=True)
+class ReleaseProfile:
+    """The spec's flags standing for a range of releases (``since`` inclusive, ``until`` exclusive)."""
+
+    since: tuple[int, int, int]
+    until: tuple[int, int, int] | None
+    flags: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class JGroupsBinding:
+    protocol: str  # the spec's name (models/registry.py)
+    harness_name: str  # the harness's name (java: Models.get)
+    message: Callable[[dict[str, Any]], Any]  # harness message -> spec message
+    node: Callable[[dict[str, Any], int, int], Any]  # (state, member, members) -> spec node
+    timer: Callable[[Any], tuple[str, int | None]]  # spec timer -> (harness timer kind, peer or None)
+    profiles: tuple[ReleaseProfile, ...]
+
+    def flags_for(self, release: Release) -> tuple[str, ...]:
+        """The spec's variant flags that make it the protocol of ``release``."""
+        for profile in self.profiles:
+            if profile.since <= release.numbers and (profile.until is None or release.numbers < profile.until):
+                return profile.flags
+        raise JGroupsUnavailable(f"--jgroups {release.version}: {self.protocol} is not in that release")
+
+
+BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING"}
+
+
+def binding(protocol: str) -> JGroupsBinding:
+    """The JGroups binding of ``protocol`` (its module imported by name, as the engine registry does)."""
+    if protocol not in BUILT_IN:
+        raise JGroupsUnavailable(f"protocol {protocol}: the JGroups harness has no binding for it "
+                                 f"(it has {', '.join(sorted(BUILT_IN))})")
+    module, _, name = BUILT_IN[protocol].partition(":")
+    found: JGroupsBinding = getattr(importlib.import_module(module), name)
+    return found

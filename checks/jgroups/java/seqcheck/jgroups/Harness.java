@@ -1,0 +1,237 @@
+package seqcheck.jgroups;
+
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.jgroups.Address;
+import org.jgroups.Message;
+
+/**
+ * The JGroups harness: one JVM drives N members, each a real JGroups protocol instance, through
+ * commands read as JSON lines on standard input, and answers each with one JSON line on standard
+ * output. A run is a pure function of its commands: no network, no threads of the harness, the
+ * timer and the clock virtual (``Clock``), every packet captured when sent (``Capture``) and
+ * delivered, copied or dropped only when a command says so.
+ *
+ * Commands (``op``): hello; reset (protocol, members, views: each member's first view, props: the
+ * protocol's properties by field name); send (m, dst, payload hex); deliver / copy (id of a captured
+ * packet; copy delivers a copy and keeps the packet; discard: ids forgotten with it), drop (ids); timer (m, kind, peer); view (m,
+ * members); remove (m, peer: the receiver-removal hook); state (m); advance (ms); quit.
+ * Every answer has "packets" (captured during the command: id, src, dst, msg in the spec's
+ * vocabulary) and "delivered" (m, src, payload); "state" of member m when the command asks for it
+ * ("state": true) or is ``state``; "error" (one line) when the command failed.
+ */
+public final class Harness {
+    final Clock clock = new Clock();
+    private final List<Member> members = new ArrayList<>();
+    private final Map<Address, Integer> indices = new HashMap<>();
+    private final Map<Long, long[]> packetEnds = new HashMap<>();   // id -> {src, dst}
+    private final Map<Long, byte[]> packetBytes = new HashMap<>();
+    private long nextId = 1;
+    private ProtocolModel model;
+    private List<Object> packets = new ArrayList<>();
+    private List<Object> deliveries = new ArrayList<>();
+
+    public static void main(String[] args) throws Exception {
+        silenceLogging();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        PrintWriter out = new PrintWriter(new BufferedWriter(new OutputStreamWriter(System.out, StandardCharsets.UTF_8)));
+        Harness harness = new Harness();
+        for (String line = in.readLine(); line != null; line = in.readLine()) {
+            if (line.isBlank())
+                continue;
+            Map<String, Object> answer = harness.answer(line);
+            out.println(Json.write(answer));
+            out.flush();
+            if (answer.containsKey("bye"))
+                return;
+        }
+    }
+
+    private static void silenceLogging() {
+        java.util.logging.LogManager.getLogManager().reset();
+        java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.OFF);
+    }
+
+    Map<String, Object> answer(String line) {
+        packets = new ArrayList<>();
+        deliveries = new ArrayList<>();
+        Map<String, Object> answer = new LinkedHashMap<>();
+        try {
+            Object parsed = Json.parse(line);
+            if (!(parsed instanceof Map))
+                throw new IllegalArgumentException("command line: expected a JSON object");
+            @SuppressWarnings("unchecked") Map<String, Object> command = (Map<String, Object>) parsed;
+            run(command, answer);
+            if (Boolean.TRUE.equals(command.get("state")) && !answer.containsKey("state"))
+                answer.put("state", model.state(member((int) Json.integer(command, "m"))));
+        } catch (Throwable t) {
+            answer.clear();
+            answer.put("error", oneLine(t));
+        }
+        answer.put("packets", packets);
+        answer.put("delivered", deliveries);
+        return answer;
+    }
+
+    private void run(Map<String, Object> command, Map<String, Object> answer) throws Exception {
+        String op = Json.text(command, "op");
+        switch (op) {
+            case "hello":
+                answer.put("jgroups", Jg.version());
+                answer.put("protocols", Models.available());
+                break;
+            case "reset":
+                reset(command);
+                break;
+            case "send":
+                member(command, "m").send(index(command, "dst"), Hex.parse(Json.text(command, "payload")));
+                break;
+            case "deliver":
+            case "copy": {
+                long id = Json.integer(command, "id");
+                long[] ends = packetEnds.get(id);
+                if (ends == null)
+                    throw new IllegalArgumentException(op + ": no packet " + id + " in flight");
+                byte[] data = packetBytes.get(id);
+                if (op.equals("deliver"))
+                    forget(id);
+                if (command.get("discard") != null)
+                    for (Object other : Json.list(command, "discard"))
+                        forget((Long) other);
+                Message msg = Jg.deserialize(data);
+                Jg.up(member((int) ends[1]).protocol, msg);
+                break;
+            }
+            case "drop":
+                for (Object id : Json.list(command, "ids")) {
+                    if (!(id instanceof Long) || packetEnds.get((Long) id) == null)
+                        throw new IllegalArgumentException("drop: no packet " + id + " in flight");
+                    forget((Long) id);
+                }
+                break;
+            case "timer": {
+                Object peer = command.get("peer");
+                Address address = peer == null || (Long) peer < 0 ? null : member((int) (long) (Long) peer).address;
+                model.timer(member(command, "m"), Json.text(command, "kind"), address);
+                break;
+            }
+            case "view": {
+                List<Integer> view = new ArrayList<>();
+                for (Object m : Json.list(command, "members"))
+                    view.add((int) (long) (Long) m);
+                member(command, "m").installView(view);
+                break;
+            }
+            case "remove":
+                model.removeReceiver(member(command, "m"), member(command, "peer").address);
+                break;
+            case "state":
+                answer.put("state", model.state(member(command, "m")));
+                break;
+            case "advance":
+                clock.advance(Json.integer(command, "ms") * 1_000_000L);
+                break;
+            case "quit":
+                answer.put("bye", true);
+                break;
+            default:
+                throw new IllegalArgumentException("unknown command " + op);
+        }
+    }
+
+    private void reset(Map<String, Object> command) throws Exception {
+        model = Models.get(Json.text(command, "protocol"));
+        members.clear();
+        indices.clear();
+        packetEnds.clear();
+        packetBytes.clear();
+        clock.scheduled.clear();
+        int n = (int) Json.integer(command, "members");
+        @SuppressWarnings("unchecked") Map<String, Object> props =
+            command.get("props") instanceof Map ? (Map<String, Object>) command.get("props") : new HashMap<>();
+        for (int i = 0; i < n; i++) {
+            Member m = new Member(this, i, model.create(props));
+            members.add(m);
+            indices.put(m.address, i);
+        }
+        List<Object> views = Json.list(command, "views");
+        for (int i = 0; i < n; i++) {
+            members.get(i).start();
+            List<Integer> view = new ArrayList<>();
+            for (Object m : (List<?>) views.get(i))
+                view.add((int) (long) (Long) m);
+            members.get(i).installView(view);
+        }
+        packets.clear();
+        deliveries.clear();
+    }
+
+    private void forget(long id) {
+        packetEnds.remove(id);
+        packetBytes.remove(id);
+    }
+
+    Member member(int index) {
+        if (index < 0 || index >= members.size())
+            throw new IllegalArgumentException("no member " + index);
+        return members.get(index);
+    }
+
+    private Member member(Map<String, Object> command, String key) {
+        return member(index(command, key));
+    }
+
+    private int index(Map<String, Object> command, String key) {
+        return (int) Json.integer(command, key);
+    }
+
+    int indexOf(Address address) {
+        Integer found = indices.get(address);
+        return found == null ? -1 : found;
+    }
+
+    void capture(int src, int dst, byte[] data) {
+        long id = nextId++;
+        packetEnds.put(id, new long[]{src, dst});
+        packetBytes.put(id, data);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", id);
+        out.put("src", src);
+        out.put("dst", dst);
+        out.put("msg", model.describe(member(src), Jg.deserialize(data)));
+        packets.add(out);
+    }
+
+    void delivery(Map<String, Object> delivered) {
+        deliveries.add(delivered);
+    }
+
+    private static String oneLine(Throwable t) {
+        Throwable root = t;
+        while (root.getCause() != null && root.getCause() != root)
+            root = root.getCause();
+        String where = "";
+        for (StackTraceElement e : root.getStackTrace()) {
+            where = " at " + e.getClassName() + "." + e.getMethodName() + ":" + e.getLineNumber();
+            break;
+        }
+        String text = root.getClass().getSimpleName() + ": " + root.getMessage() + where;
+        if (System.getenv("SEQCHECK_HARNESS_TRACE") != null) {
+            StringWriter trace = new StringWriter();
+            t.printStackTrace(new PrintWriter(trace));
+            System.err.println(trace);
+        }
+        return text.replace('\n', ' ');
+    }
+}

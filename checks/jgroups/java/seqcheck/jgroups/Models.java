@@ -1,0 +1,28 @@
+package seqcheck.jgroups;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** The protocols the harness can drive, by seqcheck's names, where the release has the class. */
+final class Models {
+    private Models() {}
+
+    static List<String> available() {
+        List<String> out = new ArrayList<>();
+        if (Reflect.type("org.jgroups.protocols.UNICAST3") != null)
+            out.add("unicast3");
+        if (Reflect.type("org.jgroups.protocols.UNICAST2") != null)
+            out.add("unicast2");
+        return out;
+    }
+
+    static ProtocolModel get(String name) {
+        if (!available().contains(name))
+            throw new IllegalArgumentException("protocol " + name + ": not in this JGroups release (" + Jg.version()
+                                               + " has " + available() + ")");
+        switch (name) {
+            case "unicast3": return new Unicast3Model();
+            default: throw new IllegalArgumentException("protocol " + name + ": the harness has no model of it yet");
+        }
+    }
+}

@@ -1,0 +1,66 @@
+"""UNICAST3 read from the harness (``java/seqcheck/jgroups/Unicast3Model.java``) as ``spec/unicast3.py``
+values, and the releases the spec stands for.
+
+Messages map field for field (a release without timestamps, 3.4.x, reads ts 0, as the spec's
+``no_timestamps`` variant sends them). State: a send entry's HA and HS are its table's highest
+delivered and highest received seqnos and its unacked payloads the messages stored above HA; a
+receive entry's ``delivered`` is its table's highest delivered seqno and ``buffered`` the messages
+it holds above it; ``sync_sent`` is the key set of ``last_sync_sent``; ``xmit_last`` the
+``xmit_task_map``; ``next_conn_id`` is ``last_conn_id`` (the id the next send entry gets).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
+from impl.common import payload_number
+from spec import unicast3 as u3
+
+_STATES = {"OPEN": u3.OPEN, "CLOSING": u3.CLOSING}
+
+
+def message(m: dict[str, Any]) -> u3.Msg:
+    kind = m["type"]
+    if kind == "DATA":
+        return u3.Data(m["seqno"], m["conn_id"], m["first"], payload_number(bytes.fromhex(m["payload"])))
+    if kind == "ACK":
+        return u3.Ack(m["seqno"], m["conn_id"], m["ts"])
+    if kind == "SEND_FIRST_SEQNO":
+        return u3.SendFirstSeqno(m["ts"])
+    if kind == "XMIT_REQ":
+        return u3.XmitReq(tuple(m["seqnos"]))
+    if kind == "CLOSE":
+        return u3.Close(m["conn_id"])
+    raise ValueError(f"UNICAST3 message of type {kind} has no spec counterpart")
+
+
+def _send_entry(e: dict[str, Any]) -> u3.SendEntry:
+    unacked = tuple(payload_number(bytes.fromhex(p)) if p is not None else -1 for p in e["unacked"])
+    return u3.SendEntry(e["conn_id"], _STATES[e["state"]], e["acked"], unacked, tuple(e["watermark"]),
+                        e["last_ts"])
+
+
+def _recv_entry(e: dict[str, Any]) -> u3.RecvEntry:
+    buffered = tuple(message(m) if m is not None else None for m in e["buffered"])
+    return u3.RecvEntry(e["conn_id"], _STATES[e["state"]], e["delivered"], buffered, e["ack_pending"])  # type: ignore[arg-type]
+
+
+def node(state: dict[str, Any], me: int, n: int) -> u3.Node:
+    """The spec node a JGroups member's state stands for."""
+    send = tuple(_send_entry(state["send"][str(p)]) if str(p) in state["send"] else None for p in range(n))
+    recv = tuple(_recv_entry(state["recv"][str(p)]) if str(p) in state["recv"] else None for p in range(n))
+    xmit = tuple(int(state["xmit_last"].get(str(p), 0)) for p in range(n))
+    return u3.Node(me, frozenset(state["members"]), send, recv, frozenset(state["sync_sent"]), xmit,
+                   state["timestamper"], state["next_conn_id"])
+
+
+def timer(t: u3.Timer) -> tuple[str, int | None]:
+    return u3.TIMER_NAMES[t.kind], None if t.peer < 0 else t.peer
+
+
+BINDING = JGroupsBinding(
+    "unicast3", "unicast3", message, node, timer,
+    (ReleaseProfile((3, 3, 0), (3, 5, 0), ("no_sync_rate_limit", "no_timestamps"),
+                    "before JGRP-1875 (3.5.0): no timestamps on ACK/SEND_FIRST_SEQNO, no sync rate limit"),
+     ReleaseProfile((3, 5, 0), None, (), "UNICAST3 with JGRP-1875")))
