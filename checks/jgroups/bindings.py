@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from checks.jgroups.explained import Difference
 from checks.jgroups.locate import JGroupsUnavailable, Release
 
 
@@ -34,6 +35,7 @@ class JGroupsBinding:
     node: Callable[[dict[str, Any], int, int], Any]  # (state, member, members) -> spec node
     timer: Callable[[Any], tuple[str, int | None]]  # spec timer -> (harness timer kind, peer or None)
     profiles: tuple[ReleaseProfile, ...]
+    differences: tuple[Difference, ...] = ()  # the known differences (``explained.py``)
 
     def flags_for(self, release: Release) -> tuple[str, ...]:
         """The spec's variant flags that make it the protocol of ``release``."""
