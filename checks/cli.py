@@ -1,4 +1,4 @@
-"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz, prove, mutate.
+"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz, prove, mutate, conform.
 
 Exit codes: 0 every verdict matches its expectation; 1 some verdict does not; 2 a usage error
 (unknown option, unreadable model or trace file), reported as one line naming the input.
@@ -108,7 +108,22 @@ def _parser() -> argparse.ArgumentParser:
                             "the tree, judge each by lockstep, fuzz and model checks, print the kill table")
     add_mutate_arguments(mutate)
     mutate.set_defaults(run=_mutate)
+    from checks.jgroups.command import add_arguments as add_conform_arguments
+
+    conform = sub.add_parser("conform", help="seeded schedules of a model run by the spec and by JGroups' own "
+                             "protocol classes in lockstep; every divergence explained or reported")
+    add_conform_arguments(conform)
+    conform.set_defaults(run=_conform)
     return parser
+
+
+def _conform(args: argparse.Namespace) -> int:
+    from checks.jgroups.command import ConformUsageError, command
+
+    try:
+        return command(args)
+    except ConformUsageError as error:
+        raise UsageError(str(error)) from None
 
 
 def _mutate(args: argparse.Namespace) -> int:

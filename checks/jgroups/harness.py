@@ -57,6 +57,10 @@ class Harness:
             raise HarnessError(f"harness ({self.release.version}): {op}: {answer['error']}")
         return answer
 
+    def cpu_seconds(self) -> float:
+        """The JVM's CPU time so far (every thread: the harness's, the compilers', the collector's)."""
+        return float(self.command("cpu")["cpu_ns"]) / 1e9
+
     def close(self) -> None:
         if self.process.poll() is None:
             with contextlib.suppress(HarnessError):

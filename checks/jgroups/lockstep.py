@@ -24,7 +24,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from checks.explore.trace import Trace, file_digest
@@ -54,6 +54,8 @@ class Divergence:
     jgroups: str
     kind: str = ""  # "packets", "deliveries", "state"
     member: int = -1
+    spec_packets: tuple[Packet, ...] = ()  # for "packets": what each side sent
+    jgroups_packets: tuple[Packet, ...] = ()
 
     def __str__(self) -> str:
         return (f"step {self.step} ({self.action}): {self.what} differ\n  spec:    {self.spec}\n"
@@ -73,6 +75,7 @@ class JGroupsLockstep:
         self.path: list[tuple[Any, Any]] = []
         self.inflight: dict[Packet, list[int]] = {}
         self.steps_taken = 0
+        self.before: Any = self.state  # the state before the last step
         harness.command("reset", protocol=self.binding.harness_name, members=self.world.n,
                         views=[sorted(v) for v in self.world.initial_views])
 
@@ -87,6 +90,7 @@ class JGroupsLockstep:
         world, before = self.world, self.state
         member, packets, delivered = world.step_effects(before, action)
         answer = self._drive(action, before, member)
+        self.before = before
         self.path.append((action, after))
         self.state = after
         self.steps_taken += 1
@@ -98,7 +102,8 @@ class JGroupsLockstep:
         except (ValueError, KeyError) as error:
             return self._divergence(f"packets of {name}", "spec messages", str(error), "packets", member)
         if Counter(got) != Counter(packets):
-            return self._divergence(f"packets of {name}", _show(packets), _show(got), "packets", member)
+            return replace(self._divergence(f"packets of {name}", _show(packets), _show(got), "packets", member),
+                           spec_packets=tuple(packets), jgroups_packets=tuple(got))
         for packet, sent in zip(got, answer["packets"]):
             self.inflight.setdefault(packet, []).append(sent["id"])
         want_up = [(src, payload) for src, payload in delivered]

@@ -23,7 +23,7 @@ import org.jgroups.Message;
  * timer and the clock virtual (``Clock``), every packet captured when sent (``Capture``) and
  * delivered, copied or dropped only when a command says so.
  *
- * Commands (``op``): hello; reset (protocol, members, views: each member's first view, props: the
+ * Commands (``op``): hello; cpu (the JVM's CPU time); reset (protocol, members, views: each member's first view, props: the
  * protocol's properties by field name); send (m, dst, payload hex); deliver / copy (id of a captured
  * packet; copy delivers a copy and keeps the packet; discard: ids forgotten with it), drop (ids); timer (m, kind, peer); view (m,
  * members); remove (m, peer: the receiver-removal hook); state (m); advance (ms); quit.
@@ -91,6 +91,13 @@ public final class Harness {
                 answer.put("jgroups", Jg.version());
                 answer.put("protocols", Models.available());
                 break;
+            case "cpu": {  // this JVM's CPU time, all threads (compilers and GC included)
+                java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+                long nanos = os instanceof com.sun.management.OperatingSystemMXBean
+                    ? ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime() : -1;
+                answer.put("cpu_ns", nanos);
+                break;
+            }
             case "reset":
                 reset(command);
                 break;

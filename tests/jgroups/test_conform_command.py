@@ -1,0 +1,62 @@
+"""``seqcheck conform``: the command line over the JGroups lockstep."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from checks.cli import main
+from checks.jgroups.harness import Harness
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+LOCKSTEP = MODELS / "fuzz" / "unicast3-lockstep.toml"
+
+
+def test_conform_json(jgroups: Callable[[str], Harness], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    jgroups("3.6.20")  # skips when JGroups is not here
+    rc = main(["conform", str(LOCKSTEP), "--jgroups", "3.6.20", "--runs", "12", "--steps", "80", "--seed", "7",
+               "--json", "--trace-dir", str(tmp_path)])
+    row = json.loads(capsys.readouterr().out)
+    assert rc == 0 and row["unexplained"] == 0
+    assert row["schedules"] == 12 and 0 < row["steps"] <= 12 * 80
+    assert row["jgroups"].startswith("3.6.20.Final") and row["protocol"] == "unicast3"
+    assert row["first_seed"] == 7 and row["cpu_seconds"] > 0 and row["jvm_cpu_seconds"] > 0
+
+
+def test_unexplained_divergence_exits_1_with_a_trace(jgroups: Callable[[str], Harness], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """The spec with JGRP-1548's defect brought back is not 3.6.20: the lockstep tells, exit 1, a trace."""
+    jgroups("3.6.20")
+    rc = main(["conform", str(LOCKSTEP), "--jgroups", "3.6.20", "--runs", "20", "--steps", "150", "--seed", "1",
+               "--spec-flags", "JGRP-1548", "--json", "--trace-dir", str(tmp_path)])
+    row = json.loads(capsys.readouterr().out)
+    assert rc == 1 and row["unexplained"] > 0 and row["spec_flags"] == ["no_hs_resend"]
+    first = row["divergences"][0]
+    trace = json.loads(Path(first["trace"]).read_text())
+    assert trace["kind"] == "divergence" and trace["model"] == str(LOCKSTEP)
+    assert len(trace["steps"]) == first["step"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--jgroups", "9.9.9"], "--jgroups 9.9.9: no such release"),
+    (["--jgroups", "3.6.20", "--runs", "0"], "--runs: expected 1 to"),
+    (["--jgroups", "3.6.20", "--steps", str(10**9)], "--steps: expected 1 to"),
+    (["--jgroups", "3.2.5"], "unicast3 is not in that release"),
+    (["--jgroups", "3.6.20", "--spec-flags", "JGRP-9999"], "--spec-flags: JGRP-9999 is no variant flag"),
+])
+def test_usage_errors_are_one_line(jgroups: Callable[[str], Harness], capsys: pytest.CaptureFixture[str],
+                                   argv: list[str], message: str) -> None:
+    jgroups("3.6.20")
+    assert main(["conform", str(LOCKSTEP), *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_a_model_of_a_protocol_without_binding(jgroups: Callable[[str], Harness],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    jgroups("5.4.12")
+    assert main(["conform", str(MODELS / "fuzz" / "nakack4-lockstep.toml"), "--jgroups", "5.4.12"]) == 2
+    assert "no binding" in capsys.readouterr().err
