@@ -57,6 +57,6 @@ def test_unknown_release_names_what_there_is() -> None:
 
 def test_missing_folder_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SEQCHECK_JGROUPS", str(tmp_path / "nowhere"))
-    with pytest.raises(JGroupsUnavailable, match="no JGroups jars found.*SEQCHECK_JGROUPS=") as found:
+    with pytest.raises(JGroupsUnavailable, match=r"no JGroups jars found.*SEQCHECK_JGROUPS=") as found:
         release("5.4.12")
     assert "\n" not in str(found.value)
