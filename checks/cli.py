@@ -83,6 +83,10 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--engines-with", metavar="NAME",
                         help="the engines under one of seqcheck fuzz's settings (as the fuzz run that found the "
                              "trace had them: timed, rows-of-1, ...); the emitted test uses the default engines")
+    replay.add_argument("--jgroups", metavar="VERSION|JAR",
+                        help="run the trace on a JGroups release instead (its protocol classes in lockstep with the "
+                             "spec as that release) and judge the trace's property on what JGroups did")
+    replay.add_argument("--json", action="store_true", help="with --jgroups: one JSON object")
     replay.set_defaults(run=_replay)
     listing = sub.add_parser("list", help="list protocols, variants and properties")
     listing.set_defaults(run=_list)
@@ -479,6 +483,12 @@ def _replay(args: argparse.Namespace) -> int:
 
     trace = Trace.load(args.trace)
     model_path, protocol = _trace_model(trace, args.trace)
+    if args.jgroups is not None:
+        from checks.jgroups.command import replay_command
+
+        if args.emit_test is not None or args.engines_with is not None:
+            raise UsageError("--jgroups: not with --emit-test or --engines-with (those run the production engines)")
+        return replay_command(args, model_path, protocol, UsageError)
     if args.emit_test is not None:
         if args.emit_test.is_dir():
             raise UsageError(f"--emit-test: {args.emit_test} is a folder; expected a file name (test_*.py)")

@@ -12,6 +12,7 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
@@ -202,3 +203,24 @@ def _text(row: dict[str, Any]) -> str:
         lines.append(f"    jgroups: {d['jgroups']}")
         lines.append(f"    trace:   {d['trace']}")
     return "\n".join(lines)
+
+
+def replay_command(args: argparse.Namespace, model_path: Path, protocol: str | None,
+                   usage: Callable[[str], Exception]) -> int:
+    """``seqcheck replay TRACE --jgroups VERSION``: 0 when JGroups followed the spec (whatever the
+    verdict, which is printed), 1 when it diverged unexplained, 2 (``usage``) for a usage error."""
+    from checks.jgroups.harness import Harness
+    from checks.jgroups.replay import replay_on_jgroups
+
+    try:
+        chosen = release(args.jgroups)
+        binding(load(model_path, protocol=protocol).protocol).flags_for(chosen)
+        with Harness(chosen) as harness:
+            result = replay_on_jgroups(args.trace, str(model_path), protocol, harness)
+    except JGroupsUnavailable as error:
+        raise usage(f"{args.trace}: {error}") from None
+    if args.json:
+        print(json.dumps(result.as_json()))
+    else:
+        print("\n".join(result.lines()))
+    return 1 if result.divergence is not None and result.explained is None else 0
