@@ -559,6 +559,8 @@ def _bench(args: argparse.Namespace) -> int:
             raise UsageError(f"--workers: expected 2 or more (compared with 1), got {args.workers}")
         print(json.dumps(run_workers_bench(args.model, args.workers, repeat=args.repeat)))
         return 0
+    if args.jgroups is not None:
+        return _bench_jgroups(args)
     if args.fuzz:
         from checks.bench.fuzz import run_fuzz_bench
 
@@ -576,6 +578,23 @@ def _bench(args: argparse.Namespace) -> int:
         print(json.dumps(run_engine_bench(args.messages, args.repeat)))
         return 0
     print(json.dumps(run_bench(args.model, repeat=args.repeat)))
+    return 0
+
+
+def _bench_jgroups(args: argparse.Namespace) -> int:
+    from checks.bench.jgroups import run_jgroups_bench
+    from checks.jgroups.locate import JGroupsUnavailable, jdk, release
+
+    if args.runs < 1:
+        raise UsageError(f"--runs: expected a whole number >= 1, got {args.runs}")
+    try:
+        chosen = release(args.jgroups)
+        jdk()
+    except JGroupsUnavailable as error:
+        raise UsageError(str(error)) from None
+    model = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml" if args.model == BENCH_DIR / "unicast3-bench.toml" \
+        else args.model
+    print(json.dumps(run_jgroups_bench(chosen, model, args.runs, args.repeat)))
     return 0
 
 

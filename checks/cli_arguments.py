@@ -49,6 +49,9 @@ def bench_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--runs", type=int, default=2000, help="schedules per fuzz measurement (default 2000)")
     bench.add_argument("--no-spark", action="store_true",
                        help="with --fuzz: the in-process measurements only (no Spark local[1], local[2])")
+    bench.add_argument("--jgroups", metavar="VERSION", help="benchmark the JGroups lockstep (steps/s, wall and CPU "
+                       "with the JVM's) beside the engine lockstep on the same walks (default model: "
+                       "models/fuzz/unicast3-lockstep.toml; --runs walks, default 2000)")
     bench.add_argument("--fpset", type=int, nargs="+", metavar="SIZE",
                        help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
     bench.add_argument("--workers", type=int, metavar="N", help="the checker with --workers 1 and --workers N, "
