@@ -255,7 +255,7 @@ def _code_zip() -> Path:
     with zipfile.ZipFile(target, "w") as archive:
         for package in PACKAGES:
             for path in sorted((root / package).rglob("*")):
-                if path.suffix in (".py", ".toml"):
+                if path.suffix in (".py", ".toml", ".java"):  # .java: the JGroups harness (seqcheck conform)
                     archive.write(path, path.relative_to(root))
     return target
 

@@ -60,3 +60,19 @@ def test_a_model_of_a_protocol_without_binding(jgroups: Callable[[str], Harness]
     jgroups("5.4.12")
     assert main(["conform", str(MODELS / "fuzz" / "nakack4-lockstep.toml"), "--jgroups", "5.4.12"]) == 2
     assert "no binding" in capsys.readouterr().err
+
+
+def test_conform_on_spark_equals_in_process(jgroups: Callable[[str], Harness], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A schedule depends on its seed alone: the same rows on Spark local[2] (a harness JVM per
+    Python worker) as in this process."""
+    jgroups("3.6.20")
+    rows = []
+    for master in ("none", "local[2]"):
+        assert main(["conform", str(LOCKSTEP), "--jgroups", "3.6.20", "--runs", "16", "--steps", "100", "--seed",
+                     "3", "--json", "--master", master, "--partitions", "4", "--trace-dir", str(tmp_path)]) == 0
+        rows.append(json.loads(capsys.readouterr().out))
+    keys = ("schedules", "steps", "explained", "unexplained", "spec_flags")
+    in_process, on_spark = ({k: r[k] for k in keys} for r in rows)
+    assert in_process == on_spark
+    assert rows[1]["master"] == "local[2]"
