@@ -115,7 +115,9 @@ class Bounds:
     receiver_removals: int
     views: tuple[tuple[frozenset[int], ...], ...]  # per member, views installed in this order
     max_in_flight: int
-    stale_packets: bool = False  # lift rule 6: windows may be dropped with their packets in flight
+    # lift rule 6: windows may be dropped with their packets in flight (True), or with the replies of the
+    # window (ACK, SEND_FIRST_SEQNO, XMIT_REQ, STABLE) in flight but no DATA ("replies")
+    stale_packets: bool | str = False
 
 
 class Env(NamedTuple):
@@ -240,12 +242,14 @@ class World:
 
     def quiet(self, net_id: int, sender: int, receiver: int) -> bool:
         """Rule 6: nothing of ``receiver``'s window for ``sender`` is in flight."""
-        if self.bounds.stale_packets:
+        stale = self.bounds.stale_packets
+        if stale is True:
             return True
         busy = self._busy.get(net_id)
         if busy is None:
             busy = self._busy[net_id] = frozenset(
-                pair for p in self.net_table.values[net_id] if (pair := self.adapter.receive_window_of(p)) is not None)
+                pair for p in self.net_table.values[net_id]
+                if (pair := self.adapter.receive_window_of(p)) is not None and (stale != "replies" or p.src == pair[0]))
         return (sender, receiver) not in busy
 
     def within_bounds(self, world: tuple[int, ...]) -> bool:

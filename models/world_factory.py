@@ -49,7 +49,9 @@ class WorldFactory:
                   for k, (key, v) in reader.section("timers", protocol, adapter.timer_keys).items()}
         cfg = adapter.make_config(n, variant, {**adapter.timer_keys, **timers}, _settings(reader, adapter))
         fault_table = {**FAULT_KEYS, **reader.table("faults", {**FAULT_KEYS, "stale_packets": False})}
-        stale = reader.flag("faults.stale_packets", fault_table.pop("stale_packets", False))
+        stale: bool | str = fault_table.pop("stale_packets", False)
+        if stale != "replies" and not isinstance(stale, bool):
+            raise reader.fail("faults.stale_packets", f'true, false or "replies", got {stale!r}')
         faults = {k: reader.natural(f"faults.{k}", v) for k, v in fault_table.items()}
         if faults["max_in_flight"] < 1:
             raise reader.fail("faults.max_in_flight", "at least 1")

@@ -66,7 +66,10 @@ Decisions (digest section 6), each with JGroups' code as the reference
 
 Variants (flags in ``Variant``) bring back historical defects so the checker can find them:
 ``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548), ``remove_on_view_change``
-(JGRP-1586), ``ack_only_new`` (JGRP-1578), ``no_sync_rate_limit`` (JGRP-1874).
+(JGRP-1586), ``ack_only_new`` (JGRP-1578), ``no_sync_rate_limit`` (JGRP-1874). Two more make the
+spec JGroups 3.4.x, as the lockstep with JGroups 3.4.8 showed (``checks/jgroups/unicast3.py``):
+``remove_without_ack_flush`` (removeReceiveConnection without sendPendingAcks) and
+``close_to_non_members`` (removeSendConnection sends CLOSE whatever the view).
 """
 
 from __future__ import annotations
@@ -156,7 +159,11 @@ class Variant:
     no_hs_resend: bool = False  # JGRP-1548: a lost last message is never resent
     remove_on_view_change: bool = False  # JGRP-1586: entries removed at once, unacked lost
     ack_only_new: bool = False  # JGRP-1578: duplicates are not re-acknowledged
-    no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message
+    no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message, none remembered
+    # Two more ways in which 3.4.x (before JGRP-1875's redesign; JGroups 3.4.8 in lockstep shows them)
+    # differs from the releases after it:
+    remove_without_ack_flush: bool = False  # removeReceiveConnection drops the window, pending ACKs unsent
+    close_to_non_members: bool = False  # a send entry's removal sends CLOSE to a peer outside the view too
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,8 +309,12 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
 
 
 def _request_first_seqno(cfg: Config, node: Node, peer: int) -> Step:
-    """sendRequestForFirstSeqno: at most one SEND_FIRST_SEQNO to ``peer`` per sync_min_interval."""
-    if peer in node.sync_sent and not cfg.variant.no_sync_rate_limit:
+    """sendRequestForFirstSeqno: at most one SEND_FIRST_SEQNO to ``peer`` per sync_min_interval.
+    Variant ``no_sync_rate_limit`` (JGRP-1874, 3.4.x): one every time, and no last_sync_sent."""
+    if cfg.variant.no_sync_rate_limit:
+        node, ts = _next_timestamp(cfg, node)
+        return Step(node, (Send(peer, SendFirstSeqno(ts)), SyncRequested(peer)))
+    if peer in node.sync_sent:
         return Step(node, ())
     node, ts = _next_timestamp(cfg, node)
     node = replace(node, sync_sent=node.sync_sent | {peer})
@@ -410,8 +421,11 @@ def on_view(cfg: Config, node: Node, members: frozenset[int]) -> Step:
 
 
 def on_remove_receiver(cfg: Config, node: Node, peer: int) -> Step:
-    """removeReceiveConnection (the hook JGroups' tests use): flush pending ACKs, drop the entry."""
-    node, effects = _send_pending_acks(cfg, node)
+    """removeReceiveConnection (the hook JGroups' tests use): flush pending ACKs, drop the entry.
+    Variant ``remove_without_ack_flush`` (3.4.x): the entry is dropped with its ACK pending."""
+    effects: list[Effect] = []
+    if not cfg.variant.remove_without_ack_flush:
+        node, effects = _send_pending_acks(cfg, node)
     if node.recv[peer] is None:
         return Step(node, tuple(effects))
     node = replace(node, recv=_set(node.recv, peer, None))
@@ -456,16 +470,17 @@ def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
         assert receiver is not None
         return Step(replace(node, recv=_set(node.recv, peer, replace(receiver, state=CLOSING))), ())
     if timer.kind == CLOSE_SEND:
-        return _close_send_entry(node, peer)
+        return _close_send_entry(cfg, node, peer)
     return on_remove_receiver(cfg, node, peer)  # CLOSE_RECV: same as the hook
 
 
-def _close_send_entry(node: Node, peer: int) -> Step:
-    """conn_close_timeout expired on a CLOSING send entry: remove it; CLOSE the peer if a member."""
+def _close_send_entry(cfg: Config, node: Node, peer: int) -> Step:
+    """conn_close_timeout expired on a CLOSING send entry: remove it; CLOSE the peer if a member
+    (variant ``close_to_non_members``, 3.4.x: whether or not it is)."""
     entry = node.send[peer]
     assert entry is not None
     effects: list[Effect] = []
-    if peer in node.members:
+    if peer in node.members or cfg.variant.close_to_non_members:
         effects.append(Send(peer, Close(entry.conn_id)))
     if entry.unacked:
         effects.append(Discarded(peer, entry.unacked, True))

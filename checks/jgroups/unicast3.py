@@ -103,7 +103,9 @@ DIFFERENCES = (
 
 BINDING = JGroupsBinding(
     "unicast3", "unicast3", message, node, timer,
-    (ReleaseProfile((3, 3, 0), (3, 5, 0), ("no_sync_rate_limit", "no_timestamps"),
-                    "before JGRP-1875 (3.5.0): no timestamps on ACK/SEND_FIRST_SEQNO, no sync rate limit"),
+    (ReleaseProfile((3, 3, 0), (3, 5, 0),
+                    ("close_to_non_members", "no_sync_rate_limit", "no_timestamps", "remove_without_ack_flush"),
+                    "before JGRP-1875 (3.5.0): no timestamps on ACK/SEND_FIRST_SEQNO, no sync rate limit (and no "
+                    "last_sync_sent), a receiver removal that does not flush pending ACKs, CLOSE sent to non-members"),
      ReleaseProfile((3, 5, 0), None, (), "UNICAST3 with JGRP-1875")),
     DIFFERENCES)

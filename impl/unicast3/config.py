@@ -39,7 +39,9 @@ class Variant:
     no_hs_resend: bool = False  # JGRP-1548: a lost last message is never resent
     remove_on_view_change: bool = False  # JGRP-1586: entries removed at once, unacked lost
     ack_only_new: bool = False  # JGRP-1578: duplicates are not re-acknowledged
-    no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message
+    no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message, none remembered
+    remove_without_ack_flush: bool = False  # 3.4.x: removeReceiveConnection leaves pending ACKs unsent
+    close_to_non_members: bool = False  # 3.4.x: a send entry's removal sends CLOSE to a non-member too
 
 
 

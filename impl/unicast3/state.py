@@ -125,14 +125,18 @@ class Member(Generic[P]):
 
     def request_first_seqno(self, peer: P, *, now: int) -> None:
         """sendRequestForFirstSeqno: at most one SEND_FIRST_SEQNO per peer per sync_min_interval
-        (``addIfAbsentOrExpired``); the no_sync_rate_limit variant sends one every time."""
+        (``addIfAbsentOrExpired``); the no_sync_rate_limit variant sends one every time and
+        remembers none (3.4.x had no last_sync_sent)."""
         cfg = self.config
+        if self.variant.no_sync_rate_limit:  # 3.4.x: no last_sync_sent at all
+            self.emit(peer, SendFirstSeqnoMsg(self.next_timestamp()))
+            return
         claimed = claim_sync(self.sync_sent, peer, now=now, interval=cfg.sync_min_interval,
                              capacity=cfg.max_receive_entries)
         if claimed is None:
             self.stats.sync_table_full += 1
             return
-        if not claimed and not self.variant.no_sync_rate_limit:
+        if not claimed:
             return
         self.emit(peer, SendFirstSeqnoMsg(self.next_timestamp()))
 

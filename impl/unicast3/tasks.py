@@ -79,8 +79,9 @@ def remove_expired(m: Member[P], *, now: int) -> None:
 
 
 def _close_send_entry(m: Member[P], peer: P, *, now: int) -> None:
-    """Spec ``_close_send_entry``: CLOSE(conn_id) if the peer is a member, then remove."""
-    if peer in m.members:
+    """Spec ``_close_send_entry``: CLOSE(conn_id) if the peer is a member (or, variant
+    close_to_non_members, whether or not), then remove."""
+    if peer in m.members or m.variant.close_to_non_members:
         m.emit(peer, CloseMsg(m.send[peer].conn_id))
     m.remove_send(peer, Event.EXPIRED, now=now)
 
@@ -122,8 +123,10 @@ def close_connection(m: Member[P], peer: P, *, now: int) -> None:
 
 
 def remove_receive_connection(m: Member[P], peer: P, *, event: Event = Event.REMOVE, now: int) -> None:
-    """Spec ``on_remove_receiver``: flush every pending ACK, then drop the receive entry."""
-    m.send_pending_acks()
+    """Spec ``on_remove_receiver``: flush every pending ACK (not under the variant
+    remove_without_ack_flush), then drop the receive entry."""
+    if not m.variant.remove_without_ack_flush:
+        m.send_pending_acks()
     if peer in m.recv:
         m.remove_recv(peer, event, now=now)
 

@@ -43,6 +43,9 @@ class Unicast3Adapter(UnicastAdapter):
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-1873": "no_timestamps", "JGRP-1548": "no_hs_resend", "JGRP-1586": "remove_on_view_change",
         "JGRP-1578": "ack_only_new", "JGRP-1874": "no_sync_rate_limit",
+        # JGroups 3.4.x (before JGRP-1875's redesign), as the lockstep with JGroups 3.4.8 showed
+        "3.4.x-remove-without-ack-flush": "remove_without_ack_flush",
+        "3.4.x-close-to-non-members": "close_to_non_members",
     }
     timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": False, "conn_close": True,
                                              "xmit_per_connection": False}
@@ -144,7 +147,7 @@ class Unicast3Adapter(UnicastAdapter):
             syncs[timer.peer * n + member] = 0
 
     def observe_sync_request(self, syncs: list[int], pair: int) -> int:
-        syncs[pair] += 1  # requests since the requester's last SYNC_EXPIRED for that sender
+        syncs[pair] = min(syncs[pair] + 1, 2)  # requests since the requester's last SYNC_EXPIRED: 0, 1, more
         return self.step_bit("sync_rate_limited") if syncs[pair] > 1 else 0
 
     def describe_send(self, entry: Any) -> str:

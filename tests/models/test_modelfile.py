@@ -149,7 +149,9 @@ MISTAKES: list[tuple[str, str, str, str]] = [
      "one of duplicate, loss, max_in_flight, receiver_removals, stale_packets"),
     ("faults-max-in-flight-0", model_text(faults="max_in_flight = 0"), "faults.max_in_flight", "at least 1"),
     ("faults-stale-not-bool", model_text(faults="stale_packets = 1"), "faults.stale_packets",
-     "true or false, got 1"),
+     'true, false or "replies", got 1'),
+    ("faults-stale-other-text", model_text(faults='stale_packets = "acks"'), "faults.stale_packets",
+     'true, false or "replies", got \'acks\''),
     ("faults-not-table", model_text(top=TOP + "\nfaults = 1", faults=None), "faults", "a table"),
     # timers
     ("timers-unknown-key", model_text(timers="xmit = true"), "timers.xmit", "one of conn_close, conn_expiry"),
