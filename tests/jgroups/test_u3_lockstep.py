@@ -15,7 +15,7 @@ from models.modelfile import load
 MODEL = load(Path(__file__).resolve().parents[2] / "models" / "fuzz" / "unicast3-lockstep.toml")
 
 
-@pytest.mark.parametrize("version", ["3.6.20"])
+@pytest.mark.parametrize("version", ["3.4.8", "3.6.20"])
 def test_spec_agrees_with_jgroups(jgroups: Callable[[str], Harness], version: str) -> None:
     harness = jgroups(version)
     steps = 0

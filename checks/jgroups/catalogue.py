@@ -1,0 +1,28 @@
+"""The bug catalogue on real JGroups: each historical defect's model, the release that had the bug
+and the one that fixed it. ``tests/jgroups/test_bug_catalogue.py`` checks every entry: the model's
+counterexample, replayed on the buggy release (``seqcheck replay TRACE --jgroups BUGGY``), violates
+the model's property on what JGroups did; on the fixed release it violates nothing. The README's
+table is this list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Bug:
+    jira: str
+    model: str  # under models/
+    buggy: str  # a release that has the bug (--jgroups name)
+    fixed: str  # a release that has the fix
+    note: str = ""
+
+
+CATALOGUE: tuple[Bug, ...] = (
+    Bug("JGRP-1873", "unicast3/jgrp1873-jgroups-3.4.toml", "3.4.8", "3.6.20",
+        "UNICAST3: an ACK delayed across a receiver reset purges what the new window needs; 3.6.20's timestamps "
+        "refuse it"),
+    Bug("JGRP-1874", "unicast3/jgrp1874-jgroups-3.4.toml", "3.4.8", "3.6.20",
+        "UNICAST3: one SEND_FIRST_SEQNO per non-first message; 3.6.20 sends one per sync_min_interval"),
+)
