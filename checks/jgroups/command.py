@@ -198,6 +198,8 @@ def _text(row: dict[str, Any]) -> str:
              f"{row['steps_per_second'] or 0:,.0f} steps/s, {row['steps_per_cpu_second'] or 0:,.0f} per CPU-second",
              f"  divergences: {row['unexplained']} unexplained; explained: {explained}"]
     for d in row["divergences"]:
+        if d["explained"]:
+            continue
         lines.append(f"  seed {d['seed']} step {d['step']} ({d['action']}): {d['what']} differ")
         lines.append(f"    spec:    {d['spec']}")
         lines.append(f"    jgroups: {d['jgroups']}")

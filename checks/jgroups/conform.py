@@ -29,7 +29,7 @@ from checks.jgroups.locate import release
 from checks.jgroups.lockstep import random_walk
 from models.modelfile import Model, load
 
-MAX_KEPT = 20  # divergences kept per model with their traces (the counts cover all)
+MAX_KEPT = 20  # divergences kept per model and kind (explained or not) with their traces (counts cover all)
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class RangeResult:
     python_cpu: float = 0.0
     jvm_cpu: float = 0.0
     explained: dict[str, int] = field(default_factory=dict)  # difference name -> schedules it ended
-    divergences: list[dict[str, Any]] = field(default_factory=list)  # unexplained, with traces
+    divergences: list[dict[str, Any]] = field(default_factory=list)  # with traces, explained ones flagged
     unexplained: int = 0
     jgroups: str = ""
     flags: tuple[str, ...] = ()
@@ -61,7 +61,9 @@ class RangeResult:
         self.jvm_cpu += other.jvm_cpu
         for name, count in other.explained.items():
             self.explained[name] = self.explained.get(name, 0) + count
-        self.divergences.extend(other.divergences[:max(0, MAX_KEPT - len(self.divergences))])
+        for explained in (False, True):
+            room = MAX_KEPT - sum(1 for d in self.divergences if d["explained"] == explained)
+            self.divergences.extend([d for d in other.divergences if d["explained"] == explained][:max(0, room)])
         self.unexplained += other.unexplained
         self.jgroups = self.jgroups or other.jgroups
         self.flags = self.flags or other.flags
@@ -88,15 +90,17 @@ class Conformer:
             difference = explain(result.divergence, result.run)
             if difference is not None:
                 out.explained[difference.name] = out.explained.get(difference.name, 0) + 1
-                continue
-            out.unexplained += 1
-            if len(out.divergences) < MAX_KEPT:
+            else:
+                out.unexplained += 1
+            kept = sum(1 for d in out.divergences if d["explained"] == (difference is not None))
+            if kept < MAX_KEPT:
                 trace = result.run.trace(result.divergence, seed).to_json()
                 trace["model"] = self.plan.model_path
                 d = result.divergence
                 out.divergences.append({"seed": seed, "step": d.step, "action": d.action, "what": d.what,
-                                        "spec": d.spec, "jgroups": d.jgroups, "explained": False,
-                                        "reason": None, "trace": trace})
+                                        "spec": d.spec, "jgroups": d.jgroups, "explained": difference is not None,
+                                        "reason": None if difference is None else
+                                        f"{difference.name}: {difference.reason}", "trace": trace})
         out.python_cpu = time.process_time() - cpu0
         out.jvm_cpu = self.harness.cpu_seconds() - jvm0
         return out
