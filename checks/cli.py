@@ -1,4 +1,4 @@
-"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz, prove, mutate, conform.
+"""The ``seqcheck`` command: check, show, replay, list, bench, fuzz, prove, mutate, conform, demo, validate.
 
 Exit codes: 0 every verdict matches its expectation; 1 some verdict does not; 2 a usage error
 (unknown option, unreadable model or trace file), reported as one line naming the input.
@@ -7,12 +7,14 @@ Exit codes: 0 every verdict matches its expectation; 1 some verdict does not; 2 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import resource
 import sys
 import tempfile
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -118,7 +120,23 @@ def _parser() -> argparse.ArgumentParser:
                              "protocol classes in lockstep; every divergence explained or reported")
     add_conform_arguments(conform)
     conform.set_defaults(run=_conform)
+    for name, module, text in (
+            ("demo", "checks.demo.command", "N endpoints of a protocol in separate processes on loopback, through a "
+             "fault-injecting link: live counts and a verdict"),
+            ("validate", "checks.validate.command", "check event logs of real runs against the spec, step by step")):
+        added = sub.add_parser(name, help=text)
+        importlib.import_module(module).add_arguments(added)
+        added.set_defaults(run=partial(_run_module, module))
     return parser
+
+
+def _run_module(module: str, args: argparse.Namespace) -> int:
+    """A command whose options and handler live in ``module`` (its usage errors: ``USAGE_ERRORS``)."""
+    found = importlib.import_module(module)
+    try:
+        return int(found.command(args))
+    except found.USAGE_ERRORS as error:
+        raise UsageError(str(error)) from None
 
 
 def _conform(args: argparse.Namespace) -> int:
@@ -550,7 +568,7 @@ def _bench(args: argparse.Namespace) -> int:
             raise UsageError(f"--fpset: expected sizes >= 1, got {min(args.fpset)}")
         print(json.dumps(run_fpset_bench(args.fpset)))
         return 0
-    if not args.engine:
+    if not args.engine and not args.net:
         load(args.model)  # a missing or bad model is one line here, not a failed benchmark process
     if args.workers is not None:
         from checks.bench.workers import run_workers_bench
@@ -561,6 +579,11 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     if args.jgroups is not None:
         return _bench_jgroups(args)
+    if args.net:
+        from checks.bench.net import run_net_bench
+
+        print(json.dumps(run_net_bench(args.messages, args.repeat)))
+        return 0
     if args.fuzz:
         from checks.bench.fuzz import run_fuzz_bench
 

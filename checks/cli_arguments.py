@@ -52,6 +52,10 @@ def bench_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--jgroups", metavar="VERSION", help="benchmark the JGroups lockstep (steps/s, wall and CPU "
                        "with the JVM's) beside the engine lockstep on the same walks (default model: "
                        "models/fuzz/unicast3-lockstep.toml; --runs walks, default 2000)")
+    bench.add_argument("--net", action="store_true",
+                       help="benchmark the network runtime: UNICAST3 messages/s and p50/p99 delivery latency between "
+                            "two endpoints over loopback, without loss and with 5%% loss, beside raw asyncio UDP "
+                            "on the same sockets (--messages per run)")
     bench.add_argument("--fpset", type=int, nargs="+", metavar="SIZE",
                        help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
     bench.add_argument("--workers", type=int, metavar="N", help="the checker with --workers 1 and --workers N, "

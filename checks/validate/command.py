@@ -23,6 +23,9 @@ class ValidateUsageError(Exception):
     """A mistake in what the user asked for; one line, exit status 2."""
 
 
+USAGE_ERRORS = (ValidateUsageError,)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logs", nargs="+", type=Path, help="event logs of one run (impl/runtime endpoints' log=...)")
     parser.add_argument("--trace-dir", type=Path, default=Path("traces"),

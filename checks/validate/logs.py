@@ -20,7 +20,7 @@ from checks.validate.protocols import LogRefused, Protocol, protocol
 
 FORMAT = "seqcheck-netlog/1"
 MAX_LINE = 64 << 20
-EVENTS = frozenset({"send", "mcast", "in", "timer", "view", "join", "merge", "become_server"})
+EVENTS = frozenset({"send", "mcast", "in", "timer", "xmit", "view", "join", "merge", "become_server"})
 
 
 class StepError(ValueError):

@@ -9,7 +9,8 @@ the log says the engine sent and delivered, in order. Rules:
    payload)``; NAKACK4 with send_atomically off: then the thread's ``SEND`` timer, if the log says
    the send went out at once); ``in`` is a datagram, decoded with the engine's codec limits and
    mapped to the spec's message (``checks/validate/protocols.py``); ``view``, ``join``, ``merge``
-   are membership stimuli; ``become_server`` fires BECOME_SERVER; ``resumed`` sends fire their
+   are membership stimuli; ``become_server`` fires BECOME_SERVER; ``xmit`` fires the retransmit
+   task's XMIT timer out of its period (the endpoint's early run); ``resumed`` sends fire their
    ``SEND`` timers after the step's input. A timer the spec does not enable is not allowed.
 2. Time (``timer``): the engine's periodic tasks run by the timed rules of the lockstep
    (``checks/conform/timed_rules.py``): a task is due one period after its last run (the first one
@@ -181,6 +182,8 @@ class MemberReplay:
             return self._datagram(line, integer(record, "from"), hex_bytes(record, "data"), record)
         elif ev == "timer":
             self._tasks()
+        elif ev == "xmit":  # the retransmit task run early (impl/runtime/drivers.py: ack_after)
+            return self._timer(line, self.proto.spec.XMIT, -1, "the retransmit task's XMIT")
         elif ev == "view":
             self._apply(("view", frozenset(members_of(record, "members"))), None)
         elif ev == "join":

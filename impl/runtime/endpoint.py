@@ -14,7 +14,8 @@ Rules
    engine sees it.
 2. Time is the event loop's clock: ``now`` is the integer milliseconds since the endpoint
    opened, never decreasing. The engine's timer is one ``call_at`` at ``get_timer()``, re-armed
-   after every input.
+   after every input. UNICAST3's retransmit task also runs after ``Config.ack_threshold``
+   deliveries (``Driver.ack_after``), so ACKs keep pace with the traffic as JGroups' do.
 3. Back-pressure is an ``await``: ``send`` waits while the engine refuses more unacknowledged
    messages (``SendWindowFull``), NAKACK4's blocked sender waits until ACKs let its held message
    go out, and every send waits while the application has more undelivered messages waiting
@@ -59,6 +60,7 @@ class EndpointLimits:
     max_pending_deliveries: int = 1 << 16  # delivered messages the application has not taken yet ...
     max_pending_delivery_bytes: int = 64 << 20  # ... and their payload bytes: beyond, reading pauses
     recv_batch: int = 256  # datagrams read per wake-up before outputs are flushed
+    send_burst: int = 64  # sends that did not wait before ``send`` yields to the loop once (fairness)
     socket_buffer: int = 4 << 20  # SO_RCVBUF and SO_SNDBUF asked for (the kernel may give less)
     max_log_bytes: int = DEFAULT_MAX_BYTES
 
@@ -85,6 +87,7 @@ class EndpointStats:
     backpressure_waits: int = 0  # sends that waited for the engine to make room
     reads_paused: int = 0  # times reading stopped because the application fell behind
     timer_runs: int = 0
+    early_xmits: int = 0  # retransmit runs after ``Driver.ack_after`` deliveries (UNICAST3's ACKs)
     bytes_in: int = 0
     bytes_out: int = 0
     extra: dict[str, int] = field(default_factory=dict)
@@ -130,6 +133,8 @@ class Endpoint:
         self._progress: asyncio.Future[None] | None = None
         self._held: dict[int, asyncio.Future[int]] = {}
         self._loopback: deque[bytes] = deque()
+        self._since_xmit = 0  # deliveries since the retransmit task last ran early (Driver.ack_after)
+        self._burst = 0  # sends since the last time ``send`` yielded to the loop
 
     # ------------------------------------------------------------------ opening and closing
     async def __aenter__(self) -> Endpoint:
@@ -232,10 +237,11 @@ class Endpoint:
                 await self._wait_progress()
                 continue
             now = self._now()
-            before = self._log_before()
+            before = self._log_before() if self._log is not None else None
             submitted = driver.submit(dst, payload, now)
             if submitted is None:
                 self.stats.backpressure_waits += 1
+                self._burst = 0
                 await self._wait_progress()
                 continue
             self.stats.sent += 1
@@ -247,6 +253,10 @@ class Endpoint:
                 self._flush()
             self._after_inputs()
             if not submitted.held:
+                self._burst += 1
+                if self._burst >= self.limits.send_burst:  # let the loop read the socket (ACKs) now and then
+                    self._burst = 0
+                    await asyncio.sleep(0)
                 return submitted.seqno
             future = self._held[submitted.seqno] = self._loop_().create_future()
             return await future
@@ -386,6 +396,7 @@ class Endpoint:
         before = self._log_before()
         self.engine.handle_timer(now=now)
         self.stats.timer_runs += 1
+        self._since_xmit = 0
         self._flush({"t": now, "ev": "timer"} if self._log is not None else None, before)
         self._after_inputs()
 
@@ -460,6 +471,7 @@ class Endpoint:
         return self._driver().limit_counts() if self._log is not None else None
 
     def _deliver(self, up: list[tuple[int, bytes]]) -> None:
+        self._since_xmit += len(up)
         self._deliveries.extend(up)
         self.stats.delivered += len(up)
         self._delivery_bytes += sum(len(p) for _, p in up)
@@ -484,6 +496,14 @@ class Endpoint:
         return src, payload
 
     def _after_inputs(self) -> None:
+        driver = self._driver()
+        if driver.ack_after and self._since_xmit >= driver.ack_after and not self._closed:
+            self._since_xmit = 0
+            now = self._now()
+            before = self._log_before()
+            driver.run_retransmit_task(now)
+            self.stats.early_xmits += 1
+            self._flush({"t": now, "ev": "xmit"} if self._log is not None else None, before)
         self._arm()
         self._signal_progress()
 

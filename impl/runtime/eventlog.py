@@ -13,7 +13,8 @@ the endpoint closed cleanly) an ``end`` line:
   ``[src, payload hex]``, in order), "resumed" (NAKACK4: held sends passed down in this step,
   ``[seqno, status]``), "limits" (the engine's limit counters that moved: ``{name: delta}``)}``.
   Inputs: ``send`` (``to``, ``payload``, ``seqno``), ``mcast`` (``payload``, ``seqno``, ``status``),
-  ``in`` (``from``, ``data``: a datagram), ``timer`` (``handle_timer`` at ``t``), ``view``
+  ``in`` (``from``, ``data``: a datagram), ``timer`` (``handle_timer`` at ``t``), ``xmit`` (the
+  retransmit task run early: ``fire_timer`` of the spec's XMIT), ``view``
   (``members``), ``join`` (``joiner``, ``view``: the coordinator answers a join and installs the
   view), ``merge`` (``digest``, ``view``), ``become_server``.
 - With ``decoded`` on, each datagram also carries its decoded form for people (``"msg"`` beside

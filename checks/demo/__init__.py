@@ -1,0 +1,1 @@
+"""``seqcheck demo``: the network runtime (``impl/runtime``) shown end to end, one process per member."""
