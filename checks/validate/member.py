@@ -25,6 +25,10 @@ the log says the engine sent and delivered, in order. Rules:
    ``follow`` limit the engine's state is one the spec does not name, so this member is followed
    no further (reported, never passed silently).
 4. A malformed datagram (one the engine's codec refuses) has no spec step: nothing may come of it.
+   Nor has a datagram naming a member outside the logs' members 0 .. n-1 (in an XMIT_REQ, a view
+   or a digest: only a hostile peer sends one): the engine must send and deliver nothing for it,
+   and the spec member stays as it was (the engine's own state is not seen: a later step that
+   depends on a change it made would differ from the spec and be reported there).
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import Any
 
 from checks.conform.timed_rules import observe
 from checks.validate.logs import Header, StepError, event, hex_bytes, integer, members_of, pairs
-from checks.validate.protocols import Payloads
+from checks.validate.protocols import Foreign, Payloads
 from models.world import AppSend, DeliverPacket, FireTimer, Packet
 
 DROP = frozenset({"malformed", "bad_seqno", "beyond_window", "receive_table_full", "held_bytes_full",
@@ -207,6 +211,9 @@ class MemberReplay:
             return None  # rule 4: compared as a step that does nothing
         try:
             spec_msg = self.proto.to_spec(msg, self.payloads, self.n)
+        except Foreign:
+            self.malformed = True  # rule 4
+            return None
         except ValueError as error:
             return self._violation(line, f"the datagram has no spec message: {error}")
         self._apply(Packet(src, self.me, type(spec_msg).__name__, spec_msg), "packet")

@@ -46,6 +46,16 @@ class LogRefused(ValueError):
     """A log this validator cannot judge (its configuration has no spec step); one line."""
 
 
+class Foreign(ValueError):
+    """A datagram naming a member outside the logs' members 0 .. n-1: the spec has no message for it."""
+
+
+def _member(value: object, n: int) -> int:
+    if type(value) is not int or not 0 <= value < n:
+        raise Foreign(f"it names member {value!r}, not one of 0..{n - 1}")
+    return value
+
+
 class Payloads:
     """Payload bytes <-> the spec's payload ints (in order of first appearance, from 1)."""
 
@@ -92,9 +102,7 @@ def _u2_spec(msg: Any, pid: Callable[[bytes], int]) -> Any:
 def _spec_digest(entries: Any, n: int) -> tuple[tuple[int, int] | None, ...]:
     digest: list[tuple[int, int] | None] = [None] * n
     for member, hd, hr in entries:
-        if type(member) is not int or not 0 <= member < n:
-            raise ValueError(f"digest names member {member!r}, not one of 0..{n - 1}")
-        digest[member] = (hd, hr)
+        digest[_member(member, n)] = (hd, hr)
     return tuple(digest)
 
 
@@ -103,19 +111,19 @@ def _nak_spec(spec: Any, codec: Any, n: int) -> Callable[[Any, Callable[[bytes],
         if isinstance(msg, codec.McastMsg):
             return spec.Data(msg.seqno, pid(msg.payload))
         if isinstance(msg, codec.NakXmitReqMsg):
-            return spec.XmitReq(msg.sender, tuple(msg.request.seqnos))
+            return spec.XmitReq(_member(msg.sender, n), tuple(msg.request.seqnos))
         if isinstance(msg, codec.XmitRspMsg):
-            return spec.XmitRsp(msg.sender, msg.seqno, pid(msg.payload))
+            return spec.XmitRsp(_member(msg.sender, n), msg.seqno, pid(msg.payload))
         if isinstance(msg, codec.HighestSeqnoMsg):
             return spec.HighestSeqno(msg.seqno)
         if isinstance(msg, codec.JoinRspMsg):
-            return spec.JoinRsp(tuple(msg.view), _spec_digest(msg.digest, n))
+            return spec.JoinRsp(tuple(_member(m, n) for m in msg.view), _spec_digest(msg.digest, n))
         if spec is n4spec and isinstance(msg, n4codec.AckMsg):
             return n4spec.Ack(msg.seqno)
         if spec is n2spec and isinstance(msg, n2codec.StableMsg):
-            return n2spec.StableVote(tuple(msg.view), _spec_digest(msg.digest, n))
+            return n2spec.StableVote(tuple(_member(m, n) for m in msg.view), _spec_digest(msg.digest, n))
         if spec is n2spec and isinstance(msg, n2codec.StabilityMsg):
-            return n2spec.Stability(tuple(msg.view), _spec_digest(msg.digest, n))
+            return n2spec.Stability(tuple(_member(m, n) for m in msg.view), _spec_digest(msg.digest, n))
         raise ValueError(f"no spec message for {msg!r}")
     return to_spec
 
@@ -260,4 +268,4 @@ def protocol(name: object) -> Protocol:
     return PROTOCOLS[name]
 
 
-__all__ = ["PROTOCOLS", "CodecLimits", "LogRefused", "Payloads", "Protocol", "protocol", "spec_payload"]
+__all__ = ["PROTOCOLS", "CodecLimits", "Foreign", "LogRefused", "Payloads", "Protocol", "protocol", "spec_payload"]
