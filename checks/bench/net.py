@@ -14,43 +14,37 @@ raw rate; the issue's bar is 0.5.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import statistics
-import sys
 import time
 from typing import Any
+
+from checks.demo.children import Child
 
 PAYLOAD = 64
 PHASES = (("raw", 0.0), ("engine", 0.0), ("engine", 0.05))
 
 
 class _Side:
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
-        self.process = process
+    def __init__(self, child: Child) -> None:
+        self.child = child
 
     async def tell(self, **command: Any) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write((json.dumps(command) + "\n").encode())
-        await self.process.stdin.drain()
+        self.child.tell(command)
 
     async def expect(self, kind: str) -> dict[str, Any]:
-        assert self.process.stdout is not None
         while True:
-            line = await asyncio.wait_for(self.process.stdout.readline(), 600)  # only stops a hung bench
-            if not line:
+            found = await asyncio.wait_for(self.child.read(), 600)  # only stops a hung bench
+            if found is None:
                 raise RuntimeError(f"bench --net: a side exited before saying {kind}")
-            found: dict[str, Any] = json.loads(line)
             if found.get("kind") == kind:
                 return found
 
 
 async def _spawn(role: str, sock: socket.socket, peer: tuple[str, int]) -> _Side:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "checks.bench.net_role", role, str(sock.fileno()), peer[0], str(peer[1]),
-        pass_fds=[sock.fileno()], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-    return _Side(process)
+    args = [role, str(sock.fileno()), peer[0], str(peer[1])]
+    return _Side(await Child.start("checks.bench.net_role", args, [sock.fileno()]))
 
 
 async def _phase(sender: _Side, receiver: _Side, mode: str, loss: float, messages: int,
@@ -108,9 +102,7 @@ async def _bench(messages: int, repeat: int) -> dict[str, Any]:
                 runs[name].append(await _phase(sender, receiver, mode, loss, messages, phase))
     finally:
         for side in (sender, receiver):
-            if side.process.stdin is not None:
-                side.process.stdin.close()
-            await side.process.wait()
+            await side.child.finish(30.0)
     return {name: _median(found) for name, found in runs.items()}
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from checks.demo.children import Child
 from impl.runtime import Delay, Faults, Link
 from impl.runtime.drivers import PROTOCOLS
 
@@ -121,10 +122,11 @@ def check_args(args: argparse.Namespace) -> Faults:
 @dataclass
 class Member:
     me: int
-    process: asyncio.subprocess.Process
+    child: Child
     last: dict[str, Any] = field(default_factory=dict)
     done: bool = False
     final: dict[str, Any] | None = None
+    exit: int | None = None
 
 
 def command(args: argparse.Namespace) -> int:
@@ -157,10 +159,7 @@ async def _demo(args: argparse.Namespace, faults: Faults, plan: list[Cut], seed:
         config = {"me": i, "members": n, "messages": args.messages, "protocol": args.protocol, "size": args.size,
                   "fd": sock.fileno(), "directory": {str(m): list(a) for m, a in fronts.items()},
                   "log": None if args.log_dir is None else str(args.log_dir / f"member-{i}.jsonl")}
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "checks.demo.member", json.dumps(config), pass_fds=[sock.fileno()],
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
-        members.append(Member(i, process))
+        members.append(Member(i, await Child.start("checks.demo.member", [json.dumps(config)], [sock.fileno()])))
     for sock in socks:
         sock.close()  # the children hold them now
     started = time.monotonic()
@@ -175,27 +174,20 @@ async def _demo(args: argparse.Namespace, faults: Faults, plan: list[Cut], seed:
     schedule.cancel()
     link.heal()
     for m in members:
-        await _tell(m, {"stop": True})
+        m.child.tell({"stop": True})
     await asyncio.wait(readers, timeout=30)
     for m in members:
-        if m.process.returncode is None:
-            m.process.kill()
-        await m.process.wait()
+        m.exit = await m.child.finish(5.0)
     link.close()
     live.end()
     return _result(args, members, link, seed, faults, time.monotonic() - started, timed_out)
 
 
 async def _read(member: Member, live: _Live) -> None:
-    assert member.process.stdout is not None
     while True:
-        line = await member.process.stdout.readline()
-        if not line:
+        report = await member.child.read()
+        if report is None:
             return
-        try:
-            report = json.loads(line)
-        except ValueError:
-            continue
         member.last = report
         if report.get("kind") == "done":
             member.done = True
@@ -206,20 +198,9 @@ async def _read(member: Member, live: _Live) -> None:
 
 async def _until_done(members: list[Member]) -> None:
     while not all(m.done for m in members):
-        if any(m.process.returncode not in (None, 0) for m in members):
+        if any(m.child.exit_code not in (None, 0) for m in members):
             return
         await asyncio.sleep(0.05)
-
-
-async def _tell(member: Member, command: dict[str, Any]) -> None:
-    stdin = member.process.stdin
-    if stdin is None or stdin.is_closing():
-        return
-    try:
-        stdin.write((json.dumps(command) + "\n").encode())
-        await stdin.drain()
-    except (ConnectionError, BrokenPipeError):
-        pass
 
 
 async def _cuts(plan: list[Cut], link: Link, members: list[Member], n: int, protocol: str, live: _Live) -> None:
@@ -243,7 +224,7 @@ async def _cuts(plan: list[Cut], link: Link, members: list[Member], n: int, prot
         if views:
             for m in members:
                 side = next((g for g in cut.groups if m.me in g), (m.me,)) if on else tuple(range(n))
-                await _tell(m, {"view": list(side)})
+                m.child.tell({"view": list(side)})
 
 
 def _name(member: int) -> str:
@@ -309,7 +290,7 @@ def _result(args: argparse.Namespace, members: list[Member], link: Link, seed: i
     per_member = [{"member": _name(m.me), "ok": bool(f.get("ok")), "delivered": f.get("delivered", 0),
                    "duplicates": f.get("duplicates", 0), "out_of_order": f.get("out_of_order", 0),
                    "foreign": f.get("foreign", 0), "complete": bool(f.get("complete")),
-                   "exit": m.process.returncode} for m, f in zip(members, finals)]
+                   "exit": m.exit} for m, f in zip(members, finals)]
     totals = _totals(finals, args.members - 1, args.protocol.startswith("nakack"))
     ok = not timed_out and all(p["ok"] and p["exit"] == 0 for p in per_member)
     return {"protocol": args.protocol, "members": args.members, "messages": args.messages, "seed": seed,

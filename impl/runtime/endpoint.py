@@ -538,7 +538,8 @@ class Endpoint:
 
     def _pause_reading(self, *, count: bool = True) -> None:
         if self._reading and self._sock is not None:
-            self._loop_().remove_reader(self._sock.fileno())
+            with contextlib.suppress(ValueError, OSError):  # a socket the caller closed already
+                self._loop_().remove_reader(self._sock.fileno())
             self._reading = False
             if count:
                 self.stats.reads_paused += 1
