@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from impl.common import LocalProtocolError
-from impl.runtime.drivers import Driver, SendFailed, make_driver
+from impl.runtime.drivers import Driver, SendFailed, Submitted, make_driver
 from impl.runtime.eventlog import DEFAULT_MAX_BYTES, EventLog, config_json
 
 Address = tuple[str, int]
@@ -245,20 +245,25 @@ class Endpoint:
                 await self._wait_progress()
                 continue
             self.stats.sent += 1
+            held = not isinstance(submitted, int)
+            seqno = submitted.seqno if isinstance(submitted, Submitted) else submitted
             if self._log is not None:
-                record: dict[str, Any] = {"t": now, "payload": payload.hex(), "seqno": submitted.seqno}
-                record.update({"ev": "mcast", "status": submitted.status} if dst is None else {"ev": "send", "to": dst})
+                record: dict[str, Any] = {"t": now, "payload": payload.hex(), "seqno": seqno}
+                status = submitted.status if isinstance(submitted, Submitted) else "sent"
+                record.update({"ev": "mcast", "status": status} if dst is None else {"ev": "send", "to": dst})
                 self._flush(record, before)
-            else:
+            elif self._loopback or driver.multicast:
                 self._flush()
+            else:
+                self._emit_sends()
             self._after_inputs()
-            if not submitted.held:
+            if not held:
                 self._burst += 1
                 if self._burst >= self.limits.send_burst:  # let the loop read the socket (ACKs) now and then
                     self._burst = 0
                     await asyncio.sleep(0)
-                return submitted.seqno
-            future = self._held[submitted.seqno] = self._loop_().create_future()
+                return seqno
+            future = self._held[seqno] = self._loop_().create_future()
             return await future
 
     async def receive(self) -> tuple[int, bytes]:
@@ -349,11 +354,12 @@ class Endpoint:
     def _readable(self) -> None:
         sock, by_addr, stats = self._sock, self._by_addr, self.stats
         assert sock is not None and self.driver is not None
-        engine, is_data, logging = self.driver.engine, self.driver.is_data, self._log is not None
-        got = 0
+        engine, data_types, logging = self.driver.engine, self.driver.data_types, self._log is not None
+        received, now_of, recvfrom = engine.received, self._now, sock.recvfrom
+        got = data = size = 0
         for _ in range(self.limits.recv_batch):
             try:
-                data, addr = sock.recvfrom(MAX_UDP)
+                datagram, addr = recvfrom(MAX_UDP)
             except (BlockingIOError, InterruptedError):
                 break
             except OSError:
@@ -364,18 +370,20 @@ class Endpoint:
                 stats.unknown_source += 1
                 continue
             got += 1
-            stats.bytes_in += len(data)
-            if is_data(data):
-                stats.data_in += 1
-            now = self._now()
+            size += len(datagram)
+            if len(datagram) > 1 and datagram[1] in data_types:
+                data += 1
+            now = now_of()
             if logging:
                 before = self._log_before()
-                engine.received(src, data, now=now)
-                self._flush(self._in_record(now, src, data), before)
+                received(src, datagram, now=now)
+                self._flush(self._in_record(now, src, datagram), before)
             else:
-                engine.received(src, data, now=now)
+                received(src, datagram, now=now)
         if got:
             stats.datagrams_in += got
+            stats.bytes_in += size
+            stats.data_in += data
             if not logging:
                 self._flush()
             self._after_inputs()
@@ -412,14 +420,17 @@ class Endpoint:
             engine.received(me, data, now=now)
             self._emit(self._in_record(now, me, data) if logging else None, before)
 
-    def _emit(self, record: dict[str, Any] | None, before: tuple[int, ...] | None) -> None:
-        driver = self._driver()
-        engine, sock, directory, me, stats = driver.engine, self._sock, self.directory, self.me, self.stats
-        assert sock is not None
-        out = engine.datagrams_to_send()
-        for dst, data in out:
+    def _emit_sends(self) -> list[tuple[int, bytes]]:
+        """Send what the engine queued (own copies kept for ``_flush``); what it queued."""
+        driver = self.driver
+        assert driver is not None and self._sock is not None
+        sendto, directory, me, stats, data_types = self._sock.sendto, self.directory, self.me, self.stats, \
+            driver.data_types
+        out: list[tuple[int, bytes]] = driver.engine.datagrams_to_send()
+        sent = data = size = 0
+        for dst, datagram in out:
             if dst == me:
-                self._loopback.append(data)
+                self._loopback.append(datagram)
                 stats.loopback += 1
                 continue
             address = directory.get(dst)
@@ -427,14 +438,23 @@ class Endpoint:
                 stats.send_errors += 1
                 continue
             try:
-                sock.sendto(data, address)
+                sendto(datagram, address)
             except OSError:
                 stats.send_errors += 1
                 continue
-            stats.datagrams_out += 1
-            stats.bytes_out += len(data)
-            if driver.is_data(data):
-                stats.data_out += 1
+            sent += 1
+            size += len(datagram)
+            if len(datagram) > 1 and datagram[1] in data_types:
+                data += 1
+        stats.datagrams_out += sent
+        stats.bytes_out += size
+        stats.data_out += data
+        return out
+
+    def _emit(self, record: dict[str, Any] | None, before: tuple[int, ...] | None) -> None:
+        driver = self._driver()
+        engine = driver.engine
+        out = self._emit_sends()
         up = engine.deliveries()
         if up:
             self._deliver(up)
@@ -496,7 +516,8 @@ class Endpoint:
         return src, payload
 
     def _after_inputs(self) -> None:
-        driver = self._driver()
+        driver = self.driver
+        assert driver is not None
         if driver.ack_after and self._since_xmit >= driver.ack_after and not self._closed:
             self._since_xmit = 0
             now = self._now()

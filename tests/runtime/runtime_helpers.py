@@ -31,7 +31,7 @@ async def streams(group: LocalGroup, messages: int, *, size: int = 32,
     for it; ``script`` runs beside (partitions, views). Returns each member's checker."""
     n, multicast = group.n, group.protocol.startswith("nakack")
     checkers = [Checker(expected_from(i, n, messages, multicast)) for i in range(n)]
-    work = [send_stream(e, n, messages, size=size) for e in group.endpoints]
+    work: list[Awaitable[None]] = [send_stream(e, n, messages, size=size) for e in group.endpoints]
     work += [receive_stream(e, c) for e, c in zip(group.endpoints, checkers)]
     if script is not None:
         work.append(script(group))

@@ -111,7 +111,7 @@ def test_misuse_is_one_line_errors() -> None:
         run(_open("unicast9"))
     with pytest.raises(ValueError, match=r"directory\[1\]: expected \(host, port\)"):
         Endpoint("unicast3", me=0, directory={0: ("127.0.0.1", 1), 1: ("127.0.0.1", "x")})  # type: ignore[dict-item]
-    with pytest.raises(ValueError, match="config: expected an impl.unicast3.Config"):
+    with pytest.raises(ValueError, match=r"config: expected an impl\.unicast3\.Config"):
         run(_open("unicast3", config=loopback_config("nakack4")))
 
 
@@ -126,7 +126,8 @@ async def _open(protocol: str, **kwargs: object) -> None:
 
 def test_closing_wakes_every_waiter() -> None:
     async def go() -> None:
-        async with LocalGroup("unicast3", 2, link=False, config=loopback_config("unicast3", max_send_window=1)) as group:
+        config = loopback_config("unicast3", max_send_window=1)
+        async with LocalGroup("unicast3", 2, link=False, config=config) as group:
             a, b = group.endpoints
             b.close()
             receiving = asyncio.ensure_future(b.receive())

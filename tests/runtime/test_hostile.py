@@ -118,7 +118,7 @@ def test_hostile_datagrams_cost_no_crash_no_duplicate_and_bounded_memory(protoco
             s.close()
         return victim, honest, checkers
 
-    victim, honest, checkers = run(go())
+    victim, _honest, checkers = run(go())
     assert all(c.complete and not c.duplicates and not c.out_of_order for c in checkers), checkers
     assert victim.stats.unknown_source > 0  # the strangers' datagrams never reached the engine
     engine = victim.engine_stats()
