@@ -20,11 +20,15 @@ the log says the engine sent and delivered, in order. Rules:
    they are ``sync_min_interval`` old, as the engine reads its clock. Time never goes backwards.
 3. Limits: a step whose ``limits`` say one of the engine's limits against hostile input bit is one
    of the engine's documented departures from the spec (README, "Hostile input"): ``drop`` limits
-   (the input was dropped whole) must leave the member as it was, sending and delivering nothing;
+   (the input was dropped whole: the spec member is not given it) must send and deliver nothing;
    ``trim`` limits (an answer cut short) must send a subsequence of what the spec sends; after a
    ``follow`` limit the engine's state is one the spec does not name, so this member is followed
    no further (reported, never passed silently).
 4. A malformed datagram (one the engine's codec refuses) has no spec step: nothing may come of it.
+   A DATA further above its window than the engine's span limit (``max_receive_span``, NAKACK4's
+   ``capacity``) must have been dropped: one the log says was taken is refused, and never handed
+   to the spec (which would hold every seqno below it: a log cannot make the validator allocate
+   more than the engine may).
    Nor has a datagram naming a member outside the logs' members 0 .. n-1 (in an XMIT_REQ, a view
    or a digest: only a hostile peer sends one): the engine must send and deliver nothing for it,
    and the spec member stays as it was (the engine's own state is not seen: a later step that
@@ -114,6 +118,7 @@ class MemberReplay:
         self.sends: list[tuple[int, Any]] = []  # what the spec sent and delivered in the current step
         self.ups: list[tuple[int, int]] = []
         self.malformed = False
+        self.dropping = False
         self.last: tuple[int, dict[str, Any]] | None = None  # the line being judged, for the chart
         self.before = self.node  # the spec member before the steps of ``history``
 
@@ -153,6 +158,7 @@ class MemberReplay:
         self._expire_syncs()
         before = self.node
         self.sends, self.ups, self.malformed = [], [], False
+        self.dropping = ev == "in" and bool(moved.keys() & DROP)  # rule 3: the spec is not given the input
         refusal = self._input(line, ev, record)
         if refusal is not None:
             return refusal
@@ -204,6 +210,8 @@ class MemberReplay:
         if self.sent_before is not None and not self.sent_before(src, self.me, data, header.clock_ms + self.t):
             return self._violation(line, f"a datagram from {src} that {src}'s log never sent (before this time): the "
                                    "network may lose, duplicate and reorder datagrams, not make them up")
+        if self.dropping:
+            return None  # rule 3: dropped whole at a limit: the spec member is not given it
         try:
             msg = self.decode(data)
         except ValueError:
@@ -216,6 +224,10 @@ class MemberReplay:
             return None
         except ValueError as error:
             return self._violation(line, f"the datagram has no spec message: {error}")
+        span, limit = self.proto.span(spec_msg, self.node, src), self.proto.span_limit(header.config)
+        if span is not None and span > limit:  # the engine must drop it; the spec would hold everything below
+            return self._violation(line, f"a DATA {span} seqnos above its window was taken: the engine's limit "
+                                   f"({limit}) drops it, and the log says no limit bit")
         self._apply(Packet(src, self.me, type(spec_msg).__name__, spec_msg), "packet")
         return None
 

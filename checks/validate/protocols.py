@@ -166,6 +166,23 @@ def _n4_config(config: nakack4.Config, n: int) -> Any:
                          become_server_queue_size=config.become_server_queue_size)
 
 
+def _unicast_span(msg: Any, node: Any, src: int) -> int | None:
+    """How far above its receive window's highest delivered seqno a DATA lands (None: no window of
+    its connection, or not a DATA)."""
+    if not hasattr(msg, "first"):
+        return None
+    entry = node.recv[src]
+    return None if entry is None or entry.conn_id != msg.conn_id else int(msg.seqno - entry.delivered)
+
+
+def _nak_span(msg: Any, node: Any, src: int) -> int | None:
+    if not hasattr(msg, "payload"):
+        return None
+    sender = getattr(msg, "sender", src)
+    window = node.windows[sender] if 0 <= sender < len(node.windows) else None
+    return None if window is None else int(msg.seqno - window.delivered)
+
+
 def _timing(config: Any) -> Timing:
     """The engine's durations as the timed rules read them (0, "off", read as 1: the spec's own
     guards keep a disabled timer from firing)."""
@@ -188,6 +205,8 @@ class Protocol:
     to_spec_n: Callable[[int], Callable[[Any, Callable[[bytes], int]], Any]]
     spec_config: Callable[[Any, int], Any]
     multicast: bool
+    span: Callable[[Any, Any, int], int | None]  # (spec message, receiver's node, src) -> seqnos above its window
+    span_limit: Callable[[Any], int]  # the engine config's bound on that (beyond it, the engine drops)
 
     @property
     def adapter(self) -> Any:
@@ -250,15 +269,19 @@ def _nak_decoder(decode: Callable[..., Any], members: Callable[[Any], int]) -> C
 
 PROTOCOLS: dict[str, Protocol] = {
     "unicast3": Protocol("unicast3", u3spec, unicast3.Config, conform_u3.wire_message,
-                         _limits_decoder(u3codec.decode), lambda n: _u3_spec, _u3_config, False),
+                         _limits_decoder(u3codec.decode), lambda n: _u3_spec, _u3_config, False,
+                         _unicast_span, lambda c: int(c.max_receive_span)),
     "unicast2": Protocol("unicast2", u2spec, unicast2.Config, conform_u2.wire_message,
-                         _limits_decoder(u2codec.decode), lambda n: _u2_spec, _u2_config, False),
+                         _limits_decoder(u2codec.decode), lambda n: _u2_spec, _u2_config, False,
+                         _unicast_span, lambda c: int(c.max_receive_span)),
     "nakack2": Protocol("nakack2", n2spec, nakack2.Config, conform_n2.wire_message,
                         _nak_decoder(n2codec.decode, lambda c: c.max_members),
-                        lambda n: _nak_spec(n2spec, n2codec, n), _n2_config, True),
+                        lambda n: _nak_spec(n2spec, n2codec, n), _n2_config, True,
+                        _nak_span, lambda c: int(c.max_receive_span)),
     "nakack4": Protocol("nakack4", n4spec, nakack4.Config, conform_n4.wire_message,
                         _nak_decoder(n4codec.decode, lambda c: c.member_limit),
-                        lambda n: _nak_spec(n4spec, n4codec, n), _n4_config, True),
+                        lambda n: _nak_spec(n4spec, n4codec, n), _n4_config, True,
+                        _nak_span, lambda c: int(c.capacity)),
 }
 
 

@@ -38,16 +38,19 @@ def _garbage(rng: random.Random, magic: int) -> bytes:
 
 
 def _unicast3_attack(rng: random.Random) -> bytes:
-    kind = rng.randrange(6)
+    kind = rng.randrange(8)
     seqno = rng.choice([0, 1, 2, 3, 1 << 20, (1 << 20) + 2, 1 << 40, (1 << 63) - 1, rng.randrange(1, 5000)])
-    conn = rng.randrange(1 << 15)
-    if kind <= 1:  # DATA with a spoofed conn_id, first or not, anywhere in the seqno space
-        return u3.encode(u3.DataMsg(seqno, conn, rng.random() < 0.5, rng.randbytes(rng.randrange(0, 200))))
-    if kind == 2:  # ACK of a connection of the victim's, with a far seqno and any timestamp
-        return u3.encode(u3.AckMsg(seqno, conn % 4, rng.randrange(1, 1 << 31)))
-    if kind == 3:
+    conn = rng.randrange(1 << 15) if rng.random() < 0.3 else rng.randrange(3)
+    if kind == 0:  # a first DATA: opens (or, with another conn_id, replaces) a window at seqno 1
+        return u3.encode(u3.DataMsg(1, conn, True, b"x"))
+    if kind <= 3:  # DATA with a spoofed conn_id anywhere in the seqno space, most of it held above seqno 2
+        payload = rng.randbytes(rng.randrange(100, 400))
+        return u3.encode(u3.DataMsg(seqno if kind == 1 else rng.randrange(3, 4000), conn, False, payload))
+    if kind == 4:  # ACK of a connection of the victim's, with a far seqno and any timestamp
+        return u3.encode(u3.AckMsg(seqno, conn, rng.randrange(1, 1 << 31)))
+    if kind == 5:
         return u3.encode(u3.SendFirstSeqnoMsg(rng.randrange(1, 1 << 31)))
-    if kind == 4:  # XMIT_REQ for thousands of seqnos
+    if kind == 6:  # XMIT_REQ for thousands of seqnos
         low = rng.randrange(1, 1 << 30)
         return u3.encode(u3.XmitReqMsg(tuple(range(low, low + rng.randrange(1, 4000)))))
     return u3.encode(u3.CloseMsg(conn))
@@ -61,9 +64,10 @@ def _nakack4_attack(rng: random.Random) -> bytes:
         return n4.encode(n4.McastMsg(seqno, rng.randbytes(rng.randrange(0, 200))))
     if kind == 2:
         return n4.encode(n4.AckMsg(seqno))
-    if kind == 3:
-        low = rng.randrange(1, 1 << 30)
-        return n4.encode(n4.NakXmitReqMsg(sender, XmitReqMsg(tuple(range(low, low + rng.randrange(1, 3000))))))
+    if kind == 3:  # XMIT_REQ, mostly for the victim's own messages (it answers the asker: use_mcast_xmit off)
+        low = rng.randrange(1, 1500) if rng.random() < 0.7 else rng.randrange(1, 1 << 30)
+        return n4.encode(n4.NakXmitReqMsg(sender if rng.random() < 0.3 else 0,
+                                          XmitReqMsg(tuple(range(low, low + rng.randrange(1, 3000))))))
     if kind == 4:
         return n4.encode(n4.HighestSeqnoMsg(seqno))
     view = tuple(sorted({0, 1, 2, rng.randrange(100)}))
@@ -73,18 +77,25 @@ def _nakack4_attack(rng: random.Random) -> bytes:
 ATTACKS: dict[str, tuple[Callable[[random.Random], bytes], int, Any]] = {
     # the victim's limits, small enough that the attack meets them
     "unicast3": (_unicast3_attack, u3.MAGIC,
-                 loopback_config("unicast3", max_receive_span=4096, max_window_bytes=1 << 20,
-                                 max_receive_bytes=2 << 20, max_xmit_served=512, max_receive_entries=8)),
+                 loopback_config("unicast3", max_receive_span=4096, max_window_bytes=64 << 10,
+                                 max_receive_bytes=1 << 20, max_xmit_served=512, max_receive_entries=8)),
     "nakack4": (_nakack4_attack, n4.MAGIC, loopback_config("nakack4", capacity=1024, max_xmit_served=512)),
 }
 
 
-async def _attack(victim: Endpoint, attacker: socket.socket, strangers: list[socket.socket], make: Callable[..., bytes],
-                  magic: int) -> None:
+async def _attack(victim: Endpoint, attackers: list[socket.socket], strangers: list[socket.socket],
+                  make: Callable[..., bytes], magic: int) -> None:
     rng = random.Random(SEED)
     loop = asyncio.get_running_loop()
+    if magic == u3.MAGIC:  # a flood above a gap: the window's byte limit, then far beyond its span
+        attackers[0].sendto(u3.encode(u3.DataMsg(1, 7, True, b"x")), victim.address)
+        for seqno in range(3, 1_000):
+            attackers[0].sendto(u3.encode(u3.DataMsg(seqno, 7, False, bytes(300))), victim.address)
+            if seqno % 100 == 0:
+                await asyncio.sleep(0.005)
+        attackers[0].sendto(u3.encode(u3.DataMsg(1 << 30, 7, False, b"far")), victim.address)
     for index in range(ATTACK):
-        attacker.sendto(make(rng) if index % 3 else _garbage(rng, magic), victim.address)
+        attackers[index % len(attackers)].sendto(make(rng) if index % 3 else _garbage(rng, magic), victim.address)
         stranger = strangers[index % len(strangers)]
         stranger.sendto(make(rng) if index % 2 else _garbage(rng, magic), victim.address)
         if index % 200 == 199:
@@ -97,9 +108,9 @@ def test_hostile_datagrams_cost_no_crash_no_duplicate_and_bounded_memory(protoco
     make, magic, config = ATTACKS[protocol]
 
     async def go() -> tuple[Endpoint, Endpoint, list[Checker]]:
-        sockets = [loopback_socket() for _ in range(3)]
+        sockets = [loopback_socket() for _ in range(10)]
         directory = {i: s.getsockname() for i, s in enumerate(sockets)}
-        attacker = sockets[2]  # member 2's address, held by the attacker: no endpoint behind it
+        attackers = sockets[2:]  # members 2..9's addresses, held by the attacker: no endpoint behind them
         strangers = [loopback_socket() for _ in range(3)]  # in no directory
         victim = Endpoint(protocol, me=0, directory=directory, members=[0, 1], config=config, sock=sockets[0],
                           log=tmp_path / "member-0.jsonl")
@@ -110,7 +121,7 @@ def test_hostile_datagrams_cost_no_crash_no_duplicate_and_bounded_memory(protoco
         async with victim, honest:
             await asyncio.gather(send_stream(victim, 2, MESSAGES), send_stream(honest, 2, MESSAGES),
                                  _victim_receives(victim, checkers[0]), receive_stream(honest, checkers[1]),
-                                 _attack(victim, attacker, strangers, make, magic))
+                                 _attack(victim, attackers, strangers, make, magic))
             await asyncio.sleep(0.2)  # what is still in the victim's socket is read before it closes
             victim.engine.check_invariants()
             _within_limits(protocol, victim)
@@ -123,16 +134,22 @@ def test_hostile_datagrams_cost_no_crash_no_duplicate_and_bounded_memory(protoco
     assert victim.stats.unknown_source > 0  # the strangers' datagrams never reached the engine
     engine = victim.engine_stats()
     assert engine["malformed"] > 0
+    for limit in LIMITS_MET[protocol]:  # the attack met the limits it is meant to
+        assert engine[limit] > 0, (limit, {k: v for k, v in engine.items() if v})
     outcome = validated(tmp_path)  # the attacker (member 2) has no log: its datagrams are the environment's
     assert outcome.logs[0].datagrams > MESSAGES
 
 
+LIMITS_MET = {"unicast3": ("bad_seqno", "beyond_window", "held_bytes_full", "receive_table_full", "windows_replaced"),
+              "nakack4": ("join_rsp_ignored", "acks_ignored", "xmit_served")}
+
+
 async def _victim_receives(victim: Endpoint, checker: Checker) -> None:
-    """The honest stream into ``checker``; the attacker's own deliveries (member 2 may send a valid
+    """The honest stream into ``checker``; the attacker's own deliveries (members 2.. may send a valid
     stream of its own) are set aside: they are per window incarnation, which a spoofed conn_id resets."""
     while not checker.complete:
         for src, payload in [await victim.receive(), *victim.receive_nowait()]:
-            if src != 2:
+            if src < 2:
                 checker.take(src, payload)
 
 

@@ -151,3 +151,38 @@ def test_a_truncated_log_validates_its_prefix(tmp_path: Path, capsys: pytest.Cap
     assert all(p.stat().st_size <= 20_000 for p in logs)
     assert main(["validate", *map(str, logs)]) == 0
     assert "truncated" in capsys.readouterr().out
+
+
+def test_a_data_far_above_its_window_that_was_taken_is_refused_without_holding_it(lossy_logs: Path,
+                                                                                    tmp_path: Path) -> None:
+    """A hostile or corrupted log cannot make the validator allocate what the engine may not: a DATA
+    2^40 above its window that the log says was taken (no limit bit) is refused at its step."""
+    if "unicast3" not in lossy_logs.name:
+        pytest.skip("the arrival rewritten is a UNICAST3 DATA")
+    from impl.unicast3 import codec
+
+    logs = _copy(lossy_logs, tmp_path / "logs")
+
+    def far(record: Record) -> None:
+        msg = codec.decode(bytes.fromhex(record["data"]))
+        assert isinstance(msg, codec.DataMsg)
+        record["data"] = codec.encode(codec.DataMsg(msg.seqno + (1 << 40), msg.conn_id, False, b"far")).hex()
+        record.pop("up", None)
+        record.pop("out", None)
+
+    line = _corrupt(logs[1], lambda r: r.get("ev") == "in" and r.get("from") == 0 and "DataMsg(" in r.get("msg", "")
+                    and "first=False" in r["msg"], far)
+    outcome = validate_logs([logs[1]])  # without member 0's log the arrival is the environment's
+    assert outcome.first is not None and outcome.first.line == line
+    assert "seqnos above its window was taken" in outcome.first.what
+
+
+def test_a_limit_the_spec_does_not_follow_ends_that_members_replay(lossy_logs: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    logs = _copy(lossy_logs, tmp_path / "logs")
+    line = _corrupt(logs[2], lambda r: r.get("ev") == "in", lambda r: r.__setitem__("limits", {"receive_evicted": 1}))
+    outcome = validate_logs(logs)
+    assert outcome.first is None and outcome.logs[2].followed_to is not None
+    assert outcome.logs[2].followed_to[0] == line
+    assert main(["validate", *map(str, logs)]) == 0
+    assert f"followed to line {line} only: limit receive_evicted bit" in capsys.readouterr().out
