@@ -12,11 +12,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from checks.validate.logset import Outcome, validate_logs
-from checks.validate.protocols import LogRefused
-from checks.validate.report import text_chart, write_page
+if TYPE_CHECKING:  # the spec, models and bindings load when the command runs, not with the parser
+    from checks.validate.logset import Outcome
 
 
 class ValidateUsageError(Exception):
@@ -34,6 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def command(args: argparse.Namespace) -> int:
+    from checks.validate.logset import validate_logs
+    from checks.validate.protocols import LogRefused
+    from checks.validate.report import write_page
+
     try:
         outcome = validate_logs(list(args.logs))
     except LogRefused as error:
@@ -66,6 +69,8 @@ def summary(outcome: Outcome, page: Path | None = None) -> dict[str, Any]:
 
 
 def _print(outcome: Outcome, page: Path | None, out: Any) -> None:
+    from checks.validate.report import text_chart
+
     for r in outcome.logs:
         status = ("rejected at line " + str(r.violation.line)) if r.violation is not None else "allowed"
         notes = []
