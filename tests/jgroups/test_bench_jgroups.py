@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 
 import pytest
+from jgroups_harness import harness_for
 
 from checks.cli import main
-from checks.jgroups.harness import Harness
 
 
-def test_bench_jgroups_json(jgroups: Callable[[str], Harness], capsys: pytest.CaptureFixture[str]) -> None:
-    jgroups("3.6.20")
+def test_bench_jgroups_json(capsys: pytest.CaptureFixture[str]) -> None:
+    harness_for("3.6.20")
     assert main(["bench", "--jgroups", "3.6.20", "--runs", "5"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["release"].startswith("3.6.20") and row["runs"] == 5

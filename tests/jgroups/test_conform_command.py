@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jgroups_harness import harness_for
 
 from checks.cli import main
-from checks.jgroups.harness import Harness
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 LOCKSTEP = MODELS / "fuzz" / "unicast3-lockstep.toml"
 
 
-def test_conform_json(jgroups: Callable[[str], Harness], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    jgroups("3.6.20")  # skips when JGroups is not here
+def test_conform_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    harness_for("3.6.20")  # skips when JGroups is not here
     rc = main(["conform", str(LOCKSTEP), "--jgroups", "3.6.20", "--runs", "12", "--steps", "80", "--seed", "7",
                "--json", "--trace-dir", str(tmp_path)])
     row = json.loads(capsys.readouterr().out)
@@ -26,10 +25,10 @@ def test_conform_json(jgroups: Callable[[str], Harness], tmp_path: Path, capsys:
     assert row["first_seed"] == 7 and row["cpu_seconds"] > 0 and row["jvm_cpu_seconds"] > 0
 
 
-def test_unexplained_divergence_exits_1_with_a_trace(jgroups: Callable[[str], Harness], tmp_path: Path,
+def test_unexplained_divergence_exits_1_with_a_trace(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """The spec with JGRP-1548's defect brought back is not 3.6.20: the lockstep tells, exit 1, a trace."""
-    jgroups("3.6.20")
+    harness_for("3.6.20")
     rc = main(["conform", str(LOCKSTEP), "--jgroups", "3.6.20", "--runs", "20", "--steps", "150", "--seed", "1",
                "--spec-flags", "JGRP-1548", "--json", "--trace-dir", str(tmp_path)])
     row = json.loads(capsys.readouterr().out)
@@ -47,26 +46,25 @@ def test_unexplained_divergence_exits_1_with_a_trace(jgroups: Callable[[str], Ha
     (["--jgroups", "3.2.5"], "unicast3 is not in that release"),
     (["--jgroups", "3.6.20", "--spec-flags", "JGRP-9999"], "--spec-flags: JGRP-9999 is no variant flag"),
 ])
-def test_usage_errors_are_one_line(jgroups: Callable[[str], Harness], capsys: pytest.CaptureFixture[str],
+def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str],
                                    argv: list[str], message: str) -> None:
-    jgroups("3.6.20")
+    harness_for("3.6.20")
     assert main(["conform", str(LOCKSTEP), *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
 
 
-def test_a_model_of_a_protocol_without_binding(jgroups: Callable[[str], Harness],
-                                               capsys: pytest.CaptureFixture[str]) -> None:
-    jgroups("5.4.12")
+def test_a_model_of_a_protocol_without_binding(capsys: pytest.CaptureFixture[str]) -> None:
+    harness_for("5.4.12")
     assert main(["conform", str(MODELS / "fuzz" / "nakack4-lockstep.toml"), "--jgroups", "5.4.12"]) == 2
     assert "no binding" in capsys.readouterr().err
 
 
-def test_conform_on_spark_equals_in_process(jgroups: Callable[[str], Harness], tmp_path: Path,
+def test_conform_on_spark_equals_in_process(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """A schedule depends on its seed alone: the same rows on Spark local[2] (a harness JVM per
     Python worker) as in this process."""
-    jgroups("3.6.20")
+    harness_for("3.6.20")
     rows = []
     for master in ("none", "local[2]"):
         assert main(["conform", str(LOCKSTEP), "--jgroups", "3.6.20", "--runs", "16", "--steps", "100", "--seed",

@@ -3,28 +3,28 @@ refuses what it cannot do in one line."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jgroups_harness import harness_for
 
-from checks.jgroups.harness import Harness, HarnessError
+from checks.jgroups.harness import HarnessError
 from checks.jgroups.locate import JGroupsUnavailable, release, releases
 
 RELEASES = ["3.2.5", "3.4.8", "3.6.20", "5.2.12", "5.4.5", "5.4.12", "master"]
 
 
 @pytest.mark.parametrize("version", RELEASES)
-def test_every_release_compiles_and_answers(jgroups: Callable[[str], Harness], version: str) -> None:
-    harness = jgroups(version)
+def test_every_release_compiles_and_answers(version: str) -> None:
+    harness = harness_for(version)
     assert harness.version.startswith(release(version).version.split("-")[0])
     expected = {"3.2.5": ["unicast2"], "3.4.8": ["unicast3", "unicast2"], "3.6.20": ["unicast3", "unicast2"]}
     assert set(harness.protocols) >= set(expected.get(version, ["unicast3"]))
 
 
-def test_unicast3_send_and_deliver(jgroups: Callable[[str], Harness]) -> None:
+def test_unicast3_send_and_deliver() -> None:
     """Two members: a DATA goes out marked first, is delivered once, and the retransmit task ACKs it."""
-    h = jgroups("5.4.12")
+    h = harness_for("5.4.12")
     h.command("reset", protocol="unicast3", members=2, views=[[0, 1], [0, 1]])
     sent = h.command("send", m=0, dst=1, payload="0000000000000001")["packets"]
     assert [p["msg"] for p in sent] == [{"type": "DATA", "seqno": 1, "conn_id": 0, "first": True,
@@ -36,8 +36,8 @@ def test_unicast3_send_and_deliver(jgroups: Callable[[str], Harness]) -> None:
     assert [p["msg"] for p in acks] == [{"type": "ACK", "seqno": 1, "conn_id": 0, "ts": 1}]
 
 
-def test_refusals_are_one_line(jgroups: Callable[[str], Harness]) -> None:
-    h = jgroups("5.4.12")
+def test_refusals_are_one_line() -> None:
+    h = harness_for("5.4.12")
     h.command("reset", protocol="unicast3", members=2, views=[[0, 1], [0, 1]])
     with pytest.raises(HarnessError, match="no packet 99 in flight"):
         h.command("deliver", id=99)

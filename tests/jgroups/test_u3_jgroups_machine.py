@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from conftest import harness_for
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -21,6 +20,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from jgroups_harness import harness_for
 
 from checks.jgroups.explained import explain
 from checks.jgroups.lockstep import Divergence, JGroupsLockstep

@@ -1,4 +1,5 @@
 """JGroups for the tests: one harness JVM per release and test process, shared by its tests.
+A test calls ``harness_for(version)`` (the JVMs end with the test process).
 
 Where no jar or JDK can be found (a machine without ``../shared/jgroups``), the tests that need
 them skip with the one-line reason; with ``SEQCHECK_REQUIRE_JGROUPS=1`` (set by ``.ci/run``) that
@@ -7,8 +8,8 @@ is a failure instead, so CI can never pass without running them.
 
 from __future__ import annotations
 
+import atexit
 import os
-from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -36,9 +37,8 @@ def harness_for(version: str) -> Harness:
     return found
 
 
-@pytest.fixture(scope="session")
-def jgroups() -> Iterator[Callable[[str], Harness]]:
-    yield harness_for
+@atexit.register
+def _close_all() -> None:
     for harness in _HARNESSES.values():
         harness.close()
     _HARNESSES.clear()
