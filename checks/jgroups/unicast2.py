@@ -40,6 +40,8 @@ def message(m: dict[str, Any]) -> u2.Msg:
 
 
 def _send_entry(e: dict[str, Any]) -> u2.SendEntry:
+    if e["hd"] != e["low"] or e["next_seqno"] != e["hr"] + 1:  # a send table purges low and hd together
+        raise ValueError(f"send table with low {e['low']}, hd {e['hd']}, hr {e['hr']}, next seqno {e['next_seqno']}")
     stored = list(e["stored"])
     acked = e["low"]
     while stored and stored[0] is None:  # purged, though JGRP-1872 lowered low below them (before 3.4.6)
