@@ -50,8 +50,8 @@ class JGroupsBinding:
                 return profile.flags
         known = ", ".join(f"{'.'.join(map(str, p.since))} to before {'.'.join(map(str, p.until))}" if p.until
                           else f"{'.'.join(map(str, p.since))} on" for p in self.profiles)
-        raise JGroupsUnavailable(f"--jgroups {release.version}: no {self.protocol} release profile covers it "
-                                 f"(the spec stands for {known})")
+        raise JGroupsUnavailable(f"--jgroups {release.version}: {self.protocol} is not in that release, or no "
+                                 f"release profile says which spec it is (the spec stands for {known})")
 
 
 BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING", "unicast2": "checks.jgroups.unicast2:BINDING"}
