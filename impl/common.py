@@ -241,10 +241,12 @@ def will_hold(window: Any, seqno: int) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # The previous-batch retransmission of both protocols, with its work bounded.
-def request_missing(m: Any, make_request: Callable[[tuple[int, ...]], Any]) -> None:
+def request_missing(m: Any, make_request: Callable[[tuple[int, ...]], Any], *, stale_asks_all: bool = False) -> None:
     """Previous-batch retransmission (JGRP-1539, the specs' ``_request_missing``): ask only for
     gaps that were already there on the last run. Gaps are looked for in the first
     ``max_xmit_req_size`` seqnos above the highest deliverable one (JGroups' getMissing).
+    ``stale_asks_all`` (JGRP-2573, ``spec/unicast_common.missing_requests``): a record below the
+    window's hd filters nothing.
 
     Work per run is bounded (not in JGroups): the windows are scanned in peer order, starting after
     the one the last run stopped at, until ``max_xmit_scan`` seqnos are used up (the first window of
@@ -263,12 +265,13 @@ def request_missing(m: Any, make_request: Callable[[tuple[int, ...]], Any]) -> N
             return
         budget -= span
         m.xmit_cursor = peer
-        _request_previous_batch(m, peer, window.missing(cfg.max_xmit_req_size), make_request)
+        stale = stale_asks_all and m.xmit_last.get(peer, window.hd) < window.hd
+        _request_previous_batch(m, peer, window.missing(cfg.max_xmit_req_size), make_request, stale)
     m.xmit_cursor = None  # a whole round: the next run starts at the first peer again
 
 
 def _request_previous_batch(m: Any, peer: Any, missing: list[int],
-                            make_request: Callable[[tuple[int, ...]], Any]) -> None:
+                            make_request: Callable[[tuple[int, ...]], Any], stale: bool) -> None:
     if not missing:
         m.xmit_last.pop(peer, None)
         return
@@ -276,7 +279,7 @@ def _request_previous_batch(m: Any, peer: Any, missing: list[int],
     if last is None:
         m.xmit_last[peer] = highest
         return
-    wanted = missing[: bisect_right(missing, last)]
+    wanted = missing if stale else missing[: bisect_right(missing, last)]
     m.xmit_last[peer] = max(last, highest)
     if wanted:
         m.emit(peer, make_request(tuple(wanted)))

@@ -48,14 +48,24 @@ Decisions (digest 1.1 (c2) and section 6), each with JGroups' code as the refere
 9. The receiver-removal test hook sends the final STABLE first, like a view change.
 10. Duplicates after a receiver-side reset are allowed (properties are per window incarnation).
 
-Variants (flags in ``Variant``). All off is UNICAST2 as shipped. Three flags bring back defects
-UNICAST2 had before its last release; three *fix* flags give the defects it shipped with a twin
-that differs in that one thing (none was ever released in UNICAST2: UNICAST3 fixed them instead):
+Variants (flags in ``Variant``). All off is UNICAST2 as shipped, less the retransmission-list
+defect of the 3.6 line (JGRP-2573, ``stale_xmit_record_asks_all``). Four flags bring back
+defects UNICAST2 had before its last release, one the defect its last line (3.6) had in the list
+type it shares with UNICAST3 and NAKACK2 (fixed in 5.2.0, after UNICAST2 was gone); three *fix*
+flags give the defects it shipped with a twin that differs in that one thing (none was ever
+released in UNICAST2: UNICAST3 fixed them instead). Each JGroups release the lockstep runs on is
+the spec with its flags (``checks/jgroups/unicast2.py``):
 
-==========================  ============================================================
-``no_conn_ids``             the original UNICAST: no connection identity (seed Motivation)
-``conn_id_first_only``      conn_id on the first DATA only, none on STABLE (seed #6)
-``no_first_ack``            no ACK of a first DATA, no first-message resend (JGRP-1563)
+==============================  ========================================================
+``no_conn_ids``                 the original UNICAST: no connection identity (seed Motivation)
+``conn_id_first_only``          conn_id on the first DATA only, none on STABLE (seed #6)
+``no_first_ack``                no ACK of a first DATA, no first-message resend (JGRP-1563;
+                                before 3.2.6)
+``xmit_all_gaps``               every retransmit run asks for every gap it sees, none kept
+                                for the next run (before JGRP-1539, 3.3.0)
+``stale_xmit_record_asks_all``  a previous-batch record below the window's hd filters
+                                nothing: every gap is asked for at once (JGRP-2573: 3.6's
+                                SeqnoList.removeHigherThan clears nothing below its offset)
 ``fix_resend_highest``      resend the highest sent seqno while (HA, HS) is stalled, as
                             UNICAST3 does (fixes JGRP-1548: last message lost, STABLE capped)
 ``fix_timestamps``          SEND_FIRST_SEQNO and STABLE carry a timestamp; only newer
@@ -148,11 +158,14 @@ class Timer(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """Switches: defects from before UNICAST2's last release, and fixes it never shipped."""
+    """Switches: defects from before UNICAST2's last release or of its last line, and fixes it never
+    shipped."""
 
     no_conn_ids: bool = False  # seed Motivation: the original UNICAST, no connection identity
     conn_id_first_only: bool = False  # seed #6: conn_id on the first DATA only
     no_first_ack: bool = False  # JGRP-1563: a lone lost first message is never recovered
+    xmit_all_gaps: bool = False  # before JGRP-1539: every retransmit run asks for every gap
+    stale_xmit_record_asks_all: bool = False  # JGRP-2573: a record below hd filters nothing
     fix_resend_highest: bool = False  # JGRP-1548's fix (UNICAST3): resend HS while stalled
     fix_timestamps: bool = False  # JGRP-1873's fix (UNICAST3, JGRP-1875): timestamps
     fix_sync_lowest_only: bool = False  # JGRP-1874's fix (seed rule 4): resend the lowest only
@@ -464,7 +477,7 @@ def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
 def _retransmit_task(cfg: Config, node: Node) -> Step:
     """One run: previous-batch XMIT_REQs (receivers), then the first-message resend (senders whose
     first message is not acknowledged) and, with ``fix_resend_highest``, the HS resend."""
-    node, effects = _request_missing(node)
+    node, effects = _request_missing(cfg, node)
     send = list(node.send)
     for peer, entry in enumerate(send):
         if entry is None or not entry.unacked:
@@ -480,10 +493,15 @@ def _retransmit_task(cfg: Config, node: Node) -> Step:
     return Step(replace(node, send=tuple(send)), tuple(effects))
 
 
-def _request_missing(node: Node) -> tuple[Node, list[Effect]]:
+def _request_missing(cfg: Config, node: Node) -> tuple[Node, list[Effect]]:
     """Previous-batch retransmission (JGRP-1539): XMIT_REQ for every gap already seen on the last
-    run (``unicast_common.missing_requests``)."""
-    xmit_last, requests = common.missing_requests(node.recv, node.xmit_last)
+    run (``unicast_common.missing_requests``). ``xmit_all_gaps``: for every gap, no record kept
+    (before 3.3 UNICAST2 had no xmit_task_map)."""
+    if cfg.variant.xmit_all_gaps:
+        requests = [(peer, e.missing()) for peer, e in enumerate(node.recv) if e is not None and e.missing()]
+        return node, [Send(peer, XmitReq(wanted)) for peer, wanted in requests]
+    xmit_last, requests = common.missing_requests(node.recv, node.xmit_last,
+                                                  stale_asks_all=cfg.variant.stale_xmit_record_asks_all)
     effects: list[Effect] = [Send(peer, XmitReq(wanted)) for peer, wanted in requests]
     return replace(node, xmit_last=xmit_last), effects
 

@@ -33,14 +33,18 @@ def add_and_deliver(delivered: int, buffered: tuple[Any, ...], msg: Any
     return delivered, buffered, payloads
 
 
-def missing_requests(recv: tuple[Any, ...], xmit_last: tuple[int, ...], only: int | None = None
-                     ) -> tuple[tuple[int, ...], list[tuple[int, tuple[int, ...]]]]:
+def missing_requests(recv: tuple[Any, ...], xmit_last: tuple[int, ...], only: int | None = None, *,
+                     stale_asks_all: bool = False) -> tuple[tuple[int, ...], list[tuple[int, tuple[int, ...]]]]:
     """Previous-batch retransmission (JGRP-1539): ask only for gaps already seen on the last run.
 
     ``xmit_last[peer]`` is the highest missing seqno the previous run saw (0: none). Only peers
     with a receive entry are visited (triggerXmit): a peer's record survives the removal of its
     window and is dropped by a view without the peer or by a gap-free run. Returns the new
-    records and the (peer, seqnos) to request, in peer order; with ``only``, that peer's alone."""
+    records and the (peer, seqnos) to request, in peer order; with ``only``, that peer's alone.
+
+    ``stale_asks_all`` (JGRP-2573, JGroups 3.6 to 5.1): a record below the window's hd filters
+    nothing, so every gap is asked for at once. getMissing's SeqnoList starts at hd+1 and its
+    removeHigherThan(record) clears nothing when record+1 is below that offset."""
     records = list(xmit_last)
     requests = []
     for peer, entry in enumerate(recv):
@@ -54,7 +58,7 @@ def missing_requests(recv: tuple[Any, ...], xmit_last: tuple[int, ...], only: in
         if last == 0:
             records[peer] = highest
             continue
-        wanted = tuple(s for s in missing if s <= last)
+        wanted = missing if stale_asks_all and last < entry.delivered else tuple(s for s in missing if s <= last)
         records[peer] = max(last, highest)
         if wanted:
             requests.append((peer, wanted))

@@ -27,6 +27,11 @@ class ReleaseProfile:
     why: str
 
 
+def no_props(cfg: Any) -> dict[str, Any]:
+    """A protocol whose spec config sets none of JGroups' properties."""
+    return {}
+
+
 @dataclass(frozen=True)
 class JGroupsBinding:
     protocol: str  # the spec's name (models/registry.py)
@@ -36,16 +41,20 @@ class JGroupsBinding:
     timer: Callable[[Any], tuple[str, int | None]]  # spec timer -> (harness timer kind, peer or None)
     profiles: tuple[ReleaseProfile, ...]
     differences: tuple[Difference, ...] = ()  # the known differences (``explained.py``)
+    props: Callable[[Any], dict[str, Any]] = no_props  # spec config -> the protocol's properties (reset)
 
     def flags_for(self, release: Release) -> tuple[str, ...]:
         """The spec's variant flags that make it the protocol of ``release``."""
         for profile in self.profiles:
             if profile.since <= release.numbers and (profile.until is None or release.numbers < profile.until):
                 return profile.flags
-        raise JGroupsUnavailable(f"--jgroups {release.version}: {self.protocol} is not in that release")
+        known = ", ".join(f"{'.'.join(map(str, p.since))} to before {'.'.join(map(str, p.until))}" if p.until
+                          else f"{'.'.join(map(str, p.since))} on" for p in self.profiles)
+        raise JGroupsUnavailable(f"--jgroups {release.version}: {self.protocol} is not in that release, or no "
+                                 f"release profile says which spec it is (the spec stands for {known})")
 
 
-BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING"}
+BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING", "unicast2": "checks.jgroups.unicast2:BINDING"}
 
 
 def binding(protocol: str) -> JGroupsBinding:

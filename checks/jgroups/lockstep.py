@@ -77,7 +77,8 @@ class JGroupsLockstep:
         self.steps_taken = 0
         self.before: Any = self.state  # the state before the last step
         harness.command("reset", protocol=self.binding.harness_name, members=self.world.n,
-                        views=[sorted(v) for v in self.world.initial_views])
+                        views=[sorted(v) for v in self.world.initial_views],
+                        props=self.binding.props(self.world.cfg))
 
     # -- the schedule -------------------------------------------------------------------------
     def enabled(self) -> list[tuple[Any, Any]]:

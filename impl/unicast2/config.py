@@ -38,6 +38,8 @@ class Variant:
     no_conn_ids: bool = False  # seed Motivation: the original UNICAST, no connection identity
     conn_id_first_only: bool = False  # seed #6: conn_id on the first DATA only
     no_first_ack: bool = False  # JGRP-1563: a lone lost first message is never recovered
+    xmit_all_gaps: bool = False  # before JGRP-1539: every retransmit run asks for every gap
+    stale_xmit_record_asks_all: bool = False  # JGRP-2573: a record below hd filters nothing
     fix_resend_highest: bool = False  # JGRP-1548's fix (UNICAST3): resend HS while stalled
     fix_timestamps: bool = False  # JGRP-1873's fix (UNICAST3, JGRP-1875): timestamps
     fix_sync_lowest_only: bool = False  # JGRP-1874's fix (seed rule 4): resend the lowest only

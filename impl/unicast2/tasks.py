@@ -41,8 +41,15 @@ def retransmit(m: Member[P]) -> None:
 
 
 def request_missing(m: Member[P]) -> None:
-    """Previous-batch XMIT_REQs, work bounded by ``max_xmit_scan`` (``impl.common.request_missing``)."""
-    common_request_missing(m, XmitReqMsg)
+    """Previous-batch XMIT_REQs, work bounded by ``max_xmit_scan`` (``impl.common.request_missing``).
+    ``xmit_all_gaps`` (before JGRP-1539): every gap of every window, no record kept."""
+    if m.variant.xmit_all_gaps:
+        for peer in sorted(m.recv):
+            missing = m.recv[peer].window.missing(m.config.max_xmit_req_size)
+            if missing:
+                m.emit(peer, XmitReqMsg(tuple(missing)))
+        return
+    common_request_missing(m, XmitReqMsg, stale_asks_all=m.variant.stale_xmit_record_asks_all)
 
 
 def stable(m: Member[P]) -> None:

@@ -40,6 +40,7 @@ class Unicast2Adapter(UnicastAdapter):
     )
     variant_aliases: ClassVar[dict[str, str]] = {
         "UNICAST": "no_conn_ids", "scenario-6": "conn_id_first_only", "JGRP-1563": "no_first_ack",
+        "JGRP-1539": "xmit_all_gaps", "JGRP-2573": "stale_xmit_record_asks_all",
         "fix:JGRP-1548": "fix_resend_highest", "fix:JGRP-1873": "fix_timestamps",
         "fix:JGRP-1874": "fix_sync_lowest_only",
     }

@@ -416,6 +416,35 @@ def test_xmit_req_previous_batch_and_resend_with_own_headers() -> None:
     assert p.timer(B, XMIT) == () and p.b.xmit_last == (0, 0)
 
 
+def test_jgrp1539_before_it_every_run_asks_for_every_gap() -> None:
+    """xmit_all_gaps (JGroups before 3.3): the first run that sees a gap asks for it, and no record
+    is kept."""
+    p = Pair(Variant(xmit_all_gaps=True))
+    for n in (1, 2, 3):
+        p.send(A, n)
+    p.deliver(A, data(1))
+    p.deliver(A, data(3))
+    assert p.timer(B, XMIT) == (Send(A, XmitReq((2,))),) and p.b.xmit_last == (0, 0)
+    assert p.timer(B, XMIT) == (Send(A, XmitReq((2,))),) and p.b.xmit_last == (0, 0)
+
+
+@pytest.mark.parametrize("stale", [False, True])
+def test_jgrp2573_a_record_below_hd_filters_nothing(stale: bool) -> None:
+    """Gap #2 is recorded by one run and filled by the original; gap #4 then appears above hd (3),
+    which the record (2) is below. The previous-batch rule waits one run before asking for #4;
+    stale_xmit_record_asks_all (JGroups 3.6 to 5.1) asks at once."""
+    p = Pair(Variant(stale_xmit_record_asks_all=stale))
+    for n in (1, 2, 3, 4, 5):
+        p.send(A, n)
+    p.deliver(A, data(1))
+    p.deliver(A, data(3))
+    assert p.timer(B, XMIT) == () and p.b.xmit_last == (2, 0)
+    p.deliver(A, data(2))
+    p.deliver(A, data(5))
+    assert p.timer(B, XMIT) == ((Send(A, XmitReq((4,))),) if stale else ()) and p.b.xmit_last == (4, 0)
+    assert p.timer(B, XMIT) == (Send(A, XmitReq((4,))),)
+
+
 def test_reaper_timers_exist_only_with_conn_expiry() -> None:
     p = Pair()
     opened(p, 1)

@@ -83,6 +83,31 @@ def test_a_gap_is_asked_for_on_the_second_retransmit_run() -> None:
     assert link.got("B") == [1, 2, 3]
 
 
+def test_before_jgrp1539_a_gap_is_asked_for_on_the_first_run() -> None:
+    link = Link(Config(variant=Variant(xmit_all_gaps=True)), drop=once(DataMsg, seqno=2))
+    link.send("A", "B", 1, 2, 3)
+    link.run_until(1_000)
+    assert [(t, m.seqnos) for t, m in link.sent(XmitReqMsg, "B")] == [(1_000, (2,))]
+    assert link.got("B") == [1, 2, 3]
+
+
+@pytest.mark.parametrize(("stale", "asked_at"), [(False, 4_000), (True, 3_000)])
+def test_jgrp2573_a_gap_above_a_stale_record_is_asked_for_at_once(stale: bool, asked_at: int) -> None:
+    """Gap #2 is recorded at 1000, asked for and filled at 2000 (the record stays 2, below hd 3);
+    #4 is lost at 2000. The previous-batch rule records it at 3000 and asks at 4000;
+    stale_xmit_record_asks_all (JGroups 3.6 to 5.1) asks at 3000."""
+    lost = [once(DataMsg, seqno=2), once(DataMsg, seqno=4)]
+    link = Link(Config(variant=Variant(stale_xmit_record_asks_all=stale)),
+                drop=lambda src, dst, msg: any([d(src, dst, msg) for d in lost]))
+    link.send("A", "B", 1, 2, 3)
+    link.run_until(2_000)
+    assert link.got("B") == [1, 2, 3]
+    link.send("A", "B", 4, 5)
+    link.run_until(4_000)
+    assert [(t, m.seqnos) for t, m in link.sent(XmitReqMsg, "B")] == [(2_000, (2,)), (asked_at, (4,))]
+    assert link.got("B") == [1, 2, 3, 4, 5]
+
+
 def test_a_lost_last_message_is_recovered_by_the_stable_task() -> None:
     """No gap to see: B's STABLE(hd=1, hr=1) at 60000 makes A purge #1 and resend #2."""
     link = Link(drop=once(DataMsg, seqno=2))

@@ -22,6 +22,7 @@ final class Models {
                                                + " has " + available() + ")");
         switch (name) {
             case "unicast3": return new Unicast3Model();
+            case "unicast2": return new Unicast2Model();
             default: throw new IllegalArgumentException("protocol " + name + ": the harness has no model of it yet");
         }
     }
