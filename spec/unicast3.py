@@ -69,7 +69,9 @@ Variants (flags in ``Variant``) bring back historical defects so the checker can
 (JGRP-1586), ``ack_only_new`` (JGRP-1578), ``no_sync_rate_limit`` (JGRP-1874). Two more make the
 spec JGroups 3.4.x, as the lockstep with JGroups 3.4.8 showed (``checks/jgroups/unicast3.py``):
 ``remove_without_ack_flush`` (removeReceiveConnection without sendPendingAcks) and
-``close_to_non_members`` (removeSendConnection sends CLOSE whatever the view).
+``close_to_non_members`` (removeSendConnection sends CLOSE whatever the view). And
+``stale_xmit_record_asks_all`` (JGRP-2573) makes it 3.6.0 to 5.1.x, whose SeqnoList lets a
+previous-batch record below the window's hd filter nothing (seen in lockstep with 3.6.20).
 """
 
 from __future__ import annotations
@@ -164,6 +166,9 @@ class Variant:
     # differs from the releases after it:
     remove_without_ack_flush: bool = False  # removeReceiveConnection drops the window, pending ACKs unsent
     close_to_non_members: bool = False  # a send entry's removal sends CLOSE to a peer outside the view too
+    # JGRP-2573 (3.6.0 to 5.1.x: SeqnoList.removeHigherThan clears nothing below its offset): a
+    # previous-batch record below the window's highest delivered seqno filters nothing
+    stale_xmit_record_asks_all: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -491,7 +496,7 @@ def _retransmit_task(cfg: Config, node: Node, only: int | None = None) -> Step:
     """One run: pending ACKs, previous-batch XMIT_REQs (receivers), then HS resend (senders); for
     the connections with peer ``only`` alone if given (``Config.xmit_per_connection``)."""
     node, effects = _send_pending_acks(cfg, node, only)
-    node, requests = _request_missing(node, only)
+    node, requests = _request_missing(cfg, node, only)
     effects.extend(requests)
     send = list(node.send)
     for peer, entry in enumerate(send):
@@ -521,10 +526,11 @@ def _send_pending_acks(cfg: Config, node: Node, only: int | None = None) -> tupl
     return replace(node, recv=tuple(recv)), effects
 
 
-def _request_missing(node: Node, only: int | None = None) -> tuple[Node, list[Effect]]:
+def _request_missing(cfg: Config, node: Node, only: int | None = None) -> tuple[Node, list[Effect]]:
     """Previous-batch retransmission (JGRP-1539): XMIT_REQ for every gap already seen on the last
     run (``unicast_common.missing_requests``), for the receive entry of ``only`` alone if given."""
-    xmit_last, requests = missing_requests(node.recv, node.xmit_last, only)
+    xmit_last, requests = missing_requests(node.recv, node.xmit_last, only,
+                                               stale_asks_all=cfg.variant.stale_xmit_record_asks_all)
     effects: list[Effect] = [Send(peer, XmitReq(wanted)) for peer, wanted in requests]
     return replace(node, xmit_last=xmit_last), effects
 

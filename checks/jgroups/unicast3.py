@@ -11,17 +11,11 @@ it holds above it; ``sync_sent`` is the key set of ``last_sync_sent``; ``xmit_la
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
-from checks.jgroups.explained import Difference
 from impl.common import payload_number
-from models.world import FireTimer
 from spec import unicast3 as u3
-
-if TYPE_CHECKING:
-    from checks.jgroups.lockstep import Divergence
 
 _STATES = {"OPEN": u3.OPEN, "CLOSING": u3.CLOSING}
 
@@ -65,47 +59,15 @@ def timer(t: u3.Timer) -> tuple[str, int | None]:
     return u3.TIMER_NAMES[t.kind], None if t.peer < 0 else t.peer
 
 
-def _jgroups_3_early_xmit_req(divergence: Divergence, run: Any) -> bool:
-    """JGroups 3.x's ``SeqnoList.removeHigherThan(max)`` clears nothing when ``max`` is below the list's
-    first seqno, so the retransmit task's previous-batch filter (JGRP-1539) lets every current gap
-    through when all of them lie above the record of the previous run: the only difference is one
-    XMIT_REQ per such window, asking for all of its gaps one run early (the records agree)."""
-    if divergence.kind != "packets" or run.harness.release.numbers >= (5, 0, 0):
-        return False
-    action = run.path[-1][0]
-    if not isinstance(action, FireTimer) or action.timer.kind != u3.XMIT:
-        return False
-    extra = Counter(divergence.jgroups_packets) - Counter(divergence.spec_packets)
-    if Counter(divergence.spec_packets) - Counter(divergence.jgroups_packets) or not extra:
-        return False
-    node = run.world.view(run.before).nodes[action.member]
-    for packet in extra.elements():
-        entry, record = node.recv[packet.dst], node.xmit_last[packet.dst]
-        if not isinstance(packet.msg, u3.XmitReq) or entry is None or record == 0:
-            return False
-        if packet.msg.seqnos != entry.missing() or min(entry.missing()) <= record:
-            return False
-    return True
-
-
-DIFFERENCES = (
-    Difference(
-        "seqnolist-remove-higher-than", "unicast3", "jgroups-finding", "3.x (3.4.8, 3.6.20); fixed by 5.2.12",
-        "JGroups 3.x's SeqnoList.removeHigherThan(max) clears nothing when max+1 is below the list's offset, so "
-        "when every gap of a window lies above the previous run's record, the retransmit task asks for all of them "
-        "at once instead of waiting one run (JGRP-1539's previous batch); a retransmission one run early, no "
-        "safety or liveness consequence. The spec does what the code means (and what 5.x does).",
-        "spec/unicast_common.py: missing_requests (wanted = seqnos <= the previous record)",
-        "SeqnoList.java (3.6.20) removeHigherThan: `if(from <= to && from >= 0)` with from=index(max+1) < 0; "
-        "5.2.12 adds `if(from < 0) from=0`; called from UNICAST3.triggerXmit",
-        _jgroups_3_early_xmit_req),
-)
-
 BINDING = JGroupsBinding(
     "unicast3", "unicast3", message, node, timer,
     (ReleaseProfile((3, 3, 0), (3, 5, 0),
                     ("close_to_non_members", "no_sync_rate_limit", "no_timestamps", "remove_without_ack_flush"),
                     "before JGRP-1875 (3.5.0): no timestamps on ACK/SEND_FIRST_SEQNO, no sync rate limit (and no "
-                    "last_sync_sent), a receiver removal that does not flush pending ACKs, CLOSE sent to non-members"),
-     ReleaseProfile((3, 5, 0), None, (), "UNICAST3 with JGRP-1875")),
-    DIFFERENCES)
+                    "last_sync_sent), a receiver removal that does not flush pending ACKs, CLOSE sent to non-members "
+                    "(run on 3.4.8)"),
+     ReleaseProfile((3, 6, 0), (5, 0, 0), ("stale_xmit_record_asks_all",),
+                    "JGRP-1875's timestamps; JGRP-2573: SeqnoList (a bitset from 3.6.0, JGRP-1868) ignores a "
+                    "previous-batch record below hd, fixed in 5.2.0 (run on 3.6.20)"),
+     ReleaseProfile((5, 2, 12), None, (), "UNICAST3 as shipped (run on 5.2.12, 5.4.x, master)")),
+    ())

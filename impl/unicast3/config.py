@@ -42,6 +42,7 @@ class Variant:
     no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message, none remembered
     remove_without_ack_flush: bool = False  # 3.4.x: removeReceiveConnection leaves pending ACKs unsent
     close_to_non_members: bool = False  # 3.4.x: a send entry's removal sends CLOSE to a non-member too
+    stale_xmit_record_asks_all: bool = False  # JGRP-2573 (3.6 to 5.1): a record below hd filters nothing
 
 
 

@@ -29,7 +29,7 @@ def retransmit(m: Member[P]) -> None:
 
 def request_missing(m: Member[P]) -> None:
     """Previous-batch XMIT_REQs, work bounded by ``max_xmit_scan`` (``impl.common.request_missing``)."""
-    common_request_missing(m, XmitReqMsg)
+    common_request_missing(m, XmitReqMsg, stale_asks_all=m.variant.stale_xmit_record_asks_all)
 
 
 def resend_highest(m: Member[P]) -> None:

@@ -45,7 +45,7 @@ class Unicast3Adapter(UnicastAdapter):
         "JGRP-1578": "ack_only_new", "JGRP-1874": "no_sync_rate_limit",
         # JGroups 3.4.x (before JGRP-1875's redesign), as the lockstep with JGroups 3.4.8 showed
         "3.4.x-remove-without-ack-flush": "remove_without_ack_flush",
-        "3.4.x-close-to-non-members": "close_to_non_members",
+        "3.4.x-close-to-non-members": "close_to_non_members", "JGRP-2573": "stale_xmit_record_asks_all",
     }
     timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": False, "conn_close": True,
                                              "xmit_per_connection": False}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from jgroups_harness import harness_for
 
 from checks.jgroups.harness import Harness
 from impl.common import spec_payload
@@ -40,9 +41,8 @@ def xmit_reqs(answer: dict[str, Any]) -> list[list[int]]:
 
 
 @pytest.mark.parametrize(("version", "premature"), [("3.6.20", True), ("3.4.8", False)])
-def test_jgrp2573_a_gap_above_a_stale_record_is_asked_for_at_once(jgroups: Callable[[str], Harness],
-                                                                   version: str, premature: bool) -> None:
-    command = start(jgroups(version))
+def test_jgrp2573_a_gap_above_a_stale_record_is_asked_for_at_once(version: str, premature: bool) -> None:
+    command = start(harness_for(version))
     data = sends(command, 5)
     for packet in (data[0], data[2]):
         command("deliver", id=packet)
@@ -57,8 +57,8 @@ def test_jgrp2573_a_gap_above_a_stale_record_is_asked_for_at_once(jgroups: Calla
 
 
 @pytest.mark.parametrize(("version", "lowered"), [("3.2.5", True), ("3.4.8", False)])
-def test_jgrp1872_a_stale_stable_lowers_low(jgroups: Callable[[str], Harness], version: str, lowered: bool) -> None:
-    command = start(jgroups(version))
+def test_jgrp1872_a_stale_stable_lowers_low(version: str, lowered: bool) -> None:
+    command = start(harness_for(version))
     data = sends(command, 3)
     stables = []
     for packet in data[:2]:

@@ -5,12 +5,11 @@ comparison failing where the spec is given flags that are not the release's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jgroups_harness import harness_for
 
-from checks.jgroups.harness import Harness
 from checks.jgroups.locate import JGroupsUnavailable, Release
 from checks.jgroups.lockstep import Divergence, JGroupsLockstep, random_walk
 from checks.jgroups.unicast2 import BINDING
@@ -21,8 +20,8 @@ PROFILES = {"3.2.5": ("no_first_ack", "xmit_all_gaps"), "3.4.8": (), "3.6.20": (
 
 
 @pytest.mark.parametrize("version", sorted(PROFILES))
-def test_spec_agrees_with_jgroups(jgroups: Callable[[str], Harness], version: str) -> None:
-    harness = jgroups(version)
+def test_spec_agrees_with_jgroups(version: str) -> None:
+    harness = harness_for(version)
     assert BINDING.flags_for(harness.release) == PROFILES[version]
     steps = 0
     for seed in range(40):
@@ -41,10 +40,10 @@ def test_spec_agrees_with_jgroups(jgroups: Callable[[str], Harness], version: st
     ("3.2.5", ("xmit_all_gaps",)),  # 3.2.5 does not ACK a first DATA
     ("3.2.5", ("no_first_ack",)),  # ... and asks for every gap on every run
 ])
-def test_a_spec_that_is_not_the_release_diverges(jgroups: Callable[[str], Harness], version: str,
+def test_a_spec_that_is_not_the_release_diverges(version: str,
                                                   flags: tuple[str, ...]) -> None:
     """The comparison can fail: the spec with one flag more or one less than the release's profile."""
-    harness = jgroups(version)
+    harness = harness_for(version)
     found = [random_walk(MODEL, harness, seed, 150, flags=flags).divergence for seed in range(40)]
     assert any(found), f"no walk told the spec with {flags} from JGroups {version}"
 
@@ -77,11 +76,11 @@ STALE_RECORD = (
     ("3.4.8", (), False),
     ("3.4.8", ("stale_xmit_record_asks_all",), True),
 ])
-def test_stale_record_flag_is_what_tells_3_6_from_3_4(jgroups: Callable[[str], Harness], version: str,
+def test_stale_record_flag_is_what_tells_3_6_from_3_4(version: str,
                                                       flags: tuple[str, ...], diverges: bool) -> None:
     """JGRP-2573 in lockstep: the one schedule where the flag matters, on the release with the defect
     and on the one before the bitset SeqnoList (3.6.0) brought it."""
-    run = JGroupsLockstep(MODEL, jgroups(version), flags=flags)
+    run = JGroupsLockstep(MODEL, harness_for(version), flags=flags)
     divergence = take(run, *STALE_RECORD)
     if diverges:
         assert divergence is not None and divergence.kind == "packets" and divergence.step == len(STALE_RECORD)
