@@ -197,9 +197,21 @@ class UnicastAdapter(ProtocolAdapter):
     # -- observations ---------------------------------------------------------------------------
     def step_observations(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
                           ) -> tuple[tuple[str, Any], ...]:
-        """Timestamp order (``_timestamp_order``), window endings and grace periods."""
+        """Timestamp order (``_timestamp_order``), window endings, grace periods and the previous batch."""
         changes = self._window_ends(old, new, stimulus, effects) + self._grace_changes(old, new, stimulus)
-        return self._timestamp_order(old, new, stimulus, effects) + tuple(changes)
+        return self._timestamp_order(old, new, stimulus, effects) + tuple(changes) + self._beyond_batch(old, effects)
+
+    def _beyond_batch(self, old: Any, effects: tuple[Any, ...]) -> tuple[tuple[str, Any], ...]:
+        """JGRP-1539's previous batch: an XMIT_REQ to a sender asks only for seqnos at or below the
+        highest gap the previous retransmit run recorded for it (``xmit_last``; 0: none recorded, so
+        nothing may be asked). A gap first seen on this run may be a message still on its way."""
+        for effect in effects:
+            msg = getattr(effect, "msg", None)
+            if self.is_send(effect) and isinstance(msg, self.spec.XmitReq) and msg.seqnos:
+                record = old.xmit_last[effect.dst]
+                if record == 0 or max(msg.seqnos) > record:
+                    return (("BeyondPreviousBatch", effect.dst),)
+        return ()
 
     def _timestamp_order(self, old: Any, new: Any, stimulus: Hashable, effects: tuple[Any, ...]
                          ) -> tuple[tuple[str, Any], ...]:
@@ -232,6 +244,8 @@ class UnicastAdapter(ProtocolAdapter):
             return self.step_bit("timestamps_increase")
         if kind == "WindowEnded" and value.cause not in self.legitimate_window_ends(cfg.variant):
             return self.step_bit("no_spurious_reset")
+        if kind == "BeyondPreviousBatch":
+            return self.step_bit("previous_batch_only")
         return 0
 
     def step_checks(self, old: Any, new: Any) -> int:

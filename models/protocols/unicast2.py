@@ -37,6 +37,9 @@ class Unicast2Adapter(UnicastAdapter):
                               "or by a first DATA of a newer conn_id from its sender (UNICAST2 has no CLOSE). "
                               "Delivery properties hold per window, so a spurious reset followed by a "
                               "redelivery passes them."),
+        ("previous_batch_only", "JGRP-1539: an XMIT_REQ asks a sender only for seqnos at or below the highest "
+                                "gap the receiver's previous retransmit run recorded for it (a gap first seen on "
+                                "this run may be a message still on its way); bandwidth, not delivery."),
     )
     variant_aliases: ClassVar[dict[str, str]] = {
         "UNICAST": "no_conn_ids", "scenario-6": "conn_id_first_only", "JGRP-1563": "no_first_ack",

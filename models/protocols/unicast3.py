@@ -39,6 +39,9 @@ class Unicast3Adapter(UnicastAdapter):
                               "sender (with remove_on_view_change, JGRP-1586, also by a view without the "
                               "sender). Delivery properties hold per window, so a spurious reset followed by "
                               "a redelivery passes them."),
+        ("previous_batch_only", "JGRP-1539: an XMIT_REQ asks a sender only for seqnos at or below the highest "
+                                "gap the receiver's previous retransmit run recorded for it (a gap first seen on "
+                                "this run may be a message still on its way); bandwidth, not delivery."),
     )
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-1873": "no_timestamps", "JGRP-1548": "no_hs_resend", "JGRP-1586": "remove_on_view_change",

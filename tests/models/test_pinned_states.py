@@ -81,7 +81,7 @@ def hs_resend_one_run_later(cfg: u3.Config, node: u3.Node, only: int | None = No
     """The spec's retransmit task with the HS resend once (HA, HS) stayed unchanged for two runs,
     not one (the watermark carries a third element, 2, once it has been seen twice)."""
     node, effects = u3._send_pending_acks(cfg, node, only)
-    node, requests = u3._request_missing(node, only)
+    node, requests = u3._request_missing(cfg, node, only)
     effects.extend(requests)
     send: list[Any] = list(node.send)
     for peer, entry in enumerate(send):
