@@ -44,13 +44,15 @@ WITNESS = ("all_delivered_witness", "Some reachable state has every budgeted mes
 def property_names(adapter: ProtocolAdapter) -> list[str]:
     return ([n for n, _ in CHANNEL_PROPERTIES] + [n for n, _ in adapter.step_properties]
             + [p.name for p in adapter.node_properties] + [p.name for p in adapter.pair_properties]
-            + [n for n, _ in LIVENESS] + [WITNESS[0]])
+            + [n for n, _ in adapter.config_properties] + [n for n, _ in LIVENESS]
+            + [n for n, _ in adapter.liveness_goals] + [WITNESS[0]])
 
 
 def property_docs(adapter: ProtocolAdapter) -> dict[str, str]:
     docs = {n: (f.__doc__ or "").strip() for n, f in CHANNEL_PROPERTIES}
     docs.update({p.name: p.doc.strip() for p in adapter.node_properties + adapter.pair_properties})
     docs.update({n: d.strip() for n, d in adapter.step_properties})
+    docs.update({n: d.strip() for n, d in adapter.config_properties + adapter.liveness_goals})
     docs.update(dict(LIVENESS))
     docs[WITNESS[0]] = WITNESS[1]
     return {k: " ".join(docs[k].split()) for k in property_names(adapter)}  # in the order "all" takes them
@@ -117,9 +119,19 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
     for pair_prop in adapter.pair_properties:
         if pair_prop.name in selected:
             out.append(Always(pair_prop.name, stable(pair_prop.name, on_pairs(pair_prop.holds)), docs[pair_prop.name]))
-    delivered = on_history(lambda h: all(c.all_delivered() for c in hist[h].channels))
-    # (member, node id) -> its send entries to every peer are fully acknowledged
-    all_acked = _cached(lambda key: all(adapter.nothing_unacked(nodes[key[1]], d) for d in range(n) if d != key[0]))
+    for name, _ in adapter.config_properties:
+        if name in selected:
+            cfg = world.cfg
+            holds = on_nodes(lambda node, name=name: adapter.config_property_holds(name, cfg, node))  # type: ignore[misc]
+            out.append(Always(name, holds, docs[name]))  # not sticky: checked on every state explored
+    # a dead member (``Bounds.dead``) delivers nothing: the channels to it and the send entries to
+    # it are no part of the liveness goals (what a sender does about it is: ``liveness_goals``)
+    dead = world.bounds.dead
+    live = tuple(i for i in range(n * n) if i % n not in dead)
+    delivered = on_history(lambda h: all(hist[h].channels[i].all_delivered() for i in live))
+    # (member, node id) -> its send entries to every live peer are fully acknowledged
+    all_acked = _cached(lambda key: all(adapter.nothing_unacked(nodes[key[1]], d) for d in range(n)
+                                        if d != key[0] and d not in dead))
 
     def acked(w: tuple[int, ...]) -> bool:
         return delivered(w) and all(all_acked((s, w[s])) for s in range(n))
@@ -128,12 +140,16 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
     for name, doc in LIVENESS:
         if name in selected:
             out.append(Liveness(name, goals[name], doc))
+    for name, _ in adapter.liveness_goals:
+        if name in selected:
+            reached = on_nodes(lambda node, name=name: adapter.goal_holds(name, node))  # type: ignore[misc]
+            out.append(Liveness(name, reached, docs[name]))
     if WITNESS[0] in selected:
         budget = world.bounds.sends
 
         def witness(h: int) -> bool:
             channels = hist[h].channels
-            return all(c.sent == budget[i] and c.all_delivered() for i, c in enumerate(channels))
+            return all(c.sent == budget[i] and (i % n in dead or c.all_delivered()) for i, c in enumerate(channels))
 
         out.append(Sometimes(WITNESS[0], on_history(witness), WITNESS[1]))
     return out

@@ -33,6 +33,7 @@ ENTRY_POINT_GROUP = "seqcheck.protocols"
 BUILT_IN = {
     "unicast2": "models.protocols.unicast2:FACTORY",
     "unicast3": "models.protocols.unicast3:FACTORY",
+    "unicast4": "models.protocols.unicast4:FACTORY",
     "nakack2": "models.protocols.nakack2:FACTORY",
     "nakack4": "models.protocols.nakack4:FACTORY",
 }

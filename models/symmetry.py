@@ -73,6 +73,8 @@ def model_symmetries(world: World) -> tuple[list[Perm], str]:
             continue
         if any(world.initial_views[perm[m]] != renamed(world.initial_views[m], perm) for m in range(n)):
             continue
+        if any((perm[m] in bounds.dead) != (m in bounds.dead) for m in range(n)):
+            continue
         found.append(perm)
     if not found:
         return [], "no renaming of members maps the model's sends, views and scripts onto themselves"

@@ -33,6 +33,9 @@ Rules
    message, or a SEND_FIRST_SEQNO, that arrives after the reset makes the sender and the new
    window disagree about what was received. The model ``residual-stale-packets.toml`` lifts this
    assumption (``[faults] stale_packets = true``) and shows what happens then.
+7. A *dead* member (``[faults] dead``) crashed before the run and nobody has suspected it: it is in
+   every view, handles nothing (a packet to it is consumed, its timers change nothing) and sends
+   nothing. Liveness asks nothing of the channels to it (``models/properties.py``).
 
 Representation (for speed, invisible to the spec): node states, networks, budgets and histories
 are interned to small ints, a world is a flat tuple of those ints, and every handler call is
@@ -118,6 +121,7 @@ class Bounds:
     # lift rule 6: windows may be dropped with their packets in flight (True), or with the replies of the
     # window (ACK, SEND_FIRST_SEQNO, XMIT_REQ, STABLE) in flight but no DATA ("replies")
     stale_packets: bool | str = False
+    dead: frozenset[int] = frozenset()  # rule 7: members that crashed before the run (never act)
 
 
 class Env(NamedTuple):
@@ -406,6 +410,8 @@ class World:
                         ) -> tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]:
         """Run the handler: (new node id, packets sent, observations, may a timestamp in use have
         disappeared or a new one been issued, so that rule 5's renumbering must look)."""
+        if member in self.bounds.dead:
+            return node_id, (), (), False  # rule 7
         node = self.node_table.values[node_id]
         new_node, effects = self.adapter.handle(self.cfg, node, stimulus)
         packets, observed = [], []

@@ -48,15 +48,17 @@ class WorldFactory:
         timers = {k: reader.flag(key, v)
                   for k, (key, v) in reader.section("timers", protocol, adapter.timer_keys).items()}
         cfg = adapter.make_config(n, variant, {**adapter.timer_keys, **timers}, _settings(reader, adapter))
-        fault_table = {**FAULT_KEYS, **reader.table("faults", {**FAULT_KEYS, "stale_packets": False})}
+        fault_table = {**FAULT_KEYS, **reader.table("faults", {**FAULT_KEYS, "stale_packets": False, "dead": []})}
         stale: bool | str = fault_table.pop("stale_packets", False)
         if stale != "replies" and not isinstance(stale, bool):
             raise reader.fail("faults.stale_packets", f'true, false or "replies", got {stale!r}')
+        dead = _dead(reader, members, fault_table.pop("dead", []))
         faults = {k: reader.natural(f"faults.{k}", v) for k, v in fault_table.items()}
         if faults["max_in_flight"] < 1:
             raise reader.fail("faults.max_in_flight", "at least 1")
         bounds = Bounds(_sends(reader, members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
-                        _views(reader, members), faults["max_in_flight"], stale)
+                        _views(reader, members), faults["max_in_flight"], stale, dead)
+        _check_dead(reader, members, bounds)
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = World(name, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],
                       reduce_timestamps=options.reduce_timestamps, rank_conn_ids=options.rank_conn_ids)
@@ -82,6 +84,9 @@ def _settings(reader: ModelReader, adapter: ProtocolAdapter) -> dict[str, int]:
         value = reader.natural(key, value)
         if value < minimum:
             raise reader.fail(key, f"at least {minimum}, got {value}")
+        maximum = adapter.config_maxima.get(name)
+        if maximum is not None and value > maximum:
+            raise reader.fail(key, f"at most {maximum}, got {value}")
         settings[name] = value
     return settings
 
@@ -122,6 +127,26 @@ def _sends(reader: ModelReader, members: tuple[str, ...]) -> tuple[int, ...]:
             raise reader.fail(f"sends.{pair}", "two different members")
         sends[s * n + d] = reader.natural(f"sends.{pair}", count)
     return tuple(sends)
+
+
+def _dead(reader: ModelReader, members: tuple[str, ...], names: Any) -> frozenset[int]:
+    """``[faults] dead``: members that crashed before the run (``models/world.py`` rule 7)."""
+    if not isinstance(names, list):
+        raise reader.fail("faults.dead", "a list of member names")
+    dead = frozenset(_member_index(reader, "faults.dead", name, members) for name in names)
+    if len(dead) >= len(members):
+        raise reader.fail("faults.dead", "fewer dead members than members")
+    return dead
+
+
+def _check_dead(reader: ModelReader, members: tuple[str, ...], bounds: Bounds) -> None:
+    """A dead member sends nothing and installs no view."""
+    n = len(members)
+    for m in sorted(bounds.dead):
+        if any(bounds.sends[m * n + d] for d in range(n)):
+            raise reader.fail("faults.dead", f"members that send nothing ({members[m]} has sends)")
+        if bounds.views[m]:
+            raise reader.fail("faults.dead", f"members without views ({members[m]} has [[views]])")
 
 
 def _views(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[frozenset[int], ...], ...]:

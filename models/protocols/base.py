@@ -63,10 +63,16 @@ class ProtocolAdapter:
     variant_aliases: ClassVar[dict[str, str]]  # JIRA id or scenario name -> Variant field
     timer_keys: ClassVar[dict[str, bool]]  # model file [timers]: Config field -> default
     config_keys: ClassVar[dict[str, tuple[int, int]]]  # model file [config]: Config field -> (default, minimum)
+    config_maxima: ClassVar[dict[str, int]] = {}  # ... and the settings that have a maximum
     timer_text: tuple[str, ...]  # per timer kind, for traces; "{peer}" is the timer's peer
     progress_timers: frozenset[int]  # timer kinds a liveness continuation may use
     has_connections: ClassVar[bool] = True  # windows carry a conn_id (charts print it)
     history_timers: frozenset[int] = frozenset()  # timer kinds whose firing ``observe_timer`` records
+    # properties beyond the shared catalogue (``models/properties.py``): (name, doc) of safety
+    # properties of one node that read the model's Config (``config_property_holds``), and of
+    # liveness goals of one node each (``goal_holds``), judged like eventually_delivered
+    config_properties: tuple[tuple[str, str], ...] = ()
+    liveness_goals: tuple[tuple[str, str], ...] = ()
 
     def step_bit(self, name: str) -> int:
         return 1 << [n for n, _ in self.step_properties].index(name)
@@ -141,6 +147,14 @@ class ProtocolAdapter:
         """Would an application send from ``node`` to ``peer`` now take the member's next conn_id
         (``models/reduction.py``)? Yes unless a protocol says otherwise."""
         return True
+
+    def config_property_holds(self, name: str, cfg: Any, node: Any) -> bool:
+        """Does the ``config_properties`` entry ``name`` hold of ``node`` under ``cfg``?"""
+        raise NotImplementedError(name)
+
+    def goal_holds(self, name: str, node: Any) -> bool:
+        """Has ``node`` reached the ``liveness_goals`` entry ``name``?"""
+        raise NotImplementedError(name)
 
     def nothing_unacked(self, node: Any, peer: int) -> bool:
         """``node`` holds nothing it still waits to have acknowledged by ``peer`` (eventually_acked)."""
