@@ -58,6 +58,7 @@ class WorldEngines:
     # What takes every lockstep step when time passes (``checks/conform/timed.py``; the harness's
     # rule 9); None: the clock stands still at 0 and the world fires the spec's timers.
     timed: Any = None
+    dead: frozenset[int] = frozenset()  # members that never act (``models/world.py`` rule 7)
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
         config = self.engine_config(spec_cfg)
@@ -86,13 +87,18 @@ class WorldEngines:
     @classmethod
     def for_world(cls, world: Any) -> WorldEngines:
         """The engines standing for the members of ``world``."""
-        return cls(world.cfg, world.n, world.initial_views)
+        engines = cls(world.cfg, world.n, world.initial_views)
+        engines.dead = getattr(world.bounds, "dead", frozenset())
+        return engines
 
     def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
         """Apply ``action`` to the engines; returns the member that acted (None for a loss).
         ``payload_number`` is the number of the application message an ``AppSend`` sends;
         ``before`` the world state the action is taken in (a binding may read its environment)."""
         now = self.now
+        acting = _actor(action)
+        if acting is not None and acting in self.dead:
+            return acting  # a dead member handles nothing (its packets are consumed)
         if isinstance(action, AppSend):
             self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now)
             return int(action.src)
@@ -129,6 +135,17 @@ class WorldEngines:
         return src, spec_payload(payload)
 
 
+def _actor(action: Any) -> int | None:
+    """The member that handles ``action`` (None for a loss)."""
+    if isinstance(action, AppSend):
+        return int(action.src)
+    if isinstance(action, (DeliverPacket, DuplicatePacket)):
+        return int(action.packet.dst)
+    if isinstance(action, (FireTimer, InstallView, RemoveReceiver)):
+        return int(action.member)
+    return None
+
+
 def same_flags(variant: Any, engine_variant: Callable[..., V]) -> V:
     """The engine's variant flags that stand for the spec's ``variant`` (the same names: the
     engines keep their own copy of the flags, ``impl/`` never imports ``spec/``)."""
@@ -155,6 +172,7 @@ ENTRY_POINT_GROUP = "seqcheck.engines"
 BUILT_IN = {
     "unicast2": "checks.conform.unicast2:BINDING",
     "unicast3": "checks.conform.unicast3:BINDING",
+    "unicast4": "checks.conform.unicast4:BINDING",
     "nakack2": "checks.conform.nakack2:BINDING",
     "nakack4": "checks.conform.nakack4:BINDING",
 }

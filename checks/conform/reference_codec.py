@@ -4,7 +4,7 @@ The lockstep harness compares the bytes an engine emits with the bytes of the sp
 both came from the engine's own encoder, a defect made symmetrically in its encoder and decoder
 (a field in the wrong byte order on both sides) could never diverge. This module owns a second
 encoder, written from the layouts in the codecs' docstrings (``impl/unicast3/codec.py``,
-``impl/unicast2/codec.py``, ``impl/nakack2/codec.py``, ``impl/nakack4/codec.py``) and
+``impl/unicast2/codec.py``, ``impl/unicast4/codec.py``, ``impl/nakack2/codec.py``, ``impl/nakack4/codec.py``) and
 ``impl/wire.py``'s field encodings with ``int.to_bytes`` and nothing of ``impl/``: the harness
 takes the spec side's bytes from here (issue 19, item 6), so the engine's encoder must produce
 them and its decoder must read them.
@@ -31,8 +31,9 @@ from typing import Any
 from models.world import Packet
 from spec import unicast2 as u2
 from spec import unicast3 as u3
+from spec import unicast4 as u4
 
-UNICAST3_MAGIC, UNICAST2_MAGIC = 0x55, 0x32
+UNICAST3_MAGIC, UNICAST2_MAGIC, UNICAST4_MAGIC = 0x55, 0x32, 0x75
 
 
 def _minimal(value: int) -> bytes:
@@ -90,6 +91,22 @@ def unicast3(msg: Any) -> bytes:
     if isinstance(msg, u3.Close):
         return head + b"\x04" + conn_id(msg.conn_id)
     raise TypeError(f"not a UNICAST3 message: {msg!r}")
+
+
+def unicast4(msg: Any) -> bytes:
+    """UNICAST4: MAGIC 0x75, then UNICAST3's types and fields (UnicastHeader is shared)."""
+    head = bytes((UNICAST4_MAGIC,))
+    if isinstance(msg, u4.Data):
+        return head + b"\x00" + c_number(msg.seqno) + conn_id(msg.conn_id) + flag(msg.first) + payload(msg.payload)
+    if isinstance(msg, u4.Ack):
+        return head + b"\x01" + c_number(msg.seqno) + conn_id(msg.conn_id) + c_number(msg.ts)
+    if isinstance(msg, u4.SendFirstSeqno):
+        return head + b"\x02" + c_number(msg.ts)
+    if isinstance(msg, u4.XmitReq):
+        return head + b"\x03" + seqno_list(msg.seqnos)
+    if isinstance(msg, u4.Close):
+        return head + b"\x04" + conn_id(msg.conn_id)
+    raise TypeError(f"not a UNICAST4 message: {msg!r}")
 
 
 def unicast2(msg: Any) -> bytes:
