@@ -31,7 +31,7 @@ from impl.unicast2.state import Member, SendEntry, ts_newer
 from impl.unicast2.tasks import request_missing
 from models.modelfile import load
 
-U2, U3 = (MODELS_DIR / "fuzz" / f"unicast{n}-lockstep.toml" for n in (2, 3))
+U2, U3, U4 = (MODELS_DIR / "fuzz" / f"unicast{n}-lockstep.toml" for n in (2, 3, 4))
 
 
 def test_variant_runs_cover_every_flag_and_the_fixed_protocol() -> None:
@@ -45,12 +45,12 @@ def test_variant_runs_cover_every_flag_and_the_fixed_protocol() -> None:
     assert with_variant(load(U2), ("fix_timestamps",)).variant == ("fix_timestamps",)
 
 
-RUNS = [(path, run) for path in (U2, U3) for run in variant_runs(load(path))]
+RUNS = [(path, run) for path in (U2, U3, U4) for run in variant_runs(load(path))]
 
 
 @pytest.mark.parametrize(("path", "run"), RUNS, ids=[f"{p.stem}[{r}]" for p, r in RUNS])
 def test_engines_agree_under_every_variant(path: Path, run: VariantRun) -> None:
-    """Every variant of both lockstep models: no divergence on seeded walks, and the spec's safety
+    """Every variant of the unicast lockstep models: no divergence on seeded walks, and the spec's safety
     properties hold where ``run.safety`` says they must."""
     model, steps = with_variant(load(path), run.flags), 0
     for seed in range(15):
