@@ -119,9 +119,9 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
     for pair_prop in adapter.pair_properties:
         if pair_prop.name in selected:
             out.append(Always(pair_prop.name, stable(pair_prop.name, on_pairs(pair_prop.holds)), docs[pair_prop.name]))
+    cfg = world.cfg
     for name, _ in adapter.config_properties:
         if name in selected:
-            cfg = world.cfg
             holds = on_nodes(lambda node, name=name: adapter.config_property_holds(name, cfg, node))  # type: ignore[misc]
             out.append(Always(name, holds, docs[name]))  # not sticky: checked on every state explored
     # a dead member (``Bounds.dead``) delivers nothing: the channels to it and the send entries to

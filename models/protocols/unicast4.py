@@ -109,7 +109,8 @@ class Unicast4Adapter(UnicastAdapter):
     def format_action(self, action: Any, name: Callable[[int], str]) -> str:
         timer = getattr(action, "timer", None)
         if timer is not None and timer.kind == u4.SEND:
-            return f"{name(action.member)}: " + self.timer_text[u4.SEND].format(peer=name(timer.peer), seqno=timer.seqno)
+            text = self.timer_text[u4.SEND].format(peer=name(timer.peer), seqno=timer.seqno)
+            return f"{name(action.member)}: {text}"
         return super().format_action(action, name)
 
     def describe_send(self, entry: Any) -> str:

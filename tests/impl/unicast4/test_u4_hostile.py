@@ -99,7 +99,7 @@ def test_receive_entries_are_bounded_and_an_idle_one_is_evicted() -> None:
 
 def test_an_xmit_req_is_served_for_a_bounded_number_of_seqnos_and_bytes() -> None:
     a = Unicast4Engine(Config(capacity=64, max_xmit_served=5, resend_factor=2), members=["A", "B"], now=0)
-    for n in range(40):
+    for _ in range(40):
         a.send("B", bytes(200), now=0)
     a.datagrams_to_send()
     request = encode(XmitReqMsg(tuple(range(1, 41))))
