@@ -39,7 +39,7 @@ of a growable Table. What follows from that:
 - **Forced purge.** An accepted ACK purges the send window with force: low := min(ack, highest
   sent), over slots a blocked thread still holds; every purge wakes the blocked threads.
 - **conn_ids compared as numbers** (JGRP-2852): a DATA with a lower conn_id than the receive
-  entry's is dropped (JGroups caches it, then drops it for the mismatch), a greater one with
+  entry's is cached, then dropped for the mismatch at the next drain, a greater one with
   ``first`` replaces the window, a greater one without asks for the first seqno. conn_ids are
   Java shorts: after 32767 the next is 0, which every receiver still holding a window of a high
   conn_id from that sender ignores until that window expires (a finding, ``models/unicast4/``).
@@ -73,8 +73,14 @@ Decisions, with JGroups' code (ReliableUnicast.java, UNICAST4.java, FixedBuffer.
    member; the entry is removed and its buffer closed: its unacknowledged messages and every
    blocked thread's message are discarded (``Discarded``, after the grace period). On a CLOSING
    receive entry (removeReceiveConnection): every pending ACK flushed, then removed.
-8. Left out: the MessageCache (as UNICAST3 decision 7: a DATA with no usable entry is dropped),
-   OOB, DONT_LOOPBACK, batches and messages to self (issue 30 item 1), max_xmit_req_size,
+8. The MessageCache (JGRP-2327): a DATA that finds no usable entry (no entry and not first, or a
+   lower conn_id) goes into ``msg_cache[sender]``; the next DATA that finds or creates one drains
+   it: the cached DATA of the entry's connection are added first (each an addMessage: it counts 1
+   and may ACK), the others dropped (``Node.cache``). JGroups' cache is an unbounded queue that keeps
+   every copy; the spec keeps one copy of each DATA, which keeps the model finite: a drain of k
+   copies of one DATA counts k there and 1 here (the extra ACKs carry the same hd;
+   ``checks/jgroups/unicast4.py`` names that difference). Only start and stop clear it.
+   Left out: OOB, DONT_LOOPBACK, batches and messages to self (issue 30 item 1), max_xmit_req_size,
    the AgeOutCache, send_atomically, DISCONNECT (removeAllConnections would close every entry:
    decision 7 for all at once).
 9. Expiry of an entry a thread is blocked on is certain: a blocked thread never refreshes the
@@ -215,35 +221,39 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
 
 
 def _receive_entry(cfg: Config, node: Node, src: int, msg: Data) -> tuple[Node, RecvEntry | None, list[AnyEffect]]:
-    """getReceiverEntry and compareConnIds: the entry ``msg`` goes to, or None (the DATA is
-    dropped, after a rate-limited SEND_FIRST_SEQNO where the first seqno is what is missing)."""
+    """getReceiverEntry and compareConnIds: the entry ``msg`` goes to, or None: then the DATA goes
+    into the message cache (after a rate-limited SEND_FIRST_SEQNO where the first seqno is missing)."""
     entry = node.recv[src]
     if entry is not None and entry.conn_id == msg.conn_id:
         return node, entry, []
     newer = entry is None or msg.conn_id > entry.conn_id or cfg.variant.any_conn_id
     if not newer:
-        return node, None, []  # a lower conn_id: cached by JGroups, dropped at the drain
+        return _cached(node, src, msg), None, []  # a lower conn_id: cached, dropped at the drain
     if not msg.first:
         step = _request_first_seqno(node, src)
-        return step.node, None, list(step.effects)
+        return _cached(step.node, src, msg), None, list(step.effects)
     created = RecvEntry(msg.conn_id, OPEN, msg.seqno - 1, (), False, 0)
     return node, created, [WindowCreated(src, msg.conn_id, msg.seqno - 1)]
 
 
+def _cached(node: Node, src: int, msg: Data) -> Node:
+    """msg_cache.add(src, msg) (decision 8: one copy of each DATA)."""
+    return replace(node, cache=_set(node.cache, src, node.cache[src] | {msg}))
+
+
 def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
-    """DATA (decision 3): add, count 1, deliver the run, count it; ACKs before the batch goes up."""
+    """DATA (decision 3): with a usable entry, drain the message cache (the cached DATA of the
+    entry's connection added first, the others dropped), add the DATA, each add counting 1; then
+    deliver the run and count it; ACKs before the batch goes up."""
     node, entry, effects = _receive_entry(cfg, node, src, msg)
     if entry is None:
         return Step(node, tuple(effects))
-    entry = replace(entry, state=OPEN)
-    index = msg.seqno - entry.delivered - 1
-    if 0 <= index < cfg.capacity and (index >= len(entry.buffered) or entry.buffered[index] is None):
-        padded = entry.buffered + (None,) * (index + 1 - len(entry.buffered))
-        entry = replace(entry, buffered=padded[:index] + (msg,) + padded[index + 1:])
-    entry, now = _count(cfg, entry, 1)
-    if now:
-        effects.append(Send(src, Ack(entry.delivered, entry.conn_id, node.timestamper + 1)))
-        node = replace(node, timestamper=node.timestamper + 1)
+    queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
+    if node.cache[src]:
+        node = replace(node, cache=_set(node.cache, src, frozenset()))
+    for added in (*queued, msg):
+        node, entry, acked = _add_message(cfg, node, src, entry, added)
+        effects.extend(acked)
     run = 0
     while run < len(entry.buffered) and entry.buffered[run] is not None:
         run += 1
@@ -256,6 +266,22 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
             node = replace(node, timestamper=node.timestamper + 1)
         effects.extend(Deliver(src, p) for p in payloads)
     return Step(_with_recv(node, src, entry), tuple(effects))
+
+
+def _add_message(cfg: Config, node: Node, src: int, entry: RecvEntry, msg: Data
+                 ) -> tuple[Node, RecvEntry, list[AnyEffect]]:
+    """addMessage: reopen (update), add (purged, beyond capacity or held: rejected), count 1 and
+    ACK(hd) now if due (hd before this message is delivered)."""
+    entry = replace(entry, state=OPEN)
+    index = msg.seqno - entry.delivered - 1
+    if 0 <= index < cfg.capacity and (index >= len(entry.buffered) or entry.buffered[index] is None):
+        padded = entry.buffered + (None,) * (index + 1 - len(entry.buffered))
+        entry = replace(entry, buffered=padded[:index] + (msg,) + padded[index + 1:])
+    entry, now = _count(cfg, entry, 1)
+    if not now:
+        return node, entry, []
+    node = replace(node, timestamper=node.timestamper + 1)
+    return node, entry, [Send(src, Ack(entry.delivered, entry.conn_id, node.timestamper))]
 
 
 def _count(cfg: Config, entry: RecvEntry, n: int) -> tuple[RecvEntry, bool]:

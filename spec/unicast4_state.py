@@ -178,12 +178,14 @@ class Node:
     xmit_last: tuple[int, ...]  # xmit_task_map: highest missing seqno seen last run; 0 = none
     timestamper: int  # last timestamp issued
     next_conn_id: int  # last_conn_id: the conn_id the next send entry gets
+    cache: tuple[frozenset[Data], ...] = ()  # msg_cache per sender: DATA that found no usable entry
 
 
 def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
-    """A member that has just started: no connections, view ``members``."""
+    """A member that has just started: no connections, view ``members``, an empty message cache."""
     none = (None,) * cfg.members
-    return Node(me, members, none, none, frozenset(), (0,) * cfg.members, 0, cfg.first_conn_id)
+    return Node(me, members, none, none, frozenset(), (0,) * cfg.members, 0, cfg.first_conn_id,
+                (frozenset(),) * cfg.members)
 
 
 # ---------------------------------------------------------------------------------------------

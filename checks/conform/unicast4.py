@@ -119,4 +119,7 @@ def view_of_spec_node(node: u4.Node) -> EngineView[int]:
                         e.ack_pending, e.acks_counted))
         for peer, e in enumerate(node.recv) if e is not None)
     xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
-    return EngineView(node.members, send, recv, node.sync_sent, xmit_last, node.timestamper, node.next_conn_id)
+    cache = tuple((peer, tuple(sorted((d.seqno, d.conn_id, d.first, spec_payload(d.payload)) for d in cached)))
+                  for peer, cached in enumerate(node.cache) if cached)
+    return EngineView(node.members, send, recv, node.sync_sent, xmit_last, node.timestamper, node.next_conn_id,
+                      cache)

@@ -54,7 +54,8 @@ class JGroupsBinding:
                                  f"release profile says which spec it is (the spec stands for {known})")
 
 
-BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING", "unicast2": "checks.jgroups.unicast2:BINDING"}
+BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING", "unicast2": "checks.jgroups.unicast2:BINDING",
+            "unicast4": "checks.jgroups.unicast4:BINDING"}
 
 
 def binding(protocol: str) -> JGroupsBinding:

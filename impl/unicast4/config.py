@@ -86,6 +86,10 @@ class Config:
     """Most bytes all receive windows hold undelivered together (as above)."""
     max_xmit_served: int = 8_192
     """Most messages resent for one XMIT_REQ (the rest is ignored and counted)."""
+    max_cached_messages: int = 4_096
+    """Most DATA the message cache holds (all senders): one more is not cached, dropped like a loss."""
+    max_cache_bytes: int = 16 << 20
+    """Most bytes the message cache holds (payload + ``impl.common.HELD_OVERHEAD`` each)."""
     max_blocked_sends: int = 1 << 16
     """Most sends blocked at once (all destinations): one more raises ``SendWindowFull``."""
     max_blocked_bytes: int = 64 << 20
@@ -108,7 +112,7 @@ class Config:
             _require(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         _require(self, "first_conn_id", 0 <= self.first_conn_id <= MAX_CONN_ID, f"in 0..{MAX_CONN_ID}")
         for name in ("max_receive_entries", "max_window_bytes", "max_receive_bytes", "max_xmit_served",
-                     "max_blocked_sends", "max_blocked_bytes"):
+                     "max_blocked_sends", "max_blocked_bytes", "max_cached_messages", "max_cache_bytes"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
             _reject("variant", "an impl.unicast4.Variant", self.variant)

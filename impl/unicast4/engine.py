@@ -137,8 +137,10 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
                             e.acks_counted))
             for peer, e in sorted(m.recv.items()))
         sync = frozenset(p for p in m.sync_sent if m.sync_active(p, now=now))
+        cache = tuple((peer, tuple(sorted((d.seqno, d.conn_id, d.first, d.payload) for d in q.values())))
+                      for peer, q in sorted(m.cache.items()) if q)
         return EngineView(m.members, send, recv, sync, tuple(sorted(m.xmit_last.items())), m.timestamper.last,
-                          m.next_conn_id)
+                          m.next_conn_id, cache)
 
     def check_invariants(self) -> None:
         """Raise AssertionError unless the state is well formed (a testing aid)."""
@@ -154,6 +156,10 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
             r.window.check_invariants()
             assert r.window.low == r.window.hd and 0 <= r.acks_counted < max(cfg.threshold, 1), (peer, r.window)
         assert blocked == m.blocked_bytes <= cfg.max_blocked_bytes
+        assert m.cache_count == sum(map(len, m.cache.values())) <= cfg.max_cached_messages
+        assert m.cache_bytes <= cfg.max_cache_bytes and all(m.cache.values())
+        held = sum(r.held_bytes for r in m.recv.values())
+        assert held == m.held.total, (held, m.held.total)
         assert len(m.recv) <= cfg.max_receive_entries and 0 <= m.next_conn_id < 2**15
 
     def _advance(self, now: int) -> None:

@@ -122,11 +122,13 @@ def _receive_entry(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry
     if entry is not None and entry.conn_id == msg.conn_id:
         return entry
     if entry is not None and msg.conn_id < entry.conn_id and not m.variant.any_conn_id:
-        m.stats.lower_conn_id += 1  # JGroups caches it, and drops it for the mismatch at the drain
+        m.stats.lower_conn_id += 1  # cached, and dropped for the mismatch at the next drain
+        m.cache_add(src, msg)
         return None
     if not msg.first:
         m.stats.data_without_window += 1
         m.request_first_seqno(src, now=now)
+        m.cache_add(src, msg)
         return None
     if entry is None and len(m.recv) >= m.config.max_receive_entries and not _evict_idlest(m, now=now):
         m.stats.receive_table_full += 1
@@ -147,18 +149,36 @@ def _evict_idlest(m: Member[P], *, now: int) -> bool:
 
 
 def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
-    """Spec ``_on_data``: find the entry, reopen it, add, count 1, deliver the run, count it; every
-    ACK goes before the batch it acknowledges is delivered."""
+    """Spec ``_on_data``: find the entry (or cache the DATA), drain the cache (the cached DATA of the
+    entry's connection added first), add the DATA, each add counting 1; deliver the run and count
+    it; every ACK goes before the batch it acknowledges is delivered."""
     if msg.seqno == 0:
         m.stats.bad_seqno += 1
         return
     entry = _receive_entry(m, src, msg, now=now)
     if entry is None:
         return
+    queued = [q for q in m.cache_drain(src) if q.conn_id == entry.conn_id] if src in m.cache else []
+    for added in (*queued, msg):
+        _add_message(m, src, entry, added, now=now)
+    items = entry.window.remove_many(True)
+    if items:
+        if entry.held_bytes:  # some of them had been held above a gap: count what is still held
+            still = sum(held_size(d) for d in map(entry.window.get, entry.window.seqnos()) if d is not None)
+            m.held.total += still - entry.held_bytes
+            entry.held_bytes = still
+        m.count_acks(src, entry, len(items))
+        m.deliver_all(src, items)
+
+
+def _add_message(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int) -> None:
+    """addMessage: reopen, add (a DATA that would be held past the byte limits is dropped like a
+    loss, before it counts), count 1."""
     window = entry.window
     # stored above a gap, undelivered (a receive window's low is its hd)
     held = msg.seqno > window.hd + 1 and not window.full_for(msg.seqno) and window.get(msg.seqno) is None
-    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+    size = held_size(msg)
+    if held and not m.held.admits(entry.held_bytes, size):
         m.stats.held_bytes_full += 1  # as if lost: retransmission brings it again
         return
     m.set_state(entry, OPEN, now=now)
@@ -166,12 +186,10 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     status = window.add(msg.seqno, msg)
     if status is AddStatus.BEYOND_CAPACITY:
         m.stats.beyond_capacity += 1
+    if held and status is AddStatus.ADDED:
+        entry.held_bytes += size
+        m.held.total += size
     m.count_acks(src, entry, 1)
-    items = window.remove_many(True)
-    m.held.account(entry, msg, items, held=held)
-    if items:
-        m.count_acks(src, entry, len(items))
-        m.deliver_all(src, items)
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg, *, now: int) -> None:

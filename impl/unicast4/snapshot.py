@@ -53,3 +53,4 @@ class EngineView(Generic[P]):
     xmit_last: tuple[tuple[P, int], ...]  # only peers with a value (the spec's 0 = absent)
     timestamper: int
     next_conn_id: int
+    cache: tuple[tuple[P, tuple[tuple[int, int, bool, bytes], ...]], ...] = ()  # (seqno, conn_id, first, payload)

@@ -17,7 +17,7 @@ import enum
 from dataclasses import dataclass
 from typing import Generic
 
-from impl.common import EngineStats, HeldBytes, P, Timestamper, claim_sync, expire_syncs, ts_newer
+from impl.common import EngineStats, HeldBytes, P, Timestamper, claim_sync, expire_syncs, held_size, ts_newer
 from impl.fixed_window import FixedBuffer
 from impl.unicast4.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode
 from impl.unicast4.config import Config
@@ -43,6 +43,8 @@ class Stats(EngineStats):
     lower_conn_id: int = 0  # DATA with a lower conn_id than the receive entry's: dropped
     beyond_capacity: int = 0  # DATA more than capacity above the receive window's low: dropped
     sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: last_sync_sent full
+    cached: int = 0  # DATA put in the message cache
+    cache_full: int = 0  # DATA not cached: max_cached_messages or max_cache_bytes (dropped like a loss)
     acks_sent: int = 0
 
 
@@ -105,6 +107,10 @@ class Member(Generic[P]):
         self.deliveries: list[tuple[P, bytes]] = []
         self.failed: list[tuple[P, int, bytes]] = []  # (dst, seqno, payload) of sends that will never go
         self.blocked_bytes = 0  # payload bytes of all blocked sends (max_blocked_bytes)
+        # msg_cache: per sender, the DATA that found no usable receive entry, one copy each by
+        # (conn_id, seqno) (spec decision 8); with its totals against the limits
+        self.cache: dict[P, dict[tuple[int, int], DataMsg]] = {}
+        self.cache_count = self.cache_bytes = 0
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)
         self.evict_not_before = 0
@@ -189,6 +195,33 @@ class Member(Generic[P]):
             self.stats.sends_failed += 1
         entry.blocked.clear()
         self.stats.unacked_discarded += len(entry.window.seqnos())
+
+    def cache_add(self, peer: P, msg: DataMsg) -> None:
+        """msg_cache.add: one copy per (conn_id, seqno), within max_cached_messages / max_cache_bytes."""
+        queue = self.cache.setdefault(peer, {})
+        key = (msg.conn_id, msg.seqno)
+        if key in queue:
+            return
+        size = held_size(msg)
+        cfg = self.config
+        if self.cache_count >= cfg.max_cached_messages or self.cache_bytes + size > cfg.max_cache_bytes:
+            self.stats.cache_full += 1
+            if not queue:
+                del self.cache[peer]
+            return
+        queue[key] = msg
+        self.cache_count += 1
+        self.cache_bytes += size
+        self.stats.cached += 1
+
+    def cache_drain(self, peer: P) -> list[DataMsg]:
+        """msg_cache.drain: every DATA cached from ``peer``, in (conn_id, seqno) order; the cache forgets them."""
+        queue = self.cache.pop(peer, None)
+        if not queue:
+            return []
+        self.cache_count -= len(queue)
+        self.cache_bytes -= sum(held_size(m) for m in queue.values())
+        return [queue[key] for key in sorted(queue)]
 
     def remove_recv(self, peer: P) -> None:
         self.held.release(self.recv.pop(peer))

@@ -10,7 +10,7 @@ timers of an entry with a blocked thread are the blocked kinds.
 from __future__ import annotations
 
 from spec import unicast4 as u4
-from spec.effects import Deliver, Discarded, Send
+from spec.effects import Deliver, Discarded, Send, SyncRequested
 
 TWO = frozenset({0, 1})
 
@@ -74,11 +74,24 @@ def test_conn_ids_compare_as_numbers_and_wrap() -> None:
     assert a.send[1] is not None and a.send[1].conn_id == u4.SHORT_MAX and a.next_conn_id == 0
     b = node(u4.Config(2), me=1)
     b, _ = u4.on_receive(cfg, b, 0, u4.Data(1, u4.SHORT_MAX, True, 1))
-    same, effects = u4.on_receive(cfg, b, 0, u4.Data(1, 0, True, 2))  # lower: dropped, nothing asked
-    assert same == b and effects == ()
+    cached, effects = u4.on_receive(cfg, b, 0, u4.Data(1, 0, True, 2))  # lower: cached, nothing asked
+    assert effects == () and cached.recv == b.recv and cached.cache[0] == frozenset({u4.Data(1, 0, True, 2)})
+    drained, _ = u4.on_receive(cfg, cached, 0, u4.Data(2, u4.SHORT_MAX, False, 2))  # the drain drops it
+    assert drained.cache[0] == frozenset() and drained.recv[0] is not None and drained.recv[0].delivered == 2
     old = u4.Config(2, first_conn_id=u4.SHORT_MAX, variant=u4.Variant(any_conn_id=True))
     replaced, _ = u4.on_receive(old, b, 0, u4.Data(1, 0, True, 2))  # UNICAST3's rule: replaced
     assert replaced.recv[0] is not None and replaced.recv[0].conn_id == 0
+
+
+def test_the_cache_holds_a_data_without_entry_until_the_first_arrives() -> None:
+    cfg = u4.Config(2, capacity=4)
+    b = node(cfg, me=1)
+    b, effects = u4.on_receive(cfg, b, 0, u4.Data(2, 0, False, 2))  # before #1: SEND_FIRST_SEQNO, cached
+    assert effects == (Send(0, u4.SendFirstSeqno(1)), SyncRequested(0))
+    assert b.cache[0] == frozenset({u4.Data(2, 0, False, 2)}) and b.recv[0] is None
+    b, effects = u4.on_receive(cfg, b, 0, u4.Data(1, 0, True, 1))  # drains: #2 added first, then #1
+    assert [e for e in effects if isinstance(e, Deliver)] == [Deliver(0, 1), Deliver(0, 2)]
+    assert b.cache[0] == frozenset() and b.recv[0] is not None and b.recv[0].delivered == 2
 
 
 def test_a_data_counts_on_add_and_on_delivery() -> None:

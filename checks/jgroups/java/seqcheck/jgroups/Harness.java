@@ -27,6 +27,9 @@ import org.jgroups.Message;
  * protocol's properties by field name); send (m, dst, payload hex); deliver / copy (id of a captured
  * packet; copy delivers a copy and keeps the packet; discard: ids forgotten with it), drop (ids); timer (m, kind, peer); view (m,
  * members); remove (m, peer: the receiver-removal hook); state (m); advance (ms); quit.
+ * Threads: single-threaded, except a model's application threads whose send can block (UNICAST4:
+ * ``SendGate``); the harness waits for each to return or block, so a command's effects stay a
+ * function of the command.
  * Every answer has "packets" (captured during the command: id, src, dst, msg in the spec's
  * vocabulary) and "delivered" (m, src, payload); "state" of member m when the command asks for it
  * ("state": true) or is ``state``; "error" (one line) when the command failed.
@@ -73,6 +76,9 @@ public final class Harness {
                 throw new IllegalArgumentException("command line: expected a JSON object");
             @SuppressWarnings("unchecked") Map<String, Object> command = (Map<String, Object>) parsed;
             run(command, answer);
+            if (model != null)
+                for (Member m : members)
+                    model.settled(m);
             if (Boolean.TRUE.equals(command.get("state")) && !answer.containsKey("state"))
                 answer.put("state", model.state(member((int) Json.integer(command, "m"))));
         } catch (Throwable t) {
@@ -102,7 +108,7 @@ public final class Harness {
                 reset(command);
                 break;
             case "send":
-                member(command, "m").send(index(command, "dst"), Hex.parse(Json.text(command, "payload")));
+                model.send(member(command, "m"), index(command, "dst"), Hex.parse(Json.text(command, "payload")));
                 break;
             case "deliver":
             case "copy": {
@@ -158,6 +164,8 @@ public final class Harness {
     }
 
     private void reset(Map<String, Object> command) throws Exception {
+        if (model != null)
+            model.end();
         model = Models.get(Json.text(command, "protocol"));
         members.clear();
         indices.clear();
@@ -208,7 +216,7 @@ public final class Harness {
         return found == null ? -1 : found;
     }
 
-    void capture(int src, int dst, byte[] data) {
+    synchronized void capture(int src, int dst, byte[] data) {
         long id = nextId++;
         packetEnds.put(id, new long[]{src, dst});
         packetBytes.put(id, data);
@@ -220,7 +228,7 @@ public final class Harness {
         packets.add(out);
     }
 
-    void delivery(Map<String, Object> delivered) {
+    synchronized void delivery(Map<String, Object> delivered) {
         deliveries.add(delivered);
     }
 

@@ -13,6 +13,8 @@ final class Models {
             out.add("unicast3");
         if (Reflect.type("org.jgroups.protocols.UNICAST2") != null)
             out.add("unicast2");
+        if (Reflect.type("org.jgroups.protocols.UNICAST4") != null)
+            out.add("unicast4");
         return out;
     }
 
@@ -23,6 +25,7 @@ final class Models {
         switch (name) {
             case "unicast3": return new Unicast3Model();
             case "unicast2": return new Unicast2Model();
+            case "unicast4": return new Unicast4Model();
             default: throw new IllegalArgumentException("protocol " + name + ": the harness has no model of it yet");
         }
     }

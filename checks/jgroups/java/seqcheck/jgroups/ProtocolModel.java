@@ -26,4 +26,18 @@ interface ProtocolModel {
 
     /** The receiver-removal test hook (removeReceiveConnection in the unicast protocols). */
     void removeReceiver(Member member, Address peer);
+
+    /** An application send; a model whose sends can block runs it on a thread of its own and returns
+     *  once the thread has returned or blocked (``SendGate``). Default: on the harness's thread. */
+    default void send(Member member, int dst, byte[] payload) {
+        member.send(dst, payload);
+    }
+
+    /** After every command, for every member: a model with threads lets those with one outcome finish. */
+    default void settled(Member member) {
+    }
+
+    /** The end of a run (before a reset): a model with threads ends them. */
+    default void end() {
+    }
 }
