@@ -57,7 +57,7 @@ def test_the_harness_keeps_a_blocked_send_until_its_step(jgroups: Callable[[str]
     blocked = harness.command("send", m=0, dst=1, payload="02", state=True)
     assert blocked["packets"] == [] and blocked["state"]["send"]["1"]["blocked"] == [[2, "02"]]
     ack = harness.command("deliver", id=first[0]["id"], m=1)["packets"]
-    back = harness.command("deliver", id=[p for p in ack if p["msg"]["seqno"] == 1][0]["id"], m=0, state=True)
+    back = harness.command("deliver", id=next(p for p in ack if p["msg"]["seqno"] == 1)["id"], m=0, state=True)
     assert back["packets"] == [] and back["state"]["send"]["1"]["blocked"] == [[2, "02"]]
     went = harness.command("timer", m=0, kind="send#2", peer=1, state=True)
     assert [p["msg"]["seqno"] for p in went["packets"]] == [2] and went["state"]["send"]["1"]["blocked"] == []
