@@ -42,6 +42,9 @@ class JGroupsBinding:
     profiles: tuple[ReleaseProfile, ...]
     differences: tuple[Difference, ...] = ()  # the known differences (``explained.py``)
     props: Callable[[Any], dict[str, Any]] = no_props  # spec config -> the protocol's properties (reset)
+    # flags that stand for a configuration, not a release's code (UNICAST4's zero_conn_timeouts,
+    # JGRP-2929): a model's flag among them is kept when the release's flags replace its variant
+    settings_flags: frozenset[str] = frozenset()
 
     def flags_for(self, release: Release) -> tuple[str, ...]:
         """The spec's variant flags that make it the protocol of ``release``."""

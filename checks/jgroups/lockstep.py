@@ -68,7 +68,10 @@ class JGroupsLockstep:
     def __init__(self, model: Model, harness: Harness, *, flags: Sequence[str] | None = None) -> None:
         self.model, self.harness = model, harness
         self.binding: JGroupsBinding = binding(model.protocol)
-        self.flags = tuple(flags) if flags is not None else self.binding.flags_for(harness.release)
+        if flags is None:
+            kept = tuple(f for f in model.variant if f in self.binding.settings_flags)
+            flags = tuple(sorted(set(self.binding.flags_for(harness.release)) | set(kept)))
+        self.flags = tuple(flags)
         self.world: World = load(model.path, reduce_timestamps=False, variant=self.flags,
                                  protocol=model.protocol).world
         self.state: Any = self.world.init_states()[0]
@@ -119,6 +122,11 @@ class JGroupsLockstep:
 
     def _drive(self, action: Any, before: Any, member: int | None) -> dict[str, Any]:
         command = self.harness.command
+        if member is not None and member in getattr(self.world.bounds, "dead", ()):
+            # a dead member (models/world.py rule 7) handles nothing: a packet to it is gone
+            if isinstance(action, DeliverPacket):
+                command("drop", ids=self.inflight.pop(action.packet))
+            return {"packets": [], "delivered": [], "state": command("state", m=member)["state"]}
         if isinstance(action, AppSend):
             payload = spec_payload(self.world.app_payload(before, action)).hex()
             return command("send", m=action.src, dst=action.dst, payload=payload, state=True)

@@ -76,6 +76,8 @@ def props(cfg: u4.Config) -> dict[str, Any]:
         out["ack_threshold"] = cfg.ack_threshold
     if cfg.first_conn_id:
         out["first_conn_id"] = cfg.first_conn_id
+    if cfg.variant.zero_conn_timeouts:  # JGRP-2929's configuration (the spec then fires no expiry timer)
+        out["conn_expiry_timeout"] = out["conn_close_timeout"] = 0
     return out
 
 
@@ -122,4 +124,4 @@ BINDING = JGroupsBinding(
                     "before JGRP-2873 (5.4.6): a DONT_BLOCK send on a full window is dropped, its seqno spent"),
      ReleaseProfile((5, 4, 6), None, (), "UNICAST4 with JGRP-2873's fix (5.4.12, master; JGRP-2929 changed only "
                                          "the timeouts' defaults and warns about 0)")),
-    DIFFERENCES, props)
+    DIFFERENCES, props, frozenset({"zero_conn_timeouts"}))
