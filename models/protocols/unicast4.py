@@ -103,10 +103,6 @@ class Unicast4Adapter(UnicastAdapter):
     def opens_connection(self, node: Any, peer: int) -> bool:
         return node.send[peer] is None
 
-    def observe_timer(self, timer: Any, member: int, n: int, syncs: list[int]) -> None:
-        if timer.kind == u4.SYNC_EXPIRED:
-            syncs[timer.peer * n + member] = 0
-
     def format_action(self, action: Any, name: Callable[[int], str]) -> str:
         timer = getattr(action, "timer", None)
         if timer is not None and timer.kind == u4.SEND:

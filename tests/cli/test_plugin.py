@@ -185,4 +185,4 @@ def test_an_unknown_protocol_is_a_one_line_error(tmp_path: Path) -> None:
     run = seqcheck(dict(os.environ), "check", str(model))
     assert run.returncode == 2
     assert run.stderr.strip() == (f"seqcheck: {model}: protocol: expected one of nakack2, nakack4, unicast2, unicast3, "
-                                  "got 'toyarq'")
+                                  "unicast4, got 'toyarq'")

@@ -105,11 +105,11 @@ MISTAKES: list[tuple[str, str, str, str]] = [
     ("description-not-string", model_text(top=TOP.replace('"a test model"', "3")), "description", "a string"),
     # protocol
     ("protocol-missing", model_text(top='members = ["A", "B"]'), "protocol",
-     "one of nakack2, nakack4, unicast2, unicast3, got None"),
-    ("protocol-unknown", model_text(top=TOP.replace('"unicast3"', '"unicast4"')), "protocol",
-     "one of nakack2, nakack4, unicast2, unicast3, got 'unicast4'"),
+     "one of nakack2, nakack4, unicast2, unicast3, unicast4, got None"),
+    ("protocol-unknown", model_text(top=TOP.replace('"unicast3"', '"unicast5"')), "protocol",
+     "one of nakack2, nakack4, unicast2, unicast3, unicast4, got 'unicast5'"),
     ("protocol-not-string", model_text(top=TOP.replace('"unicast3"', "3")), "protocol",
-     "one of nakack2, nakack4, unicast2, unicast3, got 3"),
+     "one of nakack2, nakack4, unicast2, unicast3, unicast4, got 3"),
     # members
     ("members-missing", model_text(top='protocol = "unicast3"'), "members", "a list of 2 to 4 distinct member names"),
     ("members-too-few", model_text(top='protocol = "unicast3"\nmembers = ["A"]'), "members",
@@ -146,7 +146,7 @@ MISTAKES: list[tuple[str, str, str, str]] = [
      "a whole number >= 0, got -1"),
     ("faults-string", model_text(faults='loss = "1"'), "faults.loss", "a whole number >= 0, got '1'"),
     ("faults-unknown-key", model_text(faults="reorder = 1"), "faults.reorder",
-     "one of duplicate, loss, max_in_flight, receiver_removals, stale_packets"),
+     "one of dead, duplicate, loss, max_in_flight, receiver_removals, stale_packets"),
     ("faults-max-in-flight-0", model_text(faults="max_in_flight = 0"), "faults.max_in_flight", "at least 1"),
     ("faults-stale-not-bool", model_text(faults="stale_packets = 1"), "faults.stale_packets",
      'true, false or "replies", got 1'),
@@ -202,8 +202,8 @@ MISTAKES: list[tuple[str, str, str, str]] = [
     ("config-other-protocol", model_text(top=TOP + "\n\n[config.unicast2]\nmax_stable_msgs = 1"),
      "config.unicast2", "a protocol of the file (unicast3)"),
     # protocol lists (side by side)
-    ("protocol-list-unknown", model_text(top='protocol = ["unicast3", "unicast4"]\nmembers = ["A", "B"]'), "protocol",
-     "one of nakack2, nakack4, unicast2, unicast3, got 'unicast4' in the list"),
+    ("protocol-list-unknown", model_text(top='protocol = ["unicast3", "unicast5"]\nmembers = ["A", "B"]'), "protocol",
+     "one of nakack2, nakack4, unicast2, unicast3, unicast4, got 'unicast5' in the list"),
     ("protocol-list-duplicate", model_text(top='protocol = ["unicast3", "unicast3"]\nmembers = ["A", "B"]'),
      "protocol", "a list of distinct ones, got ['unicast3', 'unicast3']"),
     ("protocol-list-empty", model_text(top='protocol = []\nmembers = ["A", "B"]'), "protocol",
@@ -284,7 +284,7 @@ def test_not_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_empty_file_names_the_first_missing_key(tmp_path: Path) -> None:
     path = write(tmp_path, "")
     with pytest.raises(ModelError,
-                       match=r": protocol: expected one of nakack2, nakack4, unicast2, unicast3, got None$"):
+                       match=r": protocol: expected one of nakack2, nakack4, unicast2, unicast3, unicast4, got None$"):
         load(path)
 
 
