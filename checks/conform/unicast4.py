@@ -14,7 +14,7 @@ which the engine does not resume by itself here (``resume_blocked_sends`` off): 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 from checks.conform import reference_codec
@@ -93,7 +93,8 @@ def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]
     given = {k: v for k, v in settings.items() if k in known}
     if "dont_block" in settings:
         given["dont_block"] = bool(settings["dont_block"])
-    return Unicast4Engine[str](harness_config(variant, **given), members=members, now=0)
+    config = replace(harness_config(variant, **given), resume_blocked_sends=True)  # no SEND timer in a script
+    return Unicast4Engine[str](config, members=members, now=0)
 
 
 SCRIPT = ScriptProtocol(
