@@ -30,7 +30,7 @@ _STATES = {"OPEN": u4.OPEN, "CLOSING": u4.CLOSING}
 def message(m: dict[str, Any]) -> u4.Msg:
     """A harness message as the spec's (UnicastHeader: UNICAST3's fields)."""
     msg = jg3.message(m)
-    return getattr(u4, type(msg).__name__)(*msg)  # type: ignore[no-any-return]
+    return getattr(u4, type(msg).__name__)(*msg)
 
 
 def _payload(hexed: str | None) -> int | None:
@@ -40,7 +40,7 @@ def _payload(hexed: str | None) -> int | None:
 def _send_entry(e: dict[str, Any]) -> u4.SendEntry:
     unacked = tuple(_payload(p) for p in e["unacked"])
     blocked = tuple(sorted((int(s), payload_number(bytes.fromhex(p))) for s, p in e["blocked"]))
-    return u4.SendEntry(e["conn_id"], _STATES[e["state"]], e["acked"], unacked, tuple(e["watermark"]),  # type: ignore[arg-type]
+    return u4.SendEntry(e["conn_id"], _STATES[e["state"]], e["acked"], unacked, tuple(e["watermark"]),
                         e["last_ts"], e["seqno"], blocked)
 
 
