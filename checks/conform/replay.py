@@ -114,7 +114,7 @@ def settings_of(model: Model) -> dict[str, int]:
         settings["window_bound"] = world.window_bound
         bound = queue_bound(cfg) if isinstance(cfg, nak.Config) else None
         return settings if bound is None else {**settings, "queue_bound": bound}
-    return {name: getattr(cfg, name) for name in ("max_stable_msgs", "sync_resend_bound") if hasattr(cfg, name)}
+    return {name: int(getattr(cfg, name)) for name in world.adapter.config_keys if hasattr(cfg, name)}
 
 
 def script_class(model: Model) -> str:

@@ -145,6 +145,9 @@ def fire_timer(m: Member[P], kind: int, peer: P | None, seqno: int = 0, *, now: 
             raise LocalProtocolError(f"timer sync_expired: no SEND_FIRST_SEQNO pending for {peer!r}")
         del m.sync_sent[peer]
         return
+    if (kind in (IDLE_SEND, IDLE_RECV, IDLE_BLOCKED) and m.config.expiry == 0) or (
+            kind in (CLOSE_SEND, CLOSE_RECV, CLOSE_BLOCKED) and m.config.closing == 0):
+        raise LocalProtocolError(f"timer {_name(kind)}: its timeout is 0 (disabled)")
     if kind in (IDLE_RECV, CLOSE_RECV):
         entry = m.recv.get(peer)
         if entry is None or entry.state != (OPEN if kind == IDLE_RECV else CLOSING):

@@ -21,10 +21,10 @@ from checks.conform.engines import binding, engine_protocols
 from checks.conform.replay import is_residual, run_replay
 from models.modelfile import Model, load, load_all
 
-# A known gap (issue 30 item 2, open): UNICAST4's engine scripts do not yet judge liveness on the engine
-# (a dropped DONT_BLOCK send and a lower conn_id's cached DATA read as delivered; senders_released is not
-# scriptable), so these three replay in lockstep (tests/differential) and on JGroups, not as scripts.
-SCRIPT_GAP = {"unicast4/jgrp2873", "unicast4/jgrp2929", "unicast4/conn-id-wrap"}
+# A known gap (issue 30 item 2, open): engine scripts know no dead member and cannot judge
+# senders_released, so JGRP-2929's trace replays in lockstep (tests/differential) and on JGroups
+# (tests/jgroups/test_u4_replays.py), not as a script.
+SCRIPT_GAP = {"unicast4/jgrp2929"}
 VIOLATION_MODELS = [p for p in model_paths([])  # of the protocols with an engine (not per-connection retransmission)
                     if any(m.expect != "pass" and not m.side_by_side and m.protocol in engine_protocols()
                            and not getattr(m.world.cfg, "xmit_per_connection", False) for m in load_all(p))
