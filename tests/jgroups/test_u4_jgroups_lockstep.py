@@ -6,13 +6,12 @@ with JGRP-2873's defect flag is not 5.4.12, nor is the fixed spec 5.4.5."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jgroups_harness import harness_for
 
 from checks.jgroups.explained import explain
-from checks.jgroups.harness import Harness
 from checks.jgroups.lockstep import random_walk
 from models.modelfile import load
 
@@ -20,8 +19,8 @@ MODEL = load(Path(__file__).resolve().parents[2] / "models" / "fuzz" / "unicast4
 
 
 @pytest.mark.parametrize("version", ["5.4.5", "5.4.12", "master"])
-def test_spec_agrees_with_jgroups(jgroups: Callable[[str], Harness], version: str) -> None:
-    harness = jgroups(version)
+def test_spec_agrees_with_jgroups(version: str) -> None:
+    harness = harness_for(version)
     steps = explained = 0
     for seed in range(30):
         result = random_walk(MODEL, harness, seed, 120)
@@ -34,11 +33,11 @@ def test_spec_agrees_with_jgroups(jgroups: Callable[[str], Harness], version: st
 
 
 @pytest.mark.parametrize(("version", "flags"), [("5.4.12", ("drop_dont_block",)), ("5.4.5", ())])
-def test_a_spec_that_is_not_the_release_diverges(jgroups: Callable[[str], Harness], version: str,
+def test_a_spec_that_is_not_the_release_diverges(version: str,
                                                  flags: tuple[str, ...]) -> None:
     """JGRP-2873 tells the releases apart: DONT_BLOCK sends on a full window block (5.4.12) or are
     dropped (5.4.5), and the spec as the other release diverges, unexplained."""
-    harness = jgroups(version)
+    harness = harness_for(version)
     found = []
     for seed in range(30):
         result = random_walk(MODEL, harness, seed, 150, flags=flags)
@@ -47,10 +46,10 @@ def test_a_spec_that_is_not_the_release_diverges(jgroups: Callable[[str], Harnes
     assert found, f"no walk told the spec with {flags} from JGroups {version}"
 
 
-def test_the_harness_keeps_a_blocked_send_until_its_step(jgroups: Callable[[str], Harness]) -> None:
+def test_the_harness_keeps_a_blocked_send_until_its_step() -> None:
     """A send on a full window blocks on a thread of its own; the ACK that makes room does not let it
     go (the schedule does, with send#S); closing the connection fails it."""
-    harness = jgroups("5.4.12")
+    harness = harness_for("5.4.12")
     harness.command("reset", protocol="unicast4", members=2, views=[[0, 1], [0, 1]], props={"capacity": 1})
     first = harness.command("send", m=0, dst=1, payload="01")["packets"]
     assert [p["msg"]["seqno"] for p in first] == [1]

@@ -7,13 +7,12 @@ blocked send (a lockstep walk of ``jgrp2929-fixed``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jgroups_harness import harness_for
 
 from checks.check import check_model
-from checks.jgroups.harness import Harness
 from checks.jgroups.lockstep import JGroupsLockstep
 from checks.jgroups.replay import replay_on_jgroups
 from models.modelfile import load
@@ -31,16 +30,16 @@ def _trace(name: str, tmp_path: Path) -> Path:
     ("jgrp2873", "5.4.5", True), ("jgrp2873", "5.4.12", False),
     ("jgrp2929", "5.4.12", True), ("jgrp2929", "master", True),
 ])
-def test_the_defect_on_the_release(jgroups: Callable[[str], Harness], tmp_path: Path, model: str, version: str,
+def test_the_defect_on_the_release(tmp_path: Path, model: str, version: str,
                                    violated: bool) -> None:
     trace = _trace(model, tmp_path)
-    replay = replay_on_jgroups(trace, str(MODELS / f"{model}.toml"), None, jgroups(version))
+    replay = replay_on_jgroups(trace, str(MODELS / f"{model}.toml"), None, harness_for(version))
     assert replay.divergence is None, replay.divergence
     assert bool(replay.violated) is violated, replay
 
 
-def test_master_defaults_fail_a_send_blocked_on_a_dead_peer(jgroups: Callable[[str], Harness]) -> None:
-    run = JGroupsLockstep(load(MODELS / "jgrp2929-fixed.toml", reduce_timestamps=False), jgroups("master"))
+def test_master_defaults_fail_a_send_blocked_on_a_dead_peer() -> None:
+    run = JGroupsLockstep(load(MODELS / "jgrp2929-fixed.toml", reduce_timestamps=False), harness_for("master"))
     names = ["A: application sends to B", "A: application sends to B",
              "A: send entry to B, a thread blocked on it, idle for conn_expiry_timeout: OPEN -> CLOSING",
              "B receives DATA(seqno=1, conn_id=0, first, payload=1) from A",
