@@ -51,7 +51,8 @@ def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:
     if not binding(model.protocol).script.scriptable:  # a protocol whose traces replay in lockstep only
         assert main(["replay", str(trace), "--emit-test", str(tmp_path / "t.py")]) == 2
         return model
-    emitted = tmp_path / f"test_emitted_{model_path.stem.replace('-', '_')}.py"
+    module = re.sub(r"\W", "_", model_path.stem)  # an importable name: "jgrp1873-jgroups-3.4" has a dot
+    emitted = tmp_path / f"test_emitted_{module}.py"
     assert main(["replay", str(trace), "--emit-test", str(emitted)]) == 0
     passing = _pytest(emitted)
     assert passing.returncode == 0, passing.stdout
