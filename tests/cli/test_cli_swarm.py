@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from checks.check import trace_file
-from checks.cli import MODELS_DIR, main
+from checks.cli import MODELS_DIR, main, model_paths
 from checks.explore.trace import Trace, validate
 from models.modelfile import load, load_all
 
@@ -63,9 +63,14 @@ def untimed(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_shipped_defect_models_are_all_here() -> None:
-    # 43 single-protocol defect files (9 UNICAST3, 13 UNICAST2, 7 NAKACK2, 14 NAKACK4), 12 side-by-side halves
-    # (11 UNICAST2, silent-member's NAKACK4)
-    assert len(defect_models()) == 55
+    # Every model ``seqcheck check`` runs by default that expects a violation, one entry per protocol of a
+    # side-by-side file; counted independently of ``defect_models``' own walk.
+    expected = {(path, model.protocol) for path in model_paths([]) for model in load_all(path)
+                if model.expect != "pass"}
+    found = {(param.values[0], param.values[1] or load(param.values[0]).protocol) for param in defect_models()}
+    assert found == expected
+    assert len(defect_models()) == len(expected) >= 55
+    assert {protocol for _, protocol in expected} >= {"unicast2", "unicast3", "unicast4", "nakack2", "nakack4"}
 
 
 @pytest.mark.parametrize(("path", "protocol"), defect_models())

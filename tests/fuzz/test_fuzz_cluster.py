@@ -42,7 +42,7 @@ def wait_for(condition: object, what: str, seconds: float = 90.0) -> None:
         try:
             if condition():  # type: ignore[operator]
                 return
-        except OSError:
+        except (OSError, ValueError):  # not listening yet, or its UI answering HTML before its JSON page is up
             pass
         time.sleep(0.5)
     raise TimeoutError(f"{what} not ready after {seconds:.0f} s")

@@ -101,10 +101,12 @@ def _send(o: Ops, p: State, q: State, a: dict[str, Any], v: Variant) -> Any:
 
 
 def _request_first_seqno(o: Ops, p: State, q: State, net: dict[str, Any], v: Variant) -> Any:
-    """B asks A for its first seqno (rate-limited unless the JGRP-1874 variant)."""
+    """B asks A for its first seqno (rate-limited unless the JGRP-1874 variant, which remembers
+    nothing: 3.4.x has no last_sync_sent)."""
     limited = False if v.no_sync_rate_limit else p.b_sync_sent
     ts = 0 if v.no_timestamps else p.b_ts + 1
-    asked = {**net, "b_ts": p.b_ts if v.no_timestamps else p.b_ts + 1, "b_sync_sent": True,
+    asked = {**net, "b_ts": p.b_ts if v.no_timestamps else p.b_ts + 1,
+             "b_sync_sent": p.b_sync_sent if v.no_sync_rate_limit else True,
              "n_sfs": o.add(p.n_sfs, ts)}
     return o.If(limited, frame(o, p, q, net), frame(o, p, q, asked))
 
