@@ -15,6 +15,8 @@ final class Models {
             out.add("unicast2");
         if (Reflect.type("org.jgroups.protocols.UNICAST4") != null)
             out.add("unicast4");
+        if (Reflect.type("org.jgroups.protocols.NAKACK4") != null)
+            out.add("nakack4");
         return out;
     }
 
@@ -26,6 +28,7 @@ final class Models {
             case "unicast3": return new Unicast3Model();
             case "unicast2": return new Unicast2Model();
             case "unicast4": return new Unicast4Model();
+            case "nakack4": return new Nakack4Model();
             default: throw new IllegalArgumentException("protocol " + name + ": the harness has no model of it yet");
         }
     }
