@@ -121,6 +121,8 @@ class JGroupsLockstep:
         return Packet(sent["src"], sent["dst"], type(msg).__name__, msg)
 
     def _drive(self, action: Any, before: Any, member: int | None) -> dict[str, Any]:
+        if self.binding.drive is not None:  # a world of its own (the multicast world)
+            return self.binding.drive(self, action, before, member)
         command = self.harness.command
         if member is not None and member in getattr(self.world.bounds, "dead", ()):
             # a dead member (models/world.py rule 7) handles nothing: a packet to it is gone

@@ -54,6 +54,7 @@ final class AppThreads {
 
     private final Harness harness;
     final List<Sender> senders = new ArrayList<>();
+    final List<Sender> receivers = new ArrayList<>();  // receiving threads blocked in a window's add
 
     AppThreads(Harness harness) {
         this.harness = harness;
@@ -98,6 +99,40 @@ final class AppThreads {
         else
             awaitParkedAtLock(sender);
         rethrow(sender);
+    }
+
+    /**
+     * A delivery that may block (NAKACK4: a message beyond a receive window's capacity; JGroups'
+     * receiving thread then waits in ``FixedBuffer.add`` until the window has room): ``task`` runs on
+     * a thread of its own, and the harness waits until it has returned, or blocked on ``window``'s
+     * lock's condition. A blocked receiver stays parked, the harness holding the lock for it (so
+     * that nothing lets it go behind the schedule's back); true if it blocked.
+     */
+    boolean receive(Member member, Message msg, ReentrantLock lock, java.util.function.LongSupplier blockings,
+                    Runnable task) {
+        Sender receiver = new Sender(member, msg, lock);
+        receiver.thread = new Thread(() -> {
+            try {
+                task.run();
+            } catch (Throwable t) {
+                receiver.failure = t;
+            }
+        }, "seqcheck-receive-" + member.index);
+        receiver.thread.setDaemon(true);
+        long before = blockings.getAsLong();
+        receiver.thread.start();
+        long deadline = System.nanoTime() + PATIENCE_NANOS;
+        while (receiver.alive()) {
+            if (blockings.getAsLong() > before && waitsOnCondition(receiver.thread)) {
+                lock.lock();
+                receivers.add(receiver);
+                return true;
+            }
+            pause(deadline, receiver);
+        }
+        join(receiver);
+        rethrow(receiver);
+        return false;
     }
 
     /** The schedule lets ``sender`` go on: the lock is released until it has returned or blocked again. */
@@ -166,6 +201,20 @@ final class AppThreads {
 
     /** Ends every application thread of the previous run (the model closes its window, the lock is let go). */
     void reset() {
+        for (Sender s : receivers) {
+            s.member.retired = true;
+            if (s.alive()) {
+                harness.model().closeWindowOf(s);
+                while (s.lock.isHeldByCurrentThread())
+                    s.lock.unlock();
+                try {
+                    s.thread.join(10_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        receivers.clear();
         for (Sender s : senders) {
             s.member.retired = true;
             if (s.alive()) {

@@ -40,10 +40,12 @@ final class Gms {
     static final class JoinResponse {
         final List<Integer> view;
         final Map<Integer, long[]> digest;
+        final int size;
 
-        JoinResponse(List<Integer> view, Map<Integer, long[]> digest) {
+        JoinResponse(List<Integer> view, Map<Integer, long[]> digest, int size) {
             this.view = view;
             this.digest = digest;
+            this.size = size;
         }
 
         Map<String, Object> describe() {
@@ -54,6 +56,7 @@ final class Gms {
             for (Map.Entry<Integer, long[]> e : digest.entrySet())
                 entries.put(String.valueOf(e.getKey()), List.of(e.getValue()[0], e.getValue()[1]));
             out.put("digest", entries);
+            out.put("n", size);  // the group's size: the spec's digest has an entry per member
             return out;
         }
     }
@@ -75,7 +78,7 @@ final class Gms {
         coordinator.installView(view);
         coordinator.upper().down(Jg.event(Event.RESUME_STABLE, null));
         if (complete)  // GMS drops the JoinRsp when the digest misses a member of the view
-            harness.captureGms(coordinator.index, joiner.index, new JoinResponse(view, entries));
+            harness.captureGms(coordinator.index, joiner.index, new JoinResponse(view, entries, harness.size()));
     }
 
     void receive(Member joiner, JoinResponse response) {

@@ -151,10 +151,12 @@ public final class Harness {
                 }
                 break;
             case "timer": {
+                // peer: a member (a timer of one connection), or a number the model reads (NAKACK4's
+                // ``send``: the seqno of the thread to let go); -1: none
                 Object peer = command.get("peer");
-                Address address = peer == null || (Long) peer < 0 ? null : member((int) (long) (Long) peer).address;
-                Object arg = command.get("arg");
-                model.timer(member(command, "m"), Json.text(command, "kind"), address, arg == null ? -1 : (Long) arg);
+                long raw = peer == null ? -1 : (Long) peer;
+                Address address = raw < 0 || raw >= members.size() ? null : member((int) raw).address;
+                model.timer(member(command, "m"), Json.text(command, "kind"), address, raw);
                 break;
             }
             case "view":

@@ -52,9 +52,13 @@ final class Member {
         all.add(capture);
         all.add(top);
         all.add(transport);
-        for (Protocol p : all)
+        Object protocolStack = Reflect.create(org.jgroups.stack.ProtocolStack.class);  // empty: finds nothing
+        for (Protocol p : all) {
             if (Reflect.field(p.getClass(), "local_addr") != null)
                 Reflect.set(p, address, "local_addr");
+            if (Reflect.field(p.getClass(), "stack") != null && Reflect.getOr(p, null, "stack") == null)
+                Reflect.set(p, protocolStack, "stack");
+        }
     }
 
     /** The top of the modelled stack: application messages and GMS's events go down from here. */

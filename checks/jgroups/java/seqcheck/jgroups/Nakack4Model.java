@@ -73,6 +73,11 @@ final class Nakack4Model extends NakackModel {
                                 Hex.of(Jg.payload(sender.msg))));
         }
         out.put("sending", sending);
+        List<Object> receiving = new ArrayList<>();  // receiving threads blocked on a full window
+        for (AppThreads.Sender r : member.harness.threads.receivers)
+            if (r.member == member && r.alive())
+                receiving.add(describe(member, r.msg));
+        out.put("receiving", receiving);
         return out;
     }
 
@@ -131,9 +136,40 @@ final class Nakack4Model extends NakackModel {
         member.harness.threads.release(sender);
     }
 
+    /** A message comes up. One beyond the capacity of a receive window makes JGroups' receiving thread
+     *  wait in FixedBuffer.add (every release: ``Buffer.add(seqno, msg)`` blocks when full), so the
+     *  delivery runs on a thread of its own (``AppThreads.receive``); a thread that blocked is
+     *  reported in the state (``receiving``). */
     @Override
     public void up(Member member, Message msg) {
-        faults.run(this, member, msg, () -> Jg.up(member.protocol, msg));
+        Runnable deliver = () -> faults.run(this, member, msg, () -> Jg.up(member.protocol, msg));
+        Object win = beyondWindow(member, msg);
+        if (win == null) {
+            deliver.run();
+            return;
+        }
+        ReentrantLock lock = (ReentrantLock) Reflect.call(win, "lock");
+        member.harness.threads.receive(member, msg, lock, () -> ((Number) Reflect.call(win, "numBlockings")).longValue(),
+                                       deliver);
+    }
+
+    /** The receive window ``msg`` (a MSG or XMIT_RSP from another member, at a server) would be added to
+     *  beyond its capacity, or null. */
+    private Object beyondWindow(Member member, Message msg) {
+        Address sender = deliveringSender(member, msg);
+        Object win = sender == null || sender.equals(member.address) ? null : windowOf(member, sender);
+        if (win == null || !Boolean.TRUE.equals(Reflect.get(member.protocol, "is_server")))
+            return null;
+        long seqno = ((Number) Reflect.get(Jg.header(member.protocol, msg), "seqno")).longValue();
+        long low = ((Number) Reflect.call(win, "low")).longValue();
+        return seqno - low > ((Number) Reflect.call(win, "capacity")).intValue() ? win : null;
+    }
+
+    @Override
+    public void closeWindowOf(AppThreads.Sender receiver) {
+        for (Object win : windows(receiver.member).values())
+            if (Reflect.call(win, "lock") == receiver.lock)
+                Reflect.call(win, "open", Boolean.FALSE);
     }
 
     @Override
@@ -154,9 +190,13 @@ final class Nakack4Model extends NakackModel {
         return win == null ? null : (ReentrantLock) Reflect.call(win, "lock");
     }
 
+    /** send_atomically takes the window's lock before the seqno from 5.4.6 on (commit 370770ab9); before,
+     *  it took the seqno first, like a send without it. */
     @Override
     public boolean sendTakesLockFirst(Member member) {
-        return (Boolean) Reflect.get(member.protocol, "send_atomically");
+        int[] v = Jg.numbers();
+        boolean fixed = v[0] > 5 || (v[0] == 5 && (v[1] > 4 || (v[1] == 4 && v[2] >= 6)));
+        return fixed && (Boolean) Reflect.get(member.protocol, "send_atomically");
     }
 
     @Override

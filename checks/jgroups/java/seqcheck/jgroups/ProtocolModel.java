@@ -88,4 +88,8 @@ interface ProtocolModel {
     /** The end of a run (before a reset): a model with threads ends them. */
     default void end() {
     }
+
+    /** Lets a blocked receiving thread go (the end of a run): the window it waits on refuses it. */
+    default void closeWindowOf(AppThreads.Sender receiver) {
+    }
 }
