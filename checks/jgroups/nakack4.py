@@ -75,10 +75,9 @@ def props(cfg: nak.Config) -> dict[str, Any]:
     if cfg.sender_threads > 1:
         raise ValueError(f"sender_threads = {cfg.sender_threads}: the harness serialises one application thread "
                          "per member (AppThreads.java)")
-    if cfg.dont_block or cfg.dont_loopback:
-        raise ValueError("dont_block / dont_loopback: the harness sends the application's multicasts without flags")
     return {"capacity": cfg.capacity, "ack_threshold": cfg.ack_threshold, "send_atomically": cfg.send_atomically,
-            "become_server_queue_size": cfg.become_server_queue_size, "use_mcast_xmit": cfg.use_mcast_xmit}
+            "become_server_queue_size": cfg.become_server_queue_size, "use_mcast_xmit": cfg.use_mcast_xmit,
+            "dont_block": cfg.dont_block, "dont_loopback": cfg.dont_loopback}
 
 
 def _receive_blocks(divergence: Any, run: Any) -> bool:

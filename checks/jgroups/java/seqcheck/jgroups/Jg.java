@@ -154,6 +154,20 @@ final class Jg {
         return (Boolean) Reflect.call(msg, test, flag);
     }
 
+    /** Sets the transient flag ``name`` (DONT_BLOCK, DONT_LOOPBACK) on ``msg``. */
+    static void setTransientFlag(Message msg, String name) {
+        Class<?> flags = Reflect.type("org.jgroups.Message$TransientFlag");
+        Object flag = null;
+        for (Object constant : flags == null ? new Object[0] : flags.getEnumConstants())
+            if (constant.toString().equals(name))
+                flag = constant;
+        if (flag == null)
+            throw new IllegalArgumentException("this release has no transient flag " + name);
+        Object array = java.lang.reflect.Array.newInstance(flags, 1);
+        java.lang.reflect.Array.set(array, 0, flag);
+        Reflect.call(msg, "setFlag", array);
+    }
+
     /** The first header of ``msg`` belonging to protocol ``prot`` (by its id), or null. */
     static Object header(Protocol prot, Message msg) {
         short id = (Short) Reflect.get(prot, "id");

@@ -83,7 +83,7 @@ final class Member {
 
     void send(int dst, byte[] payload) {
         Address to = dst < 0 ? null : harness.member(dst).address;
-        Message msg = Jg.dataMessage(to, address, payload);
+        Message msg = harness.model().application(this, Jg.dataMessage(to, address, payload));
         if (harness.threads.blocking(this))
             harness.threads.send(this, msg);
         else

@@ -35,16 +35,32 @@ abstract class NakackModel implements ProtocolModel {
     /** The spec's settings the harness passes on, by JGroups' field name. */
     protected abstract Collection<String> properties();
 
+    /** Transient flags the application sets on its multicasts (props "dont_block", "dont_loopback"). */
+    protected final List<String> applicationFlags = new ArrayList<>();
+
     public Protocol create(Map<String, Object> props) {
         Protocol prot = (Protocol) Reflect.create(Reflect.type(className));
         Reflect.setProperty(prot, "xmit_interval", FAR);
         Reflect.setProperty(prot, "log_not_found_msgs", Boolean.FALSE);
+        applicationFlags.clear();
         for (Map.Entry<String, Object> p : props.entrySet()) {
+            if (p.getKey().equals("dont_block") || p.getKey().equals("dont_loopback")) {
+                if (Boolean.TRUE.equals(p.getValue()))
+                    applicationFlags.add(p.getKey().toUpperCase());
+                continue;
+            }
             if (!properties().contains(p.getKey()) || !Reflect.setProperty(prot, p.getKey(), p.getValue()))
                 throw new IllegalArgumentException("props: " + prot.getClass().getSimpleName() + " has no property "
                                                    + p.getKey() + " the harness sets (it sets " + properties() + ")");
         }
         return prot;
+    }
+
+    @Override
+    public Message application(Member member, Message msg) {
+        for (String flag : applicationFlags)
+            Jg.setTransientFlag(msg, flag);
+        return msg;
     }
 
     // -- messages ---------------------------------------------------------------------------------------

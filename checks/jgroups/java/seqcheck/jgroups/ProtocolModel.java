@@ -31,6 +31,11 @@ interface ProtocolModel {
         timer(member, kind, peer);
     }
 
+    /** An application message as the application sends it (flags the model's settings ask for). */
+    default Message application(Member member, Message msg) {
+        return msg;
+    }
+
     /** Passes a delivered packet's message up into ``member``'s protocol. */
     default void up(Member member, Message msg) {
         Jg.up(member.protocol, msg);
