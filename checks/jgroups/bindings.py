@@ -61,7 +61,7 @@ class JGroupsBinding:
 
 BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING", "unicast2": "checks.jgroups.unicast2:BINDING",
             "unicast4": "checks.jgroups.unicast4:BINDING",
-            "nakack4": "checks.jgroups.nakack4:BINDING"}
+            "nakack4": "checks.jgroups.nakack4:BINDING", "nakack2": "checks.jgroups.nakack2:BINDING"}
 
 
 def binding(protocol: str) -> JGroupsBinding:

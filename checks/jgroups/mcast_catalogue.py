@@ -35,7 +35,7 @@ from typing import Any
 
 from checks.check import check_model
 from checks.jgroups.bindings import binding
-from checks.jgroups.harness import Harness
+from checks.jgroups.harness import Harness, HarnessError
 from checks.jgroups.locate import JGroupsUnavailable, release
 from checks.jgroups.replay import JGroupsReplay, replay_on_jgroups
 from models.modelfile import load
@@ -121,7 +121,10 @@ def run_on(entry: Entry, version: str, harness: Harness, folder: Path) -> Run:
     if outcome.trace_path is None:
         out.error = f"the model as {version} has no counterexample (verdict {outcome.verdict})"
         return out
-    out.replay = replay_on_jgroups(Path(outcome.trace_path), str(path), None, harness)
+    try:
+        out.replay = replay_on_jgroups(Path(outcome.trace_path), str(path), None, harness)
+    except HarnessError as error:  # the release refuses the model's configuration (JGroups' own message)
+        out.error = str(error)
     return out
 
 
@@ -133,10 +136,12 @@ def verdict(entry: Entry, runs: Sequence[Run]) -> str:
     """``reproduced / clean`` for a bug; ``confirmed on ...`` or not for a finding."""
     if entry.kind == "bug":
         before, after = runs
+        fixed = "clean" if after.clean else f"refuses the model ({after.error})" if after.error else "NOT clean"
         return (f"{'reproduced' if before.violated else 'NOT reproduced'} on {before.version}; "
-                f"{'clean' if after.clean else 'NOT clean'} on {after.version}")
+                f"{fixed} on {after.version}")
     shown = [r.version for r in runs if r.violated]
-    return f"violated on {', '.join(shown)}" if shown else "not violated on JGroups"
+    refused = [f"{r.version} refuses the model ({r.error})" for r in runs if r.error]
+    return "; ".join([f"violated on {', '.join(shown)}" if shown else "not violated on JGroups", *refused])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -61,6 +61,19 @@ final class Gms {
         }
     }
 
+    /** A founder of the group: the digest every founder holds once the group formed (each founder at
+     *  (0, 0): nothing sent yet), then the first view. 3.x creates windows from digests alone (5.x
+     *  also from views, where the digest changes nothing). */
+    void found(Member member, List<Integer> view) {
+        if (harness.model().multicastTargets(member) != null) {
+            Map<Address, long[]> map = new HashMap<>();
+            for (int m : view)
+                map.put(harness.member(m).address, new long[]{0, 0});
+            member.upper().down(Jg.event(Event.SET_DIGEST, new Digest(map)));
+        }
+        member.installView(view);
+    }
+
     void join(Member coordinator, Member joiner, List<Integer> view) {
         if (!view.contains(joiner.index) || !view.contains(coordinator.index))
             throw new IllegalArgumentException("join: the view must hold the coordinator and the joiner");

@@ -214,7 +214,7 @@ public final class Harness {
             for (Object m : (List<?>) views.get(i))
                 view.add((int) (long) (Long) m);
             if (view.contains(i))  // a joiner has no view until its JoinResponse
-                members.get(i).installView(view);
+                gms.found(members.get(i), view);
         }
         packets.clear();
         deliveries.clear();
@@ -250,6 +250,18 @@ public final class Harness {
      *  of first use), as the specs identify a view by its members. */
     View viewOf(List<Address> addresses) {
         return views.computeIfAbsent(new ArrayList<>(addresses), a -> Jg.view(a, views.size() + 1));
+    }
+
+    /** The members (indices) of the view whose id is ``viewId`` (one the harness made), or null. */
+    List<Integer> viewMembers(Object viewId) {
+        for (Map.Entry<List<Address>, View> e : views.entrySet())
+            if (e.getValue().getViewId().equals(viewId)) {
+                List<Integer> out = new ArrayList<>();
+                for (Address a : e.getKey())
+                    out.add(indexOf(a));
+                return out;
+            }
+        return null;
     }
 
     int size() {

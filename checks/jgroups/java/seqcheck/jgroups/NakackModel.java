@@ -134,8 +134,10 @@ abstract class NakackModel implements ProtocolModel {
         }
         out.put("queue", queue);
         Map<String, Object> xmit = new TreeMap<>();
-        for (Map.Entry<Address, Long> e : ((Map<Address, Long>) Reflect.get(prot, "xmit_task_map")).entrySet())
-            xmit.put(String.valueOf(h.indexOf(e.getKey())), e.getValue());
+        Object records = Reflect.getOr(prot, null, "xmit_task_map");  // JGRP-1539's (absent before 3.3)
+        if (records != null)
+            for (Map.Entry<Address, Long> e : ((Map<Address, Long>) records).entrySet())
+                xmit.put(String.valueOf(h.indexOf(e.getKey())), e.getValue());
         out.put("xmit_last", xmit);
         Object resender = Reflect.getOr(prot, null, "last_seqno_resender");
         Object skip = resender == null ? null : Reflect.getOr(resender, null, "skip_next_send");
