@@ -78,8 +78,9 @@ def stable(m: Member[P], digest: dict[P, tuple[int, int]]) -> None:
     """Spec ``stable`` (NAKACK2.stable(digest)), per sender P the digest names and this member has
     a window for, in ``address_key`` order: with retransmission on, XMIT_REQ(previous digest's hr)
     to P if that is above the local hr (variant ``stable_xmit_current_hr``: this digest's hr, and
-    nothing remembered), then this digest's hr remembered; then P's window purged to the digest's hd, clamped to the local
-    hd (only the own window keeps delivered messages, so only it can lose any)."""
+    nothing remembered), then this digest's hr remembered; then P's window purged to the digest's
+    hd, clamped to the local hd (only the own window keeps delivered messages, so only it can lose
+    any)."""
     cfg = m.config
     for sender, (hd, hr) in sorted(digest.items(), key=lambda e: address_key(e[0])):
         local_hr = m.window_hr(sender)
