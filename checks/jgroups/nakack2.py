@@ -32,7 +32,7 @@ def message(m: dict[str, Any], n: int = 0) -> n2.Msg:
     found = mc.common_message(m, n)
     if found is None:
         raise ValueError(f"NAKACK2 message of type {kind} has no spec counterpart")
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def _window(w: dict[str, Any] | None) -> n2.Window | None:
