@@ -51,7 +51,7 @@ def _window(w: dict[str, Any] | None) -> nak.Window | None:
 def node(state: dict[str, Any], me: int, n: int) -> nak.Node:
     """The spec node a JGroups member's state stands for. A receiving thread JGroups blocked on a full
     window has no counterpart (the spec drops such a message): the state is then unreadable, and the
-    divergence says so (``explained.py``: ``receive-blocks-beyond-window``)."""
+    divergence says so (``explained.py``: ``jgrp2906-receive-add-blocks``)."""
     if state.get("receiving"):
         raise ValueError(f"{BLOCKED_RECEIVE}: {state['receiving']}")
     windows = tuple(_window(w) for w in mc.per_member(state["windows"], n, None))
@@ -87,17 +87,16 @@ def _receive_blocks(divergence: Any, run: Any) -> bool:
 
 DIFFERENCES = (
     Difference(
-        "receive-blocks-beyond-window", "nakack4", "jgroups-finding", "5.4.5 to master (every NAKACK4)",
-        "A message more than capacity above a receive window's low is dropped by the spec (decision 1), but "
-        "JGroups' FixedBuffer.add blocks the receiving thread until the window has room, for receive windows as "
-        "for the send window (Buffer.add(seqno, msg) is the blocking add). It only happens once a sender purged "
-        "past what this receiver's window holds (the join purge race, models/nakack4/join-purge-race.toml), and "
-        "then nothing ever makes room: the thread waits for ever, and with the transport's one-thread-per-sender "
-        "policy every later message of that sender to this member queues behind it. "
-        "tests/jgroups/test_mcast_findings.py shows it.",
+        "jgrp2906-receive-add-blocks", "nakack4", "decision", "5.4.x (before JGRP-2906, fixed in 5.5.0)",
+        "A message more than capacity above a receive window's low is dropped by the spec (decision 1: the code "
+        "since JGRP-2906), but before that fix FixedBuffer.add blocked the receiving thread until the window had "
+        "room, for receive windows as for the send window. A blocked receiving thread is not state the spec has, "
+        "so the lockstep stops there. It is reachable only once a sender purged past what this receiver's window "
+        "holds (the join purge race, models/nakack4/join-purge-race.toml), and then nothing ever makes room: the "
+        "thread waits for ever (tests/jgroups/repro/JoinPurgeRace.java shows both on 5.4.12; master only the race).",
         "spec/nakack4_state.py: add_and_deliver (beyond -> the window unchanged)",
-        "FixedBuffer.java add: `if(dist > capacity() && !block(seqno))` (5.4.12; master: block_if_full, true from "
-        "Buffer.add(seqno, element)); ReliableMulticast.handleMessage: win.add(hdr.seqno, msg)",
+        "FixedBuffer.java (5.4.12) add: `if(dist > capacity() && !block(seqno))`, reached from "
+        "ReliableMulticast.handleMessage's win.add(seqno, msg); master: add(seqno, msg, null, false) (2653f80f6)",
         _receive_blocks),
 )
 
