@@ -1,7 +1,8 @@
 """The multicast bug catalogue on real JGroups: each bug's model counterexample run on the release
 that had the bug and on the one that fixed it, and the model's property judged on what JGroups did
 (``replay.replay_on_jgroups``); and seqcheck's own NAKACK2/NAKACK4 findings, run the same way on the
-releases they are about.
+releases they are about. (``catalogue.py`` holds the point-to-point bugs, whose traces replay as the
+checker makes them; the multicast ones need rule 1.)
 
 Rules
 -----
@@ -161,7 +162,8 @@ def verdict(entry: Entry, runs: Sequence[Run]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m checks.jgroups.mcast_catalogue", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m checks.jgroups.mcast_catalogue",
+                                     description=__doc__.split("\n")[0])
     parser.add_argument("names", nargs="*", help="entries to run (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)

@@ -1,5 +1,5 @@
 """The multicast bug catalogue and seqcheck's NAKACK2/NAKACK4 findings on real JGroups
-(``checks/jgroups/catalogue.py``): each bug's counterexample reproduces on the release that had the
+(``checks/jgroups/mcast_catalogue.py``): each bug's counterexample reproduces on the release that had the
 bug and not on the one that fixed it; each finding's counterexample violates its property on the
 releases it is about (or, where the release refuses the model's setting, is followed and recovered
 from with the setting the release requires). Counterexamples are made here from the shipped models."""
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.jgroups.catalogue import CATALOGUE, Entry, run_entry, verdict
 from checks.jgroups.harness import Harness
+from checks.jgroups.mcast_catalogue import CATALOGUE, Entry, run_entry, verdict
 
 SLOW = {"merge-digest-lags-loopback"}  # its model explores 183,035 states before the trace (about 30 s)
 
