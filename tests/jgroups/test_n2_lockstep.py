@@ -36,7 +36,7 @@ def test_views_progress_world_agrees(jgroups: Callable[[str], Harness]) -> None:
         assert result.divergence is None, f"seed {seed}: {result.divergence}"
 
 
-@pytest.mark.parametrize("flag", ["stable_xmit_current_hr", "xmit_all_gaps", "queue_drops_oldest"])
+@pytest.mark.parametrize("flag", ["stable_xmit_current_hr", "xmit_all_gaps"])  # the queue never fills here
 def test_a_spec_that_is_not_the_release_diverges(jgroups: Callable[[str], Harness], flag: str) -> None:
     """The comparison can fail: the spec with a defect 5.4.12 does not have is told from 5.4.12."""
     harness = jgroups("5.4.12")
