@@ -23,6 +23,7 @@ from typing import Any
 from checks.jgroups import mcast_lockstep as mc
 from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
 from checks.jgroups.explained import Difference
+from checks.jgroups.locate import JGroupsUnavailable
 from spec import nakack4 as nak
 
 _DELIVERER = {"READY": nak.READY, "ARMED": nak.ARMED, "STUCK": nak.STUCK, "STRANDED": nak.STRANDED}
@@ -73,8 +74,9 @@ def timer(t: nak.Timer) -> tuple[str, int | None]:
 def props(cfg: nak.Config) -> dict[str, Any]:
     """The model's settings the harness passes on (capacity, ack_threshold, send_atomically, ...)."""
     if cfg.sender_threads > 1:
-        raise ValueError(f"sender_threads = {cfg.sender_threads}: the harness serialises one application thread "
-                         "per member (AppThreads.java)")
+        raise JGroupsUnavailable(f"sender_threads = {cfg.sender_threads}: the JGroups harness runs one application "
+                                 "thread per member (checks/jgroups/java/.../AppThreads.java); the finding that needs "
+                                 "two has a standalone reproduction (tests/jgroups/repro/SendAtomicallyOvertaken.java)")
     return {"capacity": cfg.capacity, "ack_threshold": cfg.ack_threshold, "send_atomically": cfg.send_atomically,
             "become_server_queue_size": cfg.become_server_queue_size, "use_mcast_xmit": cfg.use_mcast_xmit,
             "dont_block": cfg.dont_block, "dont_loopback": cfg.dont_loopback}

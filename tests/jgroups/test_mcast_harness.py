@@ -82,3 +82,17 @@ def test_refusals_are_one_line(jgroups: Callable[[str], Harness]) -> None:
     old.command("reset", protocol="nakack2", members=2, views=[[0, 1]] * 2, props={"xmit_interval": 1})
     with pytest.raises(HarnessError, match="STABLE multicasts its gossip"):
         old.command("timer", m=0, kind="stable")
+
+
+def test_two_application_threads_are_a_usage_error(jgroups: Callable[[str], Harness],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """conform names what the harness cannot run in one line (exit 2), before any schedule."""
+    from pathlib import Path
+
+    from checks.cli import main
+
+    jgroups("5.4.12")
+    model = Path(__file__).resolve().parents[2] / "models" / "nakack4" / "send-atomically-blocked-overtaken.toml"
+    assert main(["conform", str(model), "--jgroups", "5.4.12", "--runs", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "sender_threads = 2" in err and "SendAtomicallyOvertaken.java" in err
