@@ -32,6 +32,10 @@ def no_props(cfg: Any) -> dict[str, Any]:
     return {}
 
 
+def runs_anything(cfg: Any, release: Release) -> None:
+    """A protocol whose every spec config the harness can run on every release it has a profile for."""
+
+
 @dataclass(frozen=True)
 class JGroupsBinding:
     protocol: str  # the spec's name (models/registry.py)
@@ -45,6 +49,8 @@ class JGroupsBinding:
     # flags that stand for a configuration, not a release's code (UNICAST4's zero_conn_timeouts,
     # JGRP-2929): a model's flag among them is kept when the release's flags replace its variant
     settings_flags: frozenset[str] = frozenset()
+    # (spec config, release): JGroupsUnavailable (one line) for a setting the harness or the release cannot run
+    check: Callable[[Any, Release], None] = runs_anything
     # a world's own actions -> one harness command (the multicast world: ``mcast_lockstep.drive``)
     drive: Callable[[Any, Any, Any, int | None], dict[str, Any]] | None = None
 

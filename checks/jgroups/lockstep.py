@@ -79,6 +79,7 @@ class JGroupsLockstep:
         self.inflight: dict[Packet, list[int]] = {}
         self.steps_taken = 0
         self.before: Any = self.state  # the state before the last step
+        self.binding.check(self.world.cfg, harness.release)
         harness.command("reset", protocol=self.binding.harness_name, members=self.world.n,
                         views=[sorted(v) for v in self.world.initial_views],
                         props=self.binding.props(self.world.cfg))

@@ -136,7 +136,7 @@ def run_on(entry: Entry, version: str, harness: Harness, folder: Path) -> Run:
     replay_path = MODELS / entry.replay_model if entry.replay_model else path
     try:
         out.replay = replay_on_jgroups(Path(outcome.trace_path), str(replay_path), None, harness)
-    except HarnessError as error:  # the release refuses the model's configuration (JGroups' own message)
+    except (HarnessError, JGroupsUnavailable) as error:  # the release refuses the model's setting
         out.error = str(error)
     return out
 

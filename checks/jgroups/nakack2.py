@@ -20,6 +20,7 @@ from typing import Any
 
 from checks.jgroups import mcast_lockstep as mc
 from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
+from checks.jgroups.locate import JGroupsUnavailable, Release
 from spec import nakack2 as n2
 
 
@@ -60,7 +61,17 @@ def timer(t: n2.Timer) -> tuple[str, int | None]:
     return n2.TIMER_NAMES[t.kind], None
 
 
+def check(cfg: n2.Config, release: Release) -> None:
+    """A model without retransmission on a release that refuses it (5.4.4 on: "xmit_interval has to be
+    > 0") is one line."""
+    if cfg.xmit_interval <= 0 and release.numbers >= (5, 4, 4):
+        raise JGroupsUnavailable(f"xmit_interval = {cfg.xmit_interval} (no retransmission): JGroups {release.version} "
+                                 "refuses it (NAKACK2.init: xmit_interval has to be > 0, from 5.4.4 on); the mode "
+                                 "existed from 5.2.13 to 5.4.3")
+
+
 def props(cfg: n2.Config) -> dict[str, Any]:
+    """The model's settings the harness passes on."""
     return {"xmit_interval": cfg.xmit_interval, "use_mcast_xmit": cfg.use_mcast_xmit,
             "resend_last_seqno": cfg.resend_last_seqno, "resend_last_seqno_max_times": cfg.resend_last_seqno_max_times,
             "become_server_queue_size": cfg.become_server_queue_size}
@@ -74,4 +85,4 @@ BINDING = JGroupsBinding(
      ReleaseProfile((3, 3, 0), (5, 2, 13), ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest"),
                     "3.3-5.2.12: JGRP-1539 fixed; before JGRP-2678 and JGRP-2675"),
      ReleaseProfile((5, 2, 13), None, (), "5.2.13 on: JGRP-2678 and JGRP-2675 fixed")),
-    props=props, drive=mc.drive)
+    props=props, check=check, drive=mc.drive)

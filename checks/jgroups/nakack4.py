@@ -23,7 +23,7 @@ from typing import Any
 from checks.jgroups import mcast_lockstep as mc
 from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
 from checks.jgroups.explained import Difference
-from checks.jgroups.locate import JGroupsUnavailable
+from checks.jgroups.locate import JGroupsUnavailable, Release
 from spec import nakack4 as nak
 
 _DELIVERER = {"READY": nak.READY, "ARMED": nak.ARMED, "STUCK": nak.STUCK, "STRANDED": nak.STRANDED}
@@ -71,12 +71,16 @@ def timer(t: nak.Timer) -> tuple[str, int | None]:
     return nak.TIMER_NAMES[t.kind], None if t.peer < 0 else t.peer
 
 
-def props(cfg: nak.Config) -> dict[str, Any]:
-    """The model's settings the harness passes on (capacity, ack_threshold, send_atomically, ...)."""
+def check(cfg: nak.Config, release: Release) -> None:
+    """What the harness cannot run is one line: two application threads of one member."""
     if cfg.sender_threads > 1:
         raise JGroupsUnavailable(f"sender_threads = {cfg.sender_threads}: the JGroups harness runs one application "
                                  "thread per member (checks/jgroups/java/.../AppThreads.java); the finding that needs "
                                  "two has a standalone reproduction (tests/jgroups/repro/SendAtomicallyOvertaken.java)")
+
+
+def props(cfg: nak.Config) -> dict[str, Any]:
+    """The model's settings the harness passes on (capacity, ack_threshold, send_atomically, ...)."""
     return {"capacity": cfg.capacity, "ack_threshold": cfg.ack_threshold, "send_atomically": cfg.send_atomically,
             "become_server_queue_size": cfg.become_server_queue_size, "use_mcast_xmit": cfg.use_mcast_xmit,
             "dont_block": cfg.dont_block, "dont_loopback": cfg.dont_loopback}
@@ -111,4 +115,4 @@ BINDING = JGroupsBinding(
                     "5.4.6-5.4.8: JGRP-2873, -2874 and 370770ab9 fixed; before JGRP-2904 (5.4.9) and JGRP-3034"),
      ReleaseProfile((5, 4, 9), (5, 5, 0), ("deliverer_stuck",), "5.4.9 on: before JGRP-3034"),
      ReleaseProfile((5, 5, 0), None, (), "master (5.6.0-SNAPSHOT): JGRP-3034 fixed")),
-    DIFFERENCES, props=props, drive=mc.drive)
+    DIFFERENCES, props=props, check=check, drive=mc.drive)
