@@ -110,6 +110,8 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    is moot (delivery happens in the handler). max_xmit_req_size is not modelled.
 8. XMIT_REQ (6.21): every listed message still stored is re-multicast to the view
    (use_mcast_xmit, DONT_BLOCK) or sent as XMIT_RSP to the requester; the others are not found.
+   The re-multicast is the stored original: a DONT_LOOPBACK message (``dont_loopback``) is not
+   sent to the member itself again (the lockstep with 5.4.12 showed it).
 9. The become_server_queue (6.16, JGRP-2913): every NAKACK4 message (ACK included) received
    while not a server is offered to a ring of become_server_queue_size (50); a full ring refuses
    the newest. BECOME_SERVER replays it in arrival order, in one step.
@@ -392,8 +394,9 @@ def _on_xmit_req(cfg: Config, node: Node, src: int, msg: XmitReq) -> Step:
         stored = window.get(seqno)
         if stored is None:
             continue
-        if cfg.use_mcast_xmit:
-            effects.extend(Send(member, stored) for member in node.view)
+        if cfg.use_mcast_xmit:  # the stored original, still DONT_LOOPBACK when the application flagged it
+            effects.extend(Send(member, stored) for member in node.view
+                           if member != node.me or not (cfg.dont_loopback and msg.sender == node.me))
         else:
             effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload)))
     return Step(node, tuple(effects))
