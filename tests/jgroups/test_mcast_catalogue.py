@@ -6,12 +6,11 @@ from with the setting the release requires). Counterexamples are made here from 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jgroups_harness import harness_for
 
-from checks.jgroups.harness import Harness
 from checks.jgroups.mcast_catalogue import CATALOGUE, Entry, run_entry, verdict
 
 SLOW = {"merge-digest-lags-loopback"}  # its model explores 183,035 states before the trace (about 30 s)
@@ -23,8 +22,8 @@ def _entries() -> list[object]:
 
 
 @pytest.mark.parametrize("entry", _entries())
-def test_catalogue_entry(jgroups: Callable[[str], Harness], tmp_path: Path, entry: Entry) -> None:
-    runs = run_entry(entry, jgroups, tmp_path)
+def test_catalogue_entry(tmp_path: Path, entry: Entry) -> None:
+    runs = run_entry(entry, harness_for, tmp_path)
     for run in runs:  # no run diverged from the spec without an explanation
         if run.replay is not None and run.replay.divergence is not None:
             assert run.replay.explained is not None, f"{run.version}: {run.replay.divergence}"

@@ -4,12 +4,12 @@ senders are threads the schedule lets go, and what the harness cannot do is refu
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from jgroups_harness import harness_for
 
-from checks.jgroups.harness import Harness, HarnessError
+from checks.jgroups.harness import HarnessError
 
 
 def _payload(n: int) -> str:
@@ -20,8 +20,8 @@ def _msgs(answer: dict[str, Any]) -> list[tuple[int, int, str]]:
     return sorted((p["src"], p["dst"], p["msg"]["type"]) for p in answer["packets"])
 
 
-def test_a_multicast_is_one_packet_per_member_of_the_view(jgroups: Callable[[str], Harness]) -> None:
-    h = jgroups("5.4.12")
+def test_a_multicast_is_one_packet_per_member_of_the_view() -> None:
+    h = harness_for("5.4.12")
     h.command("reset", protocol="nakack2", members=3, views=[[0, 1, 2]] * 3, props={"xmit_interval": 1})
     sent = h.command("send", m=0, dst=-1, payload=_payload(1))
     assert _msgs(sent) == [(0, 0, "MSG"), (0, 1, "MSG"), (0, 2, "MSG")]
@@ -33,8 +33,8 @@ def test_a_multicast_is_one_packet_per_member_of_the_view(jgroups: Callable[[str
     assert _msgs(h.command("timer", m=0, kind="xmit")) == [(0, 1, "HIGHEST_SEQNO"), (0, 2, "HIGHEST_SEQNO")]
 
 
-def test_a_join_sends_the_join_digest(jgroups: Callable[[str], Harness]) -> None:
-    h = jgroups("5.4.12")
+def test_a_join_sends_the_join_digest() -> None:
+    h = harness_for("5.4.12")
     h.command("reset", protocol="nakack4", members=3, views=[[0, 1], [0, 1], [0, 1]],
               props={"capacity": 4, "send_atomically": True})
     sent = h.command("send", m=0, dst=-1, payload=_payload(1))  # the loopback copy stays in flight
@@ -48,8 +48,8 @@ def test_a_join_sends_the_join_digest(jgroups: Callable[[str], Harness]) -> None
     assert _msgs(sent) == [(0, 0, "MSG"), (0, 1, "MSG")]  # A's #1 went to its view then, A and B
 
 
-def test_a_blocked_sender_is_a_thread_the_schedule_lets_go(jgroups: Callable[[str], Harness]) -> None:
-    h = jgroups("5.4.12")
+def test_a_blocked_sender_is_a_thread_the_schedule_lets_go() -> None:
+    h = harness_for("5.4.12")
     h.command("reset", protocol="nakack4", members=2, views=[[0, 1], [0, 1]],
               props={"capacity": 1, "send_atomically": True})
     first = h.command("send", m=0, dst=-1, payload=_payload(1))
@@ -67,8 +67,8 @@ def test_a_blocked_sender_is_a_thread_the_schedule_lets_go(jgroups: Callable[[st
         h.command("timer", m=0, kind="send", peer=7)
 
 
-def test_refusals_are_one_line(jgroups: Callable[[str], Harness]) -> None:
-    h = jgroups("5.4.12")
+def test_refusals_are_one_line() -> None:
+    h = harness_for("5.4.12")
     with pytest.raises(HarnessError, match="xmit_interval has to be > 0"):
         h.command("reset", protocol="nakack2", members=2, views=[[0, 1]] * 2, props={"xmit_interval": 0})
     with pytest.raises(HarnessError, match="has no property capacity"):
@@ -78,20 +78,19 @@ def test_refusals_are_one_line(jgroups: Callable[[str], Harness]) -> None:
         h.command("remove", m=0, peer=1)
     with pytest.raises(HarnessError, match="the view must hold the coordinator and the joiner"):
         h.command("join", m=0, joiner=1, members=[0])
-    old = jgroups("3.2.5")
+    old = harness_for("3.2.5")
     old.command("reset", protocol="nakack2", members=2, views=[[0, 1]] * 2, props={"xmit_interval": 1})
     with pytest.raises(HarnessError, match="STABLE multicasts its gossip"):
         old.command("timer", m=0, kind="stable")
 
 
-def test_two_application_threads_are_a_usage_error(jgroups: Callable[[str], Harness],
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_application_threads_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     """conform names what the harness cannot run in one line (exit 2), before any schedule."""
     from pathlib import Path
 
     from checks.cli import main
 
-    jgroups("5.4.12")
+    harness_for("5.4.12")
     model = Path(__file__).resolve().parents[2] / "models" / "nakack4" / "send-atomically-blocked-overtaken.toml"
     assert main(["conform", str(model), "--jgroups", "5.4.12", "--runs", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]

@@ -6,12 +6,11 @@ the finding, and checks a control run where it has one."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from jgroups_harness import harness_for
 
-from checks.jgroups.harness import Harness
 from checks.jgroups.locate import jdk, release
 
 REPRO = Path(__file__).parent / "repro"
@@ -36,8 +35,8 @@ def run_repro(name: str, version: str, tmp_path: Path) -> str:
 
 
 @pytest.mark.parametrize("name, version", DETERMINISTIC)
-def test_reproduction(jgroups: Callable[[str], Harness], tmp_path: Path, name: str, version: str) -> None:
-    jgroups(version)  # skips (or fails under SEQCHECK_REQUIRE_JGROUPS) where the jars or a JDK are missing
+def test_reproduction(tmp_path: Path, name: str, version: str) -> None:
+    harness_for(version)  # skips (or fails under SEQCHECK_REQUIRE_JGROUPS) where the jars or a JDK are missing
     out = run_repro(name, version, tmp_path)
     if name == "Jgrp3034Fixed":  # master: the finding; 5.4.12: JGRP-3034 itself
         assert ("JGRP-3034 itself" in out) == (version == "5.4.12")
@@ -47,8 +46,8 @@ def test_reproduction(jgroups: Callable[[str], Harness], tmp_path: Path, name: s
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", ["5.4.12", "master"])
-def test_send_atomically_overtaken(jgroups: Callable[[str], Harness], tmp_path: Path, version: str) -> None:
+def test_send_atomically_overtaken(tmp_path: Path, version: str) -> None:
     """A race on real threads (a new thread barging the window's lock before the woken one): the
     reproduction tries up to 200 times; slow-marked because its outcome depends on the scheduler."""
-    jgroups(version)
+    harness_for(version)
     run_repro("SendAtomicallyOvertaken", version, tmp_path)
