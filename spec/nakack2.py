@@ -207,14 +207,16 @@ from spec.unicast_common import missing_requests
 # Application multicast (NAKACK2.down -> send).
 def on_send(cfg: Config, node: Node, payload: int) -> Step:
     """The application multicasts ``payload``: the next seqno, stored in the own window, one copy
-    to every member of the view (the own copy included), and the next HIGHEST_SEQNO run skipped.
+    to every member of the view (the own copy included), and the next HIGHEST_SEQNO run skipped
+    (with resend_last_seqno off JGroups has no LastSeqnoResender, so nothing is recorded).
     Without an own window (a joiner before its digest) the message is dropped (decision 2)."""
     own = node.windows[node.me]
     if own is None:
         return Step(node, ())
     data = Data(node.seqno + 1, payload)
     own = replace(own, buffered=own.buffered + (data,))
-    node = replace(with_window(node, node.me, own), seqno=data.seqno, skip_next_resend=True)
+    node = replace(with_window(node, node.me, own), seqno=data.seqno,
+                   skip_next_resend=node.skip_next_resend or cfg.resend_last_seqno)
     return Step(node, tuple(Send(member, data) for member in node.view))
 
 

@@ -88,7 +88,8 @@ def stable(cfg: Config, node: Node, digest: Digest) -> Step:
     1. with retransmission on, if the previous digest's hr for P (stable_xmit_map) is above this
        member's hr for P, XMIT_REQ(that hr) to P; then remember this digest's hr (JGRP-2678: a
        message the last round already saw as received somewhere is asked for, one still in flight
-       is not). Variant ``stable_xmit_current_hr``: ask for this digest's hr at once;
+       is not). Variant ``stable_xmit_current_hr``: ask for this digest's hr at once and remember
+       nothing (JGroups had no stable_xmit_map before that fix; 5.2.12's state has none);
     2. purge P's window up to the digest's hd, clamped to the local hd (non-forced)."""
     effects: list[Effect | StablePurged] = []
     stable_xmit = list(node.stable_xmit)
@@ -102,7 +103,8 @@ def stable(cfg: Config, node: Node, digest: Digest) -> Step:
             wanted = hr if cfg.variant.stable_xmit_current_hr else stable_xmit[sender]
             if wanted != NO_ENTRY and wanted > window.highest_received:
                 effects.append(Send(sender, XmitReq(sender, (wanted,))))
-            stable_xmit[sender] = hr
+            if not cfg.variant.stable_xmit_current_hr:  # stable_xmit_map came with JGRP-2678's fix
+                stable_xmit[sender] = hr
         purged = purge(window, hd)
         if purged.low > window.low:
             effects.append(StablePurged(sender, purged.low))

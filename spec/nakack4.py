@@ -56,7 +56,10 @@ the threshold is 0 or 1: decision 5). NAKACK4 ignores STABLE.
 Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with JGroups' choice
 -----------------------------------------------------------------------------------------------
 1. The window (fixed-windows 1, 6.12): valid seqnos (low, low + capacity]; a sender's add blocks
-   and a receiver's drops when ``s - low > capacity`` (the code). The seed's ``>= capacity`` is
+   and a receiver's drops when ``s - low > capacity`` (the code since JGRP-2906, 5.5.0; before it,
+   5.4.x's receiving thread blocked in FixedBuffer.add instead, which the lockstep with 5.4.12
+   shows and ``checks/jgroups/nakack4.py`` explains: it is reachable only after a purge past a
+   receiver's window, see decision 11). The seed's ``>= capacity`` is
    variant ``seed_edge``: it holds one message less, and with capacity 1 it never sends anything.
 2. Seqnos and sending threads (3.11, fixed-windows 2 Send): the counter starts at 0, the first
    multicast is seqno 1. ``on_send`` is an application thread entering send: it takes the next
@@ -107,6 +110,8 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    is moot (delivery happens in the handler). max_xmit_req_size is not modelled.
 8. XMIT_REQ (6.21): every listed message still stored is re-multicast to the view
    (use_mcast_xmit, DONT_BLOCK) or sent as XMIT_RSP to the requester; the others are not found.
+   The re-multicast is the stored original: a DONT_LOOPBACK message (``dont_loopback``) is not
+   sent to the member itself again (the lockstep with 5.4.12 showed it).
 9. The become_server_queue (6.16, JGRP-2913): every NAKACK4 message (ACK included) received
    while not a server is offered to a ring of become_server_queue_size (50); a full ring refuses
    the newest. BECOME_SERVER replays it in arrival order, in one step.
@@ -144,7 +149,9 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
     hd is at least the merge digest's, and replaces the others with a window at that hd; the
     merge view that follows adjusts the AckTable like any view.
 16. Left out: OOB, batches and the ACK-batch maximum, dynamic_buffers (JGRP-2969), JGRP-2875
-    (views are not NAKACK4 messages in the world).
+    (views are not NAKACK4 messages in the world: GMS's view multicast goes through NAKACK4 and
+    takes a seqno of the coordinator's; the join findings' reproductions on JGroups send it),
+    the blocking receive of 5.4.x (JGRP-2906, decision 1).
 
 Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
 
@@ -387,8 +394,9 @@ def _on_xmit_req(cfg: Config, node: Node, src: int, msg: XmitReq) -> Step:
         stored = window.get(seqno)
         if stored is None:
             continue
-        if cfg.use_mcast_xmit:
-            effects.extend(Send(member, stored) for member in node.view)
+        if cfg.use_mcast_xmit:  # the stored original, still DONT_LOOPBACK when the application flagged it
+            effects.extend(Send(member, stored) for member in node.view
+                           if member != node.me or not (cfg.dont_loopback and msg.sender == node.me))
         else:
             effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload)))
     return Step(node, tuple(effects))

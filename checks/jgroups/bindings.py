@@ -32,6 +32,10 @@ def no_props(cfg: Any) -> dict[str, Any]:
     return {}
 
 
+def runs_anything(cfg: Any, release: Release) -> None:
+    """A protocol whose every spec config the harness can run on every release it has a profile for."""
+
+
 @dataclass(frozen=True)
 class JGroupsBinding:
     protocol: str  # the spec's name (models/registry.py)
@@ -45,6 +49,10 @@ class JGroupsBinding:
     # flags that stand for a configuration, not a release's code (UNICAST4's zero_conn_timeouts,
     # JGRP-2929): a model's flag among them is kept when the release's flags replace its variant
     settings_flags: frozenset[str] = frozenset()
+    # (spec config, release): JGroupsUnavailable (one line) for a setting the harness or the release cannot run
+    check: Callable[[Any, Release], None] = runs_anything
+    # a world's own actions -> one harness command (the multicast world: ``mcast_lockstep.drive``)
+    drive: Callable[[Any, Any, Any, int | None], dict[str, Any]] | None = None
 
     def flags_for(self, release: Release) -> tuple[str, ...]:
         """The spec's variant flags that make it the protocol of ``release``."""
@@ -58,7 +66,8 @@ class JGroupsBinding:
 
 
 BUILT_IN = {"unicast3": "checks.jgroups.unicast3:BINDING", "unicast2": "checks.jgroups.unicast2:BINDING",
-            "unicast4": "checks.jgroups.unicast4:BINDING"}
+            "unicast4": "checks.jgroups.unicast4:BINDING",
+            "nakack4": "checks.jgroups.nakack4:BINDING", "nakack2": "checks.jgroups.nakack2:BINDING"}
 
 
 def binding(protocol: str) -> JGroupsBinding:

@@ -87,6 +87,7 @@ def command(args: argparse.Namespace, out: TextIO | None = None) -> int:
         models = _models(list(args.paths))
         for _, model in models:
             binding(model.protocol).flags_for(chosen)
+            binding(model.protocol).check(model.world.cfg, chosen)  # a setting it cannot run: one line
     except JGroupsUnavailable as error:
         raise ConformUsageError(str(error)) from None
     flags = _flags(args.spec_flags, models)

@@ -79,6 +79,7 @@ class JGroupsLockstep:
         self.inflight: dict[Packet, list[int]] = {}
         self.steps_taken = 0
         self.before: Any = self.state  # the state before the last step
+        self.binding.check(self.world.cfg, harness.release)
         harness.command("reset", protocol=self.binding.harness_name, members=self.world.n,
                         views=[sorted(v) for v in self.world.initial_views],
                         props=self.binding.props(self.world.cfg))
@@ -121,6 +122,8 @@ class JGroupsLockstep:
         return Packet(sent["src"], sent["dst"], type(msg).__name__, msg)
 
     def _drive(self, action: Any, before: Any, member: int | None) -> dict[str, Any]:
+        if self.binding.drive is not None:  # a world of its own (the multicast world)
+            return self.binding.drive(self, action, before, member)
         command = self.harness.command
         if member is not None and member in getattr(self.world.bounds, "dead", ()):
             # a dead member (models/world.py rule 7) handles nothing: a packet to it is gone

@@ -157,13 +157,14 @@ def _continue_fairly(run: JGroupsLockstep, properties: Any, name: str, out: JGro
         if goal.goal(run.state):
             out.continuation = "reached"
             return
-        round_actions = [a for a, _ in run.enabled() if not world.is_fault(a)]
+        # the model's max_in_flight cuts the search, not a fair run: the continuation goes past it
+        round_actions = [a for a, _ in world.successors(run.state) if not world.is_fault(a)]
         if not round_actions:
             out.continuation = "quiescent"
             out.violated, out.violated_at = name, out.followed + out.continuation_steps
             return
         for action in round_actions:
-            after = next((s for a, s in run.enabled() if a == action), None)
+            after = next((s for a, s in world.successors(run.state) if type(a) is type(action) and a == action), None)
             if after is None:
                 continue
             out.continuation_steps += 1

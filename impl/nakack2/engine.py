@@ -79,7 +79,7 @@ class Nakack2Engine(MemberOutputs[P]):
             raise LocalProtocolError(f"multicast: {exc}") from exc
         own.add(McastMsg(seqno, payload))
         m.seqno = seqno
-        m.skip_next_resend = True
+        m.skip_next_resend = m.skip_next_resend or cfg.resend_last_seqno  # JGroups: no resender when off
         m.stats.multicasts += 1
         m.multicast(data, m.view)
         return seqno

@@ -77,9 +77,10 @@ def on_stability(m: Member[P], src: P, msg: StabilityMsg) -> None:
 def stable(m: Member[P], digest: dict[P, tuple[int, int]]) -> None:
     """Spec ``stable`` (NAKACK2.stable(digest)), per sender P the digest names and this member has
     a window for, in ``address_key`` order: with retransmission on, XMIT_REQ(previous digest's hr)
-    to P if that is above the local hr (variant ``stable_xmit_current_hr``: this digest's hr), then
-    this digest's hr remembered; then P's window purged to the digest's hd, clamped to the local
-    hd (only the own window keeps delivered messages, so only it can lose any)."""
+    to P if that is above the local hr (variant ``stable_xmit_current_hr``: this digest's hr, and
+    nothing remembered), then this digest's hr remembered; then P's window purged to the digest's
+    hd, clamped to the local hd (only the own window keeps delivered messages, so only it can lose
+    any)."""
     cfg = m.config
     for sender, (hd, hr) in sorted(digest.items(), key=lambda e: address_key(e[0])):
         local_hr = m.window_hr(sender)
@@ -89,7 +90,8 @@ def stable(m: Member[P], digest: dict[P, tuple[int, int]]) -> None:
             wanted = hr if m.variant.stable_xmit_current_hr else m.stable_xmit.get(sender, NO_ENTRY)
             if wanted != NO_ENTRY and wanted > local_hr:
                 m.emit(sender, XmitReqMsg((wanted,)))
-            m.stable_xmit[sender] = hr
+            if not m.variant.stable_xmit_current_hr:  # no stable_xmit_map before JGRP-2678's fix
+                m.stable_xmit[sender] = hr
         if sender == m.me and m.own is not None:
             m.stats.stable_purged += m.own.purge(hd)
         # a receive window has low == hd: a non-forced purge clamped to hd drops nothing

@@ -128,8 +128,9 @@ def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
         if stored is None:
             continue
         try:
-            if cfg.use_mcast_xmit:
-                data, destinations = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits), m.view
+            if cfg.use_mcast_xmit:  # the stored original: DONT_LOOPBACK still holds for it (spec decision 8)
+                data = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits)
+                destinations = tuple(p for p in m.view if p != m.me) if cfg.dont_loopback else m.view
             else:
                 data, destinations = encode(XmitRspMsg(sender, stored.seqno, stored.payload), cfg.codec_limits), (src,)
         except EncodeError:  # an address and a payload at the limits: no room for the header

@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.jgroups.Address;
-import org.jgroups.Message;
+import org.jgroups.View;
 
 /**
  * The JGroups harness: one JVM drives N members, each a real JGroups protocol instance, through
@@ -23,23 +23,31 @@ import org.jgroups.Message;
  * timer and the clock virtual (``Clock``), every packet captured when sent (``Capture``) and
  * delivered, copied or dropped only when a command says so.
  *
- * Commands (``op``): hello; cpu (the JVM's CPU time); reset (protocol, members, views: each member's first view, props: the
- * protocol's properties by field name); send (m, dst, payload hex); deliver / copy (id of a captured
- * packet; copy delivers a copy and keeps the packet; discard: ids forgotten with it), drop (ids); timer (m, kind, peer); view (m,
- * members); remove (m, peer: the receiver-removal hook); state (m); advance (ms); quit.
- * Threads: single-threaded, except a model's application threads whose send can block (UNICAST4:
- * ``SendGate``); the harness waits for each to return or block, so a command's effects stay a
- * function of the command.
+ * Commands (``op``): hello; cpu (the JVM's CPU time); reset (protocol, members, views: each member's
+ * first view, empty for a joiner, props: the protocol's properties by field name); send (m, dst,
+ * payload hex; dst -1: a multicast); deliver / copy (id of a captured packet; copy delivers a copy
+ * and keeps the packet; discard: ids forgotten with it), drop (ids); timer (m, kind, peer); view (m,
+ * members); join (m: the coordinator, joiner, members: the view that admits it, see ``Gms``); merge
+ * (m, members: a merge view, MERGE_DIGEST first); stop (m: leaves or crashes, takes no more
+ * packets); remove (m, peer: the receiver-removal hook); state (m); advance (ms); quit.
  * Every answer has "packets" (captured during the command: id, src, dst, msg in the spec's
- * vocabulary) and "delivered" (m, src, payload); "state" of member m when the command asks for it
- * ("state": true) or is ``state``; "error" (one line) when the command failed.
+ * vocabulary; a multicast is one packet per destination copy, ``Member.captured``) and "delivered"
+ * (m, src, payload); "state" of member m when the command asks for it ("state": true) or is
+ * ``state``; "error" (one line) when the command failed.
+ *
+ * Threads: the harness is single-threaded except for application threads whose send can block
+ * (``AppThreads``: NAKACK4's senders); while one runs, the harness waits for it to finish or block,
+ * so a command's effects are still a function of the command.
  */
 public final class Harness {
     final Clock clock = new Clock();
     private final List<Member> members = new ArrayList<>();
     private final Map<Address, Integer> indices = new HashMap<>();
     private final Map<Long, long[]> packetEnds = new HashMap<>();   // id -> {src, dst}
-    private final Map<Long, byte[]> packetBytes = new HashMap<>();
+    private final Map<Long, Object> packetBytes = new HashMap<>();  // id -> wire bytes, or a Gms.JoinResponse
+    private final Map<List<Address>, View> views = new HashMap<>();  // a view per membership (``viewOf``)
+    final AppThreads threads = new AppThreads(this);
+    final Gms gms = new Gms(this);
     private long nextId = 1;
     private ProtocolModel model;
     private List<Object> packets = new ArrayList<>();
@@ -67,8 +75,10 @@ public final class Harness {
     }
 
     Map<String, Object> answer(String line) {
-        packets = new ArrayList<>();
-        deliveries = new ArrayList<>();
+        synchronized (this) {
+            packets = new ArrayList<>();
+            deliveries = new ArrayList<>();
+        }
         Map<String, Object> answer = new LinkedHashMap<>();
         try {
             Object parsed = Json.parse(line);
@@ -85,8 +95,10 @@ public final class Harness {
             answer.clear();
             answer.put("error", oneLine(t));
         }
-        answer.put("packets", packets);
-        answer.put("delivered", deliveries);
+        synchronized (this) {  // application threads add to these (``AppThreads``)
+            answer.put("packets", packets);
+            answer.put("delivered", deliveries);
+        }
         return answer;
     }
 
@@ -116,14 +128,19 @@ public final class Harness {
                 long[] ends = packetEnds.get(id);
                 if (ends == null)
                     throw new IllegalArgumentException(op + ": no packet " + id + " in flight");
-                byte[] data = packetBytes.get(id);
+                Object data = packetBytes.get(id);
                 if (op.equals("deliver"))
                     forget(id);
                 if (command.get("discard") != null)
                     for (Object other : Json.list(command, "discard"))
                         forget((Long) other);
-                Message msg = Jg.deserialize(data);
-                Jg.up(member((int) ends[1]).protocol, msg);
+                Member to = member((int) ends[1]);
+                if (to.stopped)
+                    break;  // its socket is closed
+                if (data instanceof Gms.JoinResponse)
+                    gms.receive(to, (Gms.JoinResponse) data);
+                else
+                    model.up(to, Jg.deserialize((byte[]) data));
                 break;
             }
             case "drop":
@@ -134,18 +151,26 @@ public final class Harness {
                 }
                 break;
             case "timer": {
+                // peer: a member (a timer of one connection), or a number the model reads (NAKACK4's
+                // ``send``: the seqno of the thread to let go); -1: none
                 Object peer = command.get("peer");
-                Address address = peer == null || (Long) peer < 0 ? null : member((int) (long) (Long) peer).address;
-                model.timer(member(command, "m"), Json.text(command, "kind"), address);
+                long raw = peer == null ? -1 : (Long) peer;
+                Address address = raw < 0 || raw >= members.size() ? null : member((int) raw).address;
+                model.timer(member(command, "m"), Json.text(command, "kind"), address, raw);
                 break;
             }
-            case "view": {
-                List<Integer> view = new ArrayList<>();
-                for (Object m : Json.list(command, "members"))
-                    view.add((int) (long) (Long) m);
-                member(command, "m").installView(view);
+            case "view":
+                member(command, "m").installView(members(command));
                 break;
-            }
+            case "join":
+                gms.join(member(command, "m"), member(command, "joiner"), members(command));
+                break;
+            case "merge":
+                gms.merge(member(command, "m"), members(command));
+                break;
+            case "stop":
+                member(command, "m").stopped = true;
+                break;
             case "remove":
                 model.removeReceiver(member(command, "m"), member(command, "peer").address);
                 break;
@@ -166,8 +191,10 @@ public final class Harness {
     private void reset(Map<String, Object> command) throws Exception {
         if (model != null)
             model.end();
+        threads.reset();
         model = Models.get(Json.text(command, "protocol"));
         members.clear();
+        views.clear();
         indices.clear();
         packetEnds.clear();
         packetBytes.clear();
@@ -176,7 +203,7 @@ public final class Harness {
         @SuppressWarnings("unchecked") Map<String, Object> props =
             command.get("props") instanceof Map ? (Map<String, Object>) command.get("props") : new HashMap<>();
         for (int i = 0; i < n; i++) {
-            Member m = new Member(this, i, model.create(props));
+            Member m = new Member(this, i, model.stack(props));
             members.add(m);
             indices.put(m.address, i);
         }
@@ -186,7 +213,8 @@ public final class Harness {
             List<Integer> view = new ArrayList<>();
             for (Object m : (List<?>) views.get(i))
                 view.add((int) (long) (Long) m);
-            members.get(i).installView(view);
+            if (view.contains(i))  // a joiner has no view until its JoinResponse
+                gms.found(members.get(i), view);
         }
         packets.clear();
         deliveries.clear();
@@ -207,6 +235,39 @@ public final class Harness {
         return member(index(command, key));
     }
 
+    private List<Integer> members(Map<String, Object> command) {
+        List<Integer> view = new ArrayList<>();
+        for (Object m : Json.list(command, "members"))
+            view.add((int) (long) (Long) m);
+        return view;
+    }
+
+    ProtocolModel model() {
+        return model;
+    }
+
+    /** The view of ``addresses``: the same membership is always the same view (its id numbered in order
+     *  of first use), as the specs identify a view by its members. */
+    View viewOf(List<Address> addresses) {
+        return views.computeIfAbsent(new ArrayList<>(addresses), a -> Jg.view(a, views.size() + 1));
+    }
+
+    /** The members (indices) of the view whose id is ``viewId`` (one the harness made), or null. */
+    List<Integer> viewMembers(Object viewId) {
+        for (Map.Entry<List<Address>, View> e : views.entrySet())
+            if (e.getValue().getViewId().equals(viewId)) {
+                List<Integer> out = new ArrayList<>();
+                for (Address a : e.getKey())
+                    out.add(indexOf(a));
+                return out;
+            }
+        return null;
+    }
+
+    int size() {
+        return members.size();
+    }
+
     private int index(Map<String, Object> command, String key) {
         return (int) Json.integer(command, key);
     }
@@ -225,6 +286,19 @@ public final class Harness {
         out.put("src", src);
         out.put("dst", dst);
         out.put("msg", model.describe(member(src), Jg.deserialize(data)));
+        packets.add(out);
+    }
+
+    /** A packet of the harness's GMS (a JoinResponse): kept as it is, read by ``describe``. */
+    synchronized void captureGms(int src, int dst, Gms.JoinResponse response) {
+        long id = nextId++;
+        packetEnds.put(id, new long[]{src, dst});
+        packetBytes.put(id, response);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("id", id);
+        out.put("src", src);
+        out.put("dst", dst);
+        out.put("msg", response.describe());
         packets.add(out);
     }
 

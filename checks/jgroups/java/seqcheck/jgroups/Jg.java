@@ -139,6 +139,41 @@ final class Jg {
             prot.down(new Event((Integer) EVENT_MSG, msg));
     }
 
+    /** Does ``msg`` carry the transient flag DONT_LOOPBACK (a multicast the sender gets no copy of)? */
+    static boolean dontLoopback(Message msg) {
+        Class<?> flags = Reflect.type("org.jgroups.Message$TransientFlag");
+        if (flags == null)
+            return false;
+        Object flag = null;
+        for (Object constant : flags.getEnumConstants())
+            if (constant.toString().equals("DONT_LOOPBACK"))
+                flag = constant;
+        if (flag == null)
+            return false;
+        String test = Reflect.hasMethod(msg, "isTransientFlagSet", 1) ? "isTransientFlagSet" : "isFlagSet";
+        return (Boolean) Reflect.call(msg, test, flag);
+    }
+
+    /** Sets the transient flag ``name`` (DONT_BLOCK, DONT_LOOPBACK) on ``msg``. */
+    static void setTransientFlag(Message msg, String name) {
+        Class<?> flags = Reflect.type("org.jgroups.Message$TransientFlag");
+        Object flag = null;
+        for (Object constant : flags == null ? new Object[0] : flags.getEnumConstants())
+            if (constant.toString().equals(name))
+                flag = constant;
+        if (flag == null)
+            throw new IllegalArgumentException("this release has no transient flag " + name);
+        Object array = java.lang.reflect.Array.newInstance(flags, 1);
+        java.lang.reflect.Array.set(array, 0, flag);
+        Reflect.call(msg, "setFlag", array);
+    }
+
+    /** The first header of ``msg`` belonging to protocol ``prot`` (by its id), or null. */
+    static Object header(Protocol prot, Message msg) {
+        short id = (Short) Reflect.get(prot, "id");
+        return Reflect.call(msg, "getHeader", id);
+    }
+
     static boolean isMessageEvent(Event evt) {
         return EVENT_MSG != null && evt.getType() == (Integer) EVENT_MSG;
     }
@@ -154,7 +189,7 @@ final class Jg {
 
     // -- the transport below the protocol and virtual time -------------------------------------
     /** A transport instance that is never started, holding the timer, time service and bundler. */
-    static TP transport(Clock clock) {
+    static TP transport(Clock clock, java.util.concurrent.Executor pool) {
         TP tp = new org.jgroups.protocols.SHARED_LOOPBACK();
         Object timer = clock.scheduler();
         Reflect.set(tp, timer, "timer");
@@ -169,6 +204,22 @@ final class Jg {
             Reflect.set(tp, Proxy.newProxyInstance(Jg.class.getClassLoader(), new Class<?>[]{bundler},
                                                    (p, m, a) -> m.getName().equals("getMaxSize") ? 64000 : defaultValue(m.getReturnType())),
                         "bundler");
+        // Tasks a protocol hands to the transport's thread pool (NAKACK's become_server_queue flush)
+        // run at once on the caller's thread, like the timer's ``execute``.
+        java.util.concurrent.Executor direct = pool;
+        Object current = Reflect.getOr(tp, null, "thread_pool");
+        if (current instanceof java.util.concurrent.Executor && !(current.getClass().getName().startsWith("org.jgroups")))
+            Reflect.set(tp, direct, "thread_pool");
+        else if (current != null && Reflect.field(current.getClass(), "thread_pool") != null)
+            Reflect.set(current, direct, "thread_pool");
+        else if (Reflect.field(tp.getClass(), "thread_pool") != null
+                 && Reflect.field(tp.getClass(), "thread_pool").getType().isAssignableFrom(java.util.concurrent.Executor.class))
+            Reflect.set(tp, direct, "thread_pool");
+        // The protocols register as probe handlers in init(); 5.x transports need a (never started) handler.
+        Class<?> diagnostics = Reflect.type("org.jgroups.stack.DiagnosticsHandler");
+        if (Reflect.field(tp.getClass(), "diag_handler") != null && Reflect.getOr(tp, null, "diag_handler") == null
+            && Reflect.numbers3(diagnostics))
+            Reflect.set(tp, Reflect.create(diagnostics, Reflect.get(tp, "log"), null, null), "diag_handler");
         java.lang.reflect.Field cluster = Reflect.field(tp.getClass(), "cluster_name");
         if (cluster != null) {
             Object name = cluster.getType() == String.class ? "seqcheck"

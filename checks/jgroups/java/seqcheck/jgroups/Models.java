@@ -15,6 +15,10 @@ final class Models {
             out.add("unicast2");
         if (Reflect.type("org.jgroups.protocols.UNICAST4") != null)
             out.add("unicast4");
+        if (Reflect.type("org.jgroups.protocols.pbcast.NAKACK2") != null)
+            out.add("nakack2");
+        if (Reflect.type("org.jgroups.protocols.NAKACK4") != null)
+            out.add("nakack4");
         return out;
     }
 
@@ -26,6 +30,8 @@ final class Models {
             case "unicast3": return new Unicast3Model();
             case "unicast2": return new Unicast2Model();
             case "unicast4": return new Unicast4Model();
+            case "nakack4": return new Nakack4Model();
+            case "nakack2": return new Nakack2Model();
             default: throw new IllegalArgumentException("protocol " + name + ": the harness has no model of it yet");
         }
     }

@@ -169,6 +169,16 @@ final class Reflect {
         throw new IllegalStateException("no constructor of " + cls.getName() + " for " + args.length + " arguments");
     }
 
+    /** Has ``cls`` a constructor of three parameters (DiagnosticsHandler(log, socket_factory, thread_factory))? */
+    static boolean numbers3(Class<?> cls) {
+        if (cls == null)
+            return false;
+        for (Constructor<?> k : cls.getDeclaredConstructors())
+            if (k.getParameterCount() == 3)
+                return true;
+        return false;
+    }
+
     private static boolean accepts(Class<?>[] params, Object[] args) {
         if (params.length != args.length)
             return false;

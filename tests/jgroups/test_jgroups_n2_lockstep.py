@@ -1,0 +1,58 @@
+"""NAKACK2's spec (with STABLE) in lockstep with JGroups' NAKACK2 and STABLE classes on the lockstep
+models' world: three founders and a joiner, losses, duplicates, drops below the protocol, a join
+while traffic flows, a leave, STABLE's rounds; the liveness world lets the views progress."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from jgroups_harness import harness_for
+
+from checks.cli import main
+from checks.jgroups.harness import HarnessError
+from checks.jgroups.locate import JGroupsUnavailable
+from checks.jgroups.lockstep import random_walk
+from models.modelfile import load
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+LOCKSTEP = load(MODELS / "fuzz" / "nakack2-lockstep.toml")
+LIVENESS = load(MODELS / "fuzz" / "nakack2-liveness.toml")
+
+
+@pytest.mark.parametrize("version", ["5.4.12", "master", "5.2.12"])
+def test_spec_agrees_with_jgroups(version: str) -> None:
+    harness = harness_for(version)
+    steps = 0
+    for seed in range(30):
+        result = random_walk(LOCKSTEP, harness, seed, 120)
+        assert result.divergence is None, f"seed {seed}: {result.divergence}"
+        steps += result.steps
+    assert steps > 2_000
+
+
+def test_views_progress_world_agrees() -> None:
+    harness = harness_for("5.4.12")
+    for seed in range(15):
+        result = random_walk(LIVENESS, harness, seed, 150)
+        assert result.divergence is None, f"seed {seed}: {result.divergence}"
+
+
+@pytest.mark.parametrize("flag", ["stable_xmit_current_hr", "xmit_all_gaps"])  # the queue never fills here
+def test_a_spec_that_is_not_the_release_diverges(flag: str) -> None:
+    """The comparison can fail: the spec with a defect 5.4.12 does not have is told from 5.4.12."""
+    harness = harness_for("5.4.12")
+    found = [random_walk(LOCKSTEP, harness, seed, 150, flags=(flag,)).divergence for seed in range(60)]
+    assert any(found), f"no walk told the spec with {flag} from JGroups 5.4.12"
+
+
+def test_no_retransmission_is_refused_from_5_4_4(capsys: pytest.CaptureFixture[str]) -> None:
+    """The spec's xmit_interval <= 0 mode (JGRP-2675, 5.2.13 to 5.4.3) is refused by 5.4.12 in one line:
+    by the binding before the harness is asked, and by JGroups itself when it is."""
+    harness = harness_for("5.4.12")
+    with pytest.raises(JGroupsUnavailable, match="xmit_interval has to be > 0"):
+        random_walk(load(MODELS / "nakack2" / "jgrp2675-fixed.toml"), harness, 0, 5)
+    with pytest.raises(HarnessError, match="xmit_interval has to be > 0"):
+        harness.command("reset", protocol="nakack2", members=2, views=[[0, 1]] * 2, props={"xmit_interval": 0})
+    assert main(["conform", str(MODELS / "nakack2" / "crash-stable-goes-on.toml"), "--jgroups", "5.4.12"]) == 2
+    assert "no retransmission" in capsys.readouterr().err
