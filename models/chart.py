@@ -28,7 +28,7 @@ from models.world import (
     WorldView,
 )
 
-PER_PEER_FIELDS = {"send", "recv", "xmit_last", "windows"}  # windows: NAKACK2
+PER_PEER_FIELDS = {"send", "recv", "cache", "xmit_last", "windows"}  # cache: UNICAST3; windows: NAKACK2
 STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
 
 
@@ -230,6 +230,8 @@ def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterat
 def _value(value: Any, names: Sequence[str]) -> str:
     if value is None:
         return "none"
+    if isinstance(value, frozenset) and value and all(hasattr(v, "seqno") for v in value):  # DATA (UNICAST3's cache)
+        return "{" + ", ".join(f"#{m.seqno} conn_id={m.conn_id}" for m in sorted(value)) + "}"
     if isinstance(value, frozenset):
         return "{" + ", ".join(names[m] for m in sorted(value)) + "}"
     if dataclasses.is_dataclass(value):
