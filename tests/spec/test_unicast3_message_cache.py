@@ -121,8 +121,8 @@ def jgroups_drain(window: RecvEntry | None, queue: list[Data], msg: Data
         if added.seqno - hd > 0 and slots.get(added.seqno) is None:
             slots[added.seqno] = added
     delivered = []
-    while slots.get(hd + 1) is not None:
-        delivered.append(slots.pop(hd + 1).payload)
+    while (next_one := slots.pop(hd + 1, None)) is not None:
+        delivered.append(next_one.payload)
         hd += 1
     top = max((s for s, m in slots.items() if m is not None), default=hd)
     return (hd, tuple(slots.get(s) for s in range(hd + 1, top + 1))), delivered, True

@@ -146,9 +146,10 @@ def concretize(state: State, base: WorldView | None = None) -> WorldView:
                       for s in range(state.r_hd + 1, top + 1))
         recv = u3.RecvEntry(state.r_conn, u3.OPEN if state.r_open else u3.CLOSING, state.r_hd, slots,
                             state.r_ack_pending)
-    node_a = u3.Node(A, members_a, (None, send), (None, None), frozenset(), (0, 0), 0, state.a_next_conn)
-    node_b = u3.Node(B, members_b, (None, None), (recv, None), frozenset({A}) if state.b_sync_sent else frozenset(),
-                     (0, 0), state.b_ts, 0)
+    none: tuple[frozenset[u3.Data], ...] = (frozenset(), frozenset())
+    synced = frozenset({A}) if state.b_sync_sent else frozenset()
+    node_a = u3.Node(A, members_a, (None, send), (None, None), none, frozenset(), (0, 0), 0, state.a_next_conn)
+    node_b = u3.Node(B, members_b, (None, None), (recv, None), none, synced, (0, 0), state.b_ts, 0)
     packets = [Packet(A, B, "Data", u3.Data(s, c, f, s)) for s, c, f in state.n_data]
     packets += [Packet(A, B, "Close", u3.Close(c)) for (c,) in state.n_close]
     packets += [Packet(B, A, "Ack", u3.Ack(s, c, t)) for s, c, t in state.n_ack]
