@@ -9,12 +9,13 @@ receiver removal and expiry leave the cache alone, as JGroups does (only its sta
 
 Limits (not in JGroups, whose ``MessageCache`` is an unbounded queue per sender, duplicates and
 all): ``max_cached_messages`` DATA and ``max_cache_bytes`` bytes in all, each DATA counted as its
-payload plus ``CACHE_OVERHEAD``. A DATA that would pass either is not cached (``cache_full``): it is
-dropped as the 3.x releases drop it, and the SEND_FIRST_SEQNO it triggered, the highest-sent resend
-and the XMIT_REQs still bring it back, so a full cache costs latency, never a message. Before
-refusing, a full cache evicts the DATA of senders that have added none for ``cache_evict_idle``
-(oldest first, ``cache_evicted``), so DATA left by senders that never came back (a crashed peer, a
-stale connection) do not keep the cache full for good.
+payload plus ``CACHE_OVERHEAD`` and each sender with DATA cached as ``QUEUE_OVERHEAD`` more (what
+tracemalloc measures them at, rounded up: the bytes bound the memory, not only the payloads). A
+DATA that would pass either is not cached (``cache_full``): it is dropped as the 3.x releases drop
+it, and the SEND_FIRST_SEQNO it triggered, the highest-sent resend and the XMIT_REQs still bring it
+back, so a full cache costs latency, never a message. Before refusing, a full cache evicts the DATA
+of senders that have added none for ``cache_evict_idle`` (idlest first, ``cache_evicted``), so DATA
+left by senders that never came back (a crashed peer, a stale connection) do not fill it for good.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any, Generic
 from impl.common import P
 from impl.unicast3.codec import DataMsg
 
-CACHE_OVERHEAD = 256  # bytes a cached DATA costs beyond its payload (object, key, dict slot; measured ~240)
+CACHE_OVERHEAD = 256  # bytes a cached DATA costs beyond its payload (object, key, dict slot; measured ~218)
+QUEUE_OVERHEAD = 384  # bytes a sender's queue costs (its object, dict, slot in the cache; measured ~300)
 CachedView = tuple[int, int, bytes]  # (seqno, conn_id, payload) of a cached DATA, as snapshots show it
 
 
@@ -71,7 +73,8 @@ class MessageCache(Generic[P]):
         if key in queue.msgs:
             return  # a copy of a DATA cached already: nothing changes
         size = cached_size(msg)
-        if not self._room(peer, size, now=now):
+        need = size if queue.msgs else size + QUEUE_OVERHEAD
+        if not self._room(peer, need, now=now):
             self.stats.cache_full += 1
             if not queue.msgs:
                 del self._queues[peer]
@@ -79,7 +82,7 @@ class MessageCache(Generic[P]):
         queue.msgs[key] = msg
         queue.held += size
         self.count += 1
-        self.held += size
+        self.held += need
         self.stats.cached += 1
 
     def drain(self, peer: P) -> list[DataMsg]:
@@ -88,7 +91,7 @@ class MessageCache(Generic[P]):
         if queue is None:
             return []
         self.count -= len(queue.msgs)
-        self.held -= queue.held
+        self.held -= queue.held + QUEUE_OVERHEAD
         return sorted(queue.msgs.values(), key=lambda m: (m.seqno, m.conn_id))
 
     def view(self) -> tuple[tuple[P, frozenset[CachedView]], ...]:
@@ -97,7 +100,7 @@ class MessageCache(Generic[P]):
                      for peer, queue in sorted(self._queues.items(), key=lambda item: item[0]))
 
     def _room(self, peer: P, size: int, *, now: int) -> bool:
-        """Is there room for one more DATA of ``size``, after evicting the DATA of senders idle for
+        """Is there room for one more DATA costing ``size``, after evicting the DATA of senders idle for
         ``evict_idle`` (idlest first; never ``peer``'s own) if there was none?"""
         if self.count < self.max_messages and self.held + size <= self.max_bytes:
             return True
@@ -117,7 +120,7 @@ class MessageCache(Generic[P]):
     def check_invariants(self) -> None:
         """Raise AssertionError unless the totals are the queues' and within the limits."""
         assert self.count == sum(len(q.msgs) for q in self._queues.values()) <= self.max_messages
-        assert self.held == sum(q.held for q in self._queues.values()) <= self.max_bytes
+        assert self.held == sum(q.held + QUEUE_OVERHEAD for q in self._queues.values()) <= self.max_bytes
         for queue in self._queues.values():
             assert queue.msgs and queue.held == sum(cached_size(m) for m in queue.msgs.values())
             assert all(key == (m.conn_id, m.seqno) and not m.first for key, m in queue.msgs.items())

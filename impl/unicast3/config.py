@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, fields
 from impl.common import reject_field as _reject
 from impl.common import require_field as _require
 from impl.common import require_ints
-from impl.unicast3.cache import CACHE_OVERHEAD
+from impl.unicast3.cache import CACHE_OVERHEAD, QUEUE_OVERHEAD
 from impl.unicast3.codec import DEFAULT_LIMITS, CodecLimits
 
 
@@ -137,8 +137,8 @@ class Config:
     one; the SEND_FIRST_SEQNO and the retransmissions still bring it. JGroups' cache is unbounded."""
     max_cache_bytes: int = 16 << 20
     """Most bytes in the message cache, over all senders, each DATA counted as its payload plus
-    ``impl.unicast3.cache.CACHE_OVERHEAD`` (as above). At least ``codec_limits``' max_payload plus
-    that overhead, so a DATA of any size may be cached."""
+    ``impl.unicast3.cache.CACHE_OVERHEAD``, each sender with DATA cached as ``QUEUE_OVERHEAD``
+    (as above). At least ``codec_limits``' max_payload plus both, so a DATA of any size may be cached."""
     cache_evict_idle: int = 60_000
     """A full message cache first evicts the DATA of senders that have added none for this long (ms),
     idlest first (``cache_evicted``), so DATA of senders that never came back do not fill it for
@@ -174,6 +174,7 @@ class Config:
                     f"={self.max_xmit_req_size} seqnos must fit one datagram)", self.codec_limits)
         _require(self, "max_resend_bytes", self.max_resend_bytes >= self.codec_limits.max_datagram,
                  ">= codec_limits.max_datagram (a message of any size must fit one interval's budget)")
-        least = self.codec_limits.max_payload + CACHE_OVERHEAD
+        least = self.codec_limits.max_payload + CACHE_OVERHEAD + QUEUE_OVERHEAD
         _require(self, "max_cache_bytes", self.max_cache_bytes >= least,
-                 f">= {least} (codec_limits.max_payload + CACHE_OVERHEAD: a DATA of any size must fit)")
+                 f">= {least} (codec_limits.max_payload + CACHE_OVERHEAD + QUEUE_OVERHEAD: a DATA of any size"
+                 " must fit)")
