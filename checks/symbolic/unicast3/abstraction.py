@@ -152,7 +152,7 @@ def concretize(state: State, base: WorldView | None = None) -> WorldView:
         recv = u3.RecvEntry(state.r_conn, u3.OPEN if state.r_open else u3.CLOSING, state.r_hd, slots,
                             state.r_ack_pending)
     none: tuple[frozenset[u3.Data], ...] = (frozenset(), frozenset())
-    cached = (frozenset(u3.Data(s, c, False, s) for s, c in state.b_cache), frozenset())
+    cached: tuple[frozenset[u3.Data], ...] = (frozenset(u3.Data(s, c, False, s) for s, c in state.b_cache), frozenset())
     synced = frozenset({A}) if state.b_sync_sent else frozenset()
     node_a = u3.Node(A, members_a, (None, send), (None, None), none, frozenset(), (0, 0), 0, state.a_next_conn)
     node_b = u3.Node(B, members_b, (None, None), (recv, None), cached, synced, (0, 0), state.b_ts, 0)
