@@ -50,7 +50,7 @@ def member_states(world: World, state: Any) -> list[tuple[str, list[tuple[str, s
     view = world.view(state)
     members = []
     for member, node in enumerate(view.nodes):
-        fields = ([(f.name, _value(getattr(node, f.name), names)) for f in dataclasses.fields(node)]
+        fields = ([(f.name, _field(f.name, getattr(node, f.name), names)) for f in dataclasses.fields(node)]
                   if dataclasses.is_dataclass(node) else [("state", _value(node, names))])
         members.append((names[member], fields))
     return members
@@ -225,6 +225,16 @@ def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterat
         yield f"{path}: {STATE_NAMES[old]} -> {STATE_NAMES[new]}"
         return
     yield f"{path}: {_value(old, names)} -> {_value(new, names)}"
+
+
+def _field(name: str, value: Any, names: Sequence[str]) -> str:
+    """A member's state field for the viewer's panel: a per-peer tuple as ``peer: value`` for every
+    peer with something there (no entry, an empty set: left out)."""
+    if name not in PER_PEER_FIELDS or not isinstance(value, tuple):
+        return _value(value, names)
+    held = [f"{names[peer]}: {_value(item, names)}" for peer, item in enumerate(value)
+            if item is not None and item != frozenset()]
+    return ", ".join(held) or "none"
 
 
 def _value(value: Any, names: Sequence[str]) -> str:
