@@ -83,7 +83,9 @@ Decisions (digest section 6), each with JGroups' code as the reference
    OOB DATA is delivered when added) and ``ack_threshold <= 1`` (an ACK per add), as decision 2.
    The batch path (``up(MessageBatch)``) caches a non-first DATA only while the sender has no entry
    at all (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO); batches are not modelled.
-   Variant ``no_message_cache`` (alias JGRP-2327) brings back the drop of the 3.x releases.
+   Handlers are atomic here (decision 9): in JGroups a DATA that one thread caches just after another
+   thread's drain waits for the sender's next DATA. Variant ``no_message_cache`` (alias JGRP-2327)
+   brings back the drop of the 3.x releases.
 8. Closing: view change -> CLOSING; traffic or a view containing the peer -> OPEN; CLOSE_EXPIRED
    removes the entry (sender: CLOSE sent if the peer is a member; receiver: pending ACKs flushed
    first). CLOSE removes a receive entry with the same conn_id.
