@@ -36,3 +36,14 @@ def test_every_model_of_a_3x_defect_drops_what_the_cache_keeps() -> None:
                 assert "no_message_cache" in model.variant, path
                 checked += 1
     assert checked >= 7
+
+
+def test_no_message_cache_is_the_spec_before_the_cache() -> None:
+    """Under JGRP-2327's variant the cache stays empty: basic-one-way has the 24,604 states it was
+    pinned at before the cache (13,205 with it)."""
+    from checks.check import check_model
+
+    path = MODELS_DIR / "unicast3" / "basic-one-way.toml"
+    before = check_model(load(path, variant=("no_message_cache",)), trace_dir=None).to_json()
+    assert (before["verdict"], before["unreduced_states"]) == ("pass", 24_604)
+    assert load(path).pinned_states == 13_205
