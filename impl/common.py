@@ -144,7 +144,7 @@ class EngineStats:
     malformed: int = 0  # codec DecodeError: dropped
     bad_seqno: int = 0  # DATA with seqno 0 (seqnos start at 1): dropped
     beyond_window: int = 0  # DATA more than max_receive_span above the window's low: dropped
-    data_without_window: int = 0  # non-first DATA, no matching receive entry (spec: dropped)
+    data_without_window: int = 0  # non-first DATA, no matching receive entry (UNICAST3 caches it, UNICAST2 drops it)
     receive_table_full: int = 0  # first DATA refused: max_receive_entries reached
     windows_replaced: int = 0  # first DATA with a different conn_id replaced a window
     stale_timestamps: int = 0  # a timestamped message not newer than last_ts: ignored

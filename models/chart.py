@@ -28,7 +28,7 @@ from models.world import (
     WorldView,
 )
 
-PER_PEER_FIELDS = {"send", "recv", "xmit_last", "windows"}  # windows: NAKACK2
+PER_PEER_FIELDS = {"send", "recv", "cache", "xmit_last", "windows"}  # cache: UNICAST3; windows: NAKACK2
 STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
 
 
@@ -50,7 +50,7 @@ def member_states(world: World, state: Any) -> list[tuple[str, list[tuple[str, s
     view = world.view(state)
     members = []
     for member, node in enumerate(view.nodes):
-        fields = ([(f.name, _value(getattr(node, f.name), names)) for f in dataclasses.fields(node)]
+        fields = ([(f.name, _field(f.name, getattr(node, f.name), names)) for f in dataclasses.fields(node)]
                   if dataclasses.is_dataclass(node) else [("state", _value(node, names))])
         members.append((names[member], fields))
     return members
@@ -227,9 +227,21 @@ def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterat
     yield f"{path}: {_value(old, names)} -> {_value(new, names)}"
 
 
+def _field(name: str, value: Any, names: Sequence[str]) -> str:
+    """A member's state field for the viewer's panel: a per-peer tuple as ``peer: value`` for every
+    peer with something there (no entry, an empty set: left out)."""
+    if name not in PER_PEER_FIELDS or not isinstance(value, tuple):
+        return _value(value, names)
+    held = [f"{names[peer]}: {_value(item, names)}" for peer, item in enumerate(value)
+            if item is not None and item != frozenset()]
+    return ", ".join(held) or "none"
+
+
 def _value(value: Any, names: Sequence[str]) -> str:
     if value is None:
         return "none"
+    if isinstance(value, frozenset) and value and all(hasattr(v, "seqno") for v in value):  # DATA (UNICAST3's cache)
+        return "{" + ", ".join(f"#{m.seqno} conn_id={m.conn_id}" for m in sorted(value)) + "}"
     if isinstance(value, frozenset):
         return "{" + ", ".join(names[m] for m in sorted(value)) + "}"
     if dataclasses.is_dataclass(value):

@@ -3,13 +3,14 @@
 Why it is sound. In UNICAST3 a conn_id is issued by the sender of a connection (its send entry
 takes the member's ``next_conn_id``, which then grows by one) and is read only on that sender's
 *stream* (issuer, holder): the issuer's send entry for the holder, the holder's receive entry for
-the issuer and the DATA it buffers, DATA and CLOSE from the issuer to the holder, ACK from the
-holder to the issuer. Handlers and properties compare two conn_ids of one stream, for equality
-or (``newer_conn_id``) order, and never anything else. A conn_id that no node and no packet holds
-can never come back: new ones come from the counter. So replacing the conn_ids in use on each
-stream by their ranks 0..k-1, in the same order, and the issuer's counter by the largest k of its
-streams (so that the next one is newer than every one in use on every stream) gives a world that
-is bisimilar to the original, with the same properties in every state.
+the issuer and the DATA it buffers, the DATA the holder's message cache keeps for the issuer, DATA
+and CLOSE from the issuer to the holder, ACK from the holder to the issuer. Handlers and properties
+compare two conn_ids of one stream, for equality or (``newer_conn_id``) order, and never anything
+else. A conn_id that no node and no packet holds can never come back: new ones come from the
+counter. So replacing the conn_ids in use on each stream by their ranks 0..k-1, in the same order,
+and the issuer's counter by the largest k of its streams (so that the next one is newer than every
+one in use on every stream) gives a world that is bisimilar to the original, with the same
+properties in every state.
 
 What it merges. The counter is one per member, shared by its connections: with three members, the
 order in which A opened its connections to B and to C, and how many it reopened, name different

@@ -6,7 +6,8 @@ this module says which actions of a world state form a persistent set, by *conne
 Rules
 -----
 1. A *connection* is an unordered pair of members {a, b}: both members' state about each other
-   (a's send and receive entries for b and b's for a, with their timers and records), the two
+   (a's send and receive entries for b and b's for a, with their timers and records, and UNICAST3's
+   message cache of each for the other: only DATA between the two adds to or drains it), the two
    channels a -> b and b -> a, and the history of both directions. An action's *footprint* is the
    connections it reads or writes: a delivery, duplicate or loss of a packet and an application
    send touch one; a timer touches one if the adapter says it acts on its peer's connection alone

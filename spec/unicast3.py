@@ -20,7 +20,8 @@ Member A sends to B on a *send entry* (conn_id, next seqno, window of unacknowle
 Every DATA carries (seqno, conn_id, first), first being true for seqno 1. B keeps a *receive entry*
 per sender (conn_id, window). B creates it only from a DATA marked first; a non-first DATA with no
 entry or another conn_id makes B ask A for its first seqno (SEND_FIRST_SEQNO, at most one per
-``sync_min_interval``), and A answers with its lowest unacknowledged message marked first.
+``sync_min_interval``), and A answers with its lowest unacknowledged message marked first. B keeps
+such a DATA in its message cache and adds it once a window of its connection exists.
 B acknowledges cumulatively (ACK of its highest delivered seqno, flushed by the retransmit task);
 A purges up to the ACK. Lost messages are recovered in three ways: B asks for gaps it already saw
 on the previous run (XMIT_REQ), A resends its highest sent message while (HA, HS) stays unchanged
@@ -46,8 +47,45 @@ Decisions (digest section 6), each with JGroups' code as the reference
    timer.
 6. Which conn_id wins: any *different* conn_id carried by a first DATA replaces the receive window
    (UNICAST3; UNICAST4 would compare them numerically).
-7. Messages arriving before a usable receive entry: dropped (the 2019 MessageCache is left out; it
-   changes latency, not the properties checked). (JGroups' batch path drops them too.)
+7. Messages arriving before a usable receive entry are cached (JGRP-2327's ``MessageCache``, in
+   every JGroups release we have from 5.2.12 on; 3.4.8 and 3.6.20 drop them). The code, in
+   ``UNICAST3.handleDataReceived``::
+
+       ReceiverEntry entry=getReceiverEntry(sender, seqno, first, conn_id, msg.dest());
+       if(entry == null) { msg_cache.add(sender, msg); return; }
+       if(!msg_cache.isEmpty()) {
+           Collection<Message> queued_msgs=msg_cache.drain(sender);
+           if(queued_msgs != null) addQueuedMessages(sender, entry, queued_msgs);
+       }
+       addMessage(entry, sender, seqno, msg);
+       removeAndDeliver(entry.msgs, sender, null, 1);
+
+   ``getReceiverEntry`` returns the entry when its conn_id is the message's; for a first DATA it
+   creates the entry (replacing one of another conn_id, decision 6); for a non-first DATA without a
+   matching entry it calls ``sendRequestForFirstSeqno`` (decision 5) and returns null. So such a
+   DATA is put into ``msg_cache[sender]`` and nothing else happens (no ACK pending, no state
+   change). Any DATA that finds or creates a usable entry first drains ``msg_cache[sender]``:
+   ``addQueuedMessages`` adds each queued message whose conn_id is the entry's with ``addMessage``
+   (``update(entry)``: OPEN; ``win.add(seqno, msg)``; ACK pending) and drops the others; then the
+   message itself is added the same way, and one ``removeAndDeliver`` delivers what is deliverable.
+   Only ``start()`` and ``stop()`` clear the cache (``msg_cache.clear()``): views, CLOSE, receiver
+   removal and expiry leave it alone (a member never restarts here).
+
+   ``Node.cache`` keeps, per sender, the *set* of DATA in JGroups' queue (``MessageCache``: a
+   ``ConcurrentLinkedQueue`` per sender, unbounded, duplicates kept). Order and duplicates do not
+   change what a drain does: only non-first DATA are queued (a first DATA always gets an entry);
+   ``Table.add`` refuses a seqno at most hd or already held, so of several copies of one seqno the
+   first added stays, and every copy is the same message (a (conn_id, seqno) names one payload);
+   nothing is delivered until every message has been added, and the window's contiguous run is the
+   same whatever the order of adds; ``update`` and the pending ACK happen whatever was added, and
+   the message itself is always added. ``_on_data`` adds the cached DATA in seqno order and delivers
+   after each add, which delivers the same payloads in the same order. Left out: OOB messages (an
+   OOB DATA is delivered when added) and ``ack_threshold <= 1`` (an ACK per add), as decision 2.
+   The batch path (``up(MessageBatch)``) caches a non-first DATA only while the sender has no entry
+   at all (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO); batches are not modelled.
+   Handlers are atomic here (decision 9): in JGroups a DATA that one thread caches just after another
+   thread's drain waits for the sender's next DATA. Variant ``no_message_cache`` (alias JGRP-2327)
+   brings back the drop of the 3.x releases.
 8. Closing: view change -> CLOSING; traffic or a view containing the peer -> OPEN; CLOSE_EXPIRED
    removes the entry (sender: CLOSE sent if the peer is a member; receiver: pending ACKs flushed
    first). CLOSE removes a receive entry with the same conn_id.
@@ -64,13 +102,14 @@ Decisions (digest section 6), each with JGroups' code as the reference
 24. Time base: abstract timers (see ``Timer``); the AgeOutCache for connections to non-members
     (max_retransmit_time) is left out: idle closing covers the same ground in the models.
 
-Variants (flags in ``Variant``) bring back historical defects so the checker can find them:
-``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548), ``remove_on_view_change``
-(JGRP-1586), ``ack_only_new`` (JGRP-1578), ``no_sync_rate_limit`` (JGRP-1874). Two more make the
-spec JGroups 3.4.x, as the lockstep with JGroups 3.4.8 showed (``checks/jgroups/unicast3.py``):
-``remove_without_ack_flush`` (removeReceiveConnection without sendPendingAcks) and
-``close_to_non_members`` (removeSendConnection sends CLOSE whatever the view). And
-``stale_xmit_record_asks_all`` (JGRP-2573) makes it 3.6.0 to 5.1.x, whose SeqnoList lets a
+Variants (flags in ``Variant``) bring back historical behaviour, so the checker can find the defects
+of older releases: ``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548),
+``remove_on_view_change`` (JGRP-1586), ``ack_only_new`` (JGRP-1578), ``no_sync_rate_limit``
+(JGRP-1874), and ``no_message_cache`` (JGRP-2327: the 3.x releases drop what decision 7 caches).
+Two more make the spec JGroups 3.4.x, as the lockstep with JGroups 3.4.8 showed
+(``checks/jgroups/unicast3.py``): ``remove_without_ack_flush`` (removeReceiveConnection without
+sendPendingAcks) and ``close_to_non_members`` (removeSendConnection sends CLOSE whatever the view).
+And ``stale_xmit_record_asks_all`` (JGRP-2573) makes it 3.6.0 to 5.1.x, whose SeqnoList lets a
 previous-batch record below the window's hd filter nothing (seen in lockstep with 3.6.20).
 """
 
@@ -155,13 +194,14 @@ class Timer(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """Switches that bring back historical defects. All off is UNICAST3 as JGroups ships it."""
+    """Switches that bring back historical behaviour. All off is UNICAST3 as JGroups ships it."""
 
     no_timestamps: bool = False  # JGRP-1873: ACK / SEND_FIRST_SEQNO carry no timestamp
     no_hs_resend: bool = False  # JGRP-1548: a lost last message is never resent
     remove_on_view_change: bool = False  # JGRP-1586: entries removed at once, unacked lost
     ack_only_new: bool = False  # JGRP-1578: duplicates are not re-acknowledged
     no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message, none remembered
+    no_message_cache: bool = False  # JGRP-2327: DATA without a usable receive entry is dropped (3.x)
     # Two more ways in which 3.4.x (before JGRP-1875's redesign; JGroups 3.4.8 in lockstep shows them)
     # differs from the releases after it:
     remove_without_ack_flush: bool = False  # removeReceiveConnection drops the window, pending ACKs unsent
@@ -231,6 +271,7 @@ class Node:
     members: frozenset[int]  # the current view
     send: tuple[SendEntry | None, ...]  # indexed by peer
     recv: tuple[RecvEntry | None, ...]  # indexed by peer
+    cache: tuple[frozenset[Data], ...]  # msg_cache, indexed by peer: its DATA awaiting a receive entry
     sync_sent: frozenset[int]  # last_sync_sent: peers asked within sync_min_interval
     xmit_last: tuple[int, ...]  # xmit_task_map: highest missing seqno seen last run; 0 = none
     timestamper: int  # last timestamp issued
@@ -245,7 +286,7 @@ class Step(NamedTuple):
 def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
     """A member that has just started: no connections, view ``members``."""
     none = (None,) * cfg.members
-    return Node(me, members, none, none, frozenset(), (0,) * cfg.members, 0, 0)
+    return Node(me, members, none, none, (frozenset(),) * cfg.members, frozenset(), (0,) * cfg.members, 0, 0)
 
 
 def _set(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
@@ -289,28 +330,44 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
 
 
 def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
-    """DATA: find or create the receive entry, add, set ACK pending, deliver in order.
+    """DATA (handleDataReceived, decision 7): find or create the receive entry; add the cached DATA
+    of its connection and the message, set ACK pending, deliver in order.
 
     A first DATA with no entry, or with a conn_id different from the entry's, starts a new window
-    just below its seqno (replacing the old one). A non-first DATA without a matching entry is
-    dropped and triggers a (rate-limited) SEND_FIRST_SEQNO.
+    just below its seqno (replacing the old one). A non-first DATA without a matching entry triggers
+    a (rate-limited) SEND_FIRST_SEQNO and is cached (dropped under ``no_message_cache``). Once there
+    is a usable entry, the cache for ``src`` is drained: DATA of the entry's connection are added
+    (in seqno order; any order adds the same), the others dropped.
     """
     entry = node.recv[src]
     effects: list[Effect] = []
     if entry is None or entry.conn_id != msg.conn_id:
         if not msg.first:
-            return _request_first_seqno(cfg, node, src)
+            return _cache(cfg, node, src, msg)
         entry = RecvEntry(msg.conn_id, OPEN, msg.seqno - 1, (), False)
         effects.append(WindowCreated(src, msg.conn_id, msg.seqno - 1))
-    delivered, buffered, payloads = add_and_deliver(entry.delivered, entry.buffered, msg)
-    effects.extend(Deliver(src, payload) for payload in payloads)
+    queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
+    delivered, buffered = entry.delivered, entry.buffered
+    for added in (*queued, msg):  # addMessage each; delivering after each add delivers the same
+        delivered, buffered, payloads = add_and_deliver(delivered, buffered, added)
+        effects.extend(Deliver(src, payload) for payload in payloads)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
     # messages that delivered something new.
     ack_pending = True
     if cfg.variant.ack_only_new:
         ack_pending = entry.ack_pending or delivered > entry.delivered
     entry = RecvEntry(entry.conn_id, OPEN, delivered, buffered, ack_pending)
-    return Step(replace(node, recv=_set(node.recv, src, entry)), tuple(effects))
+    node = replace(node, recv=_set(node.recv, src, entry), cache=_set(node.cache, src, frozenset()))
+    return Step(node, tuple(effects))
+
+
+def _cache(cfg: Config, node: Node, src: int, msg: Data) -> Step:
+    """A non-first DATA without a usable receive entry: getReceiverEntry asks for the first seqno
+    and returns null, and the message goes into ``msg_cache[src]`` (decision 7)."""
+    node, effects = _request_first_seqno(cfg, node, src)
+    if not cfg.variant.no_message_cache:
+        node = replace(node, cache=_set(node.cache, src, node.cache[src] | {msg}))
+    return Step(node, effects)
 
 
 def _request_first_seqno(cfg: Config, node: Node, peer: int) -> Step:

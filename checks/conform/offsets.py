@@ -13,7 +13,7 @@ shifted by ``k``:
   STABLE have k taken off their seqnos (``seqno``, ``seqnos``, ``hd``, ``hr``) before the harness
   compares them with the spec's, and the sender's engine gets them as the spec sent them;
 - an engine's view of its receive windows has k taken off (``delivered``, the buffered seqnos,
-  UNICAST2's ``last_highest``, ``xmit_last``) before it is compared.
+  UNICAST2's ``last_highest``, ``xmit_last``, UNICAST3's cached DATA) before it is compared.
 
 So the receive windows, the XMIT_REQ bitsets and the codec's 8-byte seqnos run at 2**31 or 2**63
 while the spec runs at 1. Only UNICAST2 and UNICAST3 (their DATA is the only message a sender
@@ -73,7 +73,7 @@ def _unshift(value: int, k: int) -> int:
 
 
 def view_unshifted(view: Any, k: int) -> Any:
-    """An engine's snapshot with k taken off its receive windows' seqnos and xmit_last."""
+    """An engine's snapshot with k taken off its receive windows' seqnos, xmit_last and cached DATA."""
     recv = []
     for peer, entry in view.recv:
         changes: dict[str, Any] = {"delivered": entry.delivered - k,
@@ -82,7 +82,12 @@ def view_unshifted(view: Any, k: int) -> Any:
         if hasattr(entry, "last_highest"):
             changes["last_highest"] = _unshift(entry.last_highest, k)
         recv.append((peer, replace(entry, **changes)))
-    return replace(view, recv=tuple(recv), xmit_last=tuple((peer, last - k) for peer, last in view.xmit_last))
+    shifted: dict[str, Any] = {"recv": tuple(recv),
+                               "xmit_last": tuple((peer, last - k) for peer, last in view.xmit_last)}
+    if hasattr(view, "cache"):  # UNICAST3's message cache: (seqno, conn_id, payload) per sender
+        shifted["cache"] = tuple((peer, frozenset((s - k, *rest) for s, *rest in cached))
+                                 for peer, cached in view.cache)
+    return replace(view, **shifted)
 
 
 def engines_with_offset(k: int) -> EngineFactory:

@@ -105,7 +105,9 @@ def view_of_spec_node(node: u3.Node) -> EngineView[int]:
         for peer, e in enumerate(node.recv)
         if e is not None
     )
+    cache = tuple((peer, frozenset((m.seqno, m.conn_id, spec_payload(m.payload)) for m in cached))
+                  for peer, cached in enumerate(node.cache) if cached)
     xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
-    return EngineView(node.members, send, recv, node.sync_sent, xmit_last, node.timestamper,
+    return EngineView(node.members, send, recv, cache, node.sync_sent, xmit_last, node.timestamper,
                       node.next_conn_id)
 

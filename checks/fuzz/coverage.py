@@ -147,6 +147,11 @@ def _closing(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
         w is not None and getattr(w, "state", None) == u3.CLOSING)
 
 
+def _cached(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
+    cache = getattr(view.nodes[r], "cache", None)  # UNICAST3's message cache (JGRP-2327)
+    return bool(cache and cache[s])
+
+
 def _unacked(view: WorldView, s: int, r: int, packet: Packet | None) -> bool:
     e, _ = _entries(view, s, r)
     return e is not None and bool(e.unacked)
@@ -168,6 +173,7 @@ PHASES: tuple[tuple[str, str, PhaseTest], ...] = (
     ("first-seqno sync", "packet faults: a SEND_FIRST_SEQNO or its answer (DATA first, #>1); others: one "
                          "in flight or within sync_min_interval", _sync),
     ("closing", "the send or receive entry is CLOSING", _closing),
+    ("cached", "the receiver holds DATA of the sender in its message cache (UNICAST3, JGRP-2327)", _cached),
     ("unacked", "the sender has unacknowledged messages", _unacked),
     ("all acked", "the sender has no unacknowledged messages", _settled),
 )

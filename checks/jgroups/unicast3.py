@@ -6,7 +6,9 @@ Messages map field for field (a release without timestamps, 3.4.x, reads ts 0, a
 delivered and highest received seqnos and its unacked payloads the messages stored above HA; a
 receive entry's ``delivered`` is its table's highest delivered seqno and ``buffered`` the messages
 it holds above it; ``sync_sent`` is the key set of ``last_sync_sent``; ``xmit_last`` the
-``xmit_task_map``; ``next_conn_id`` is ``last_conn_id`` (the id the next send entry gets).
+``xmit_task_map``; ``next_conn_id`` is ``last_conn_id`` (the id the next send entry gets); the
+message cache is ``msg_cache``'s queue per sender as a set (5.2 on; the spec's decision 7 says why a
+set is the queue), empty for the releases without one.
 """
 
 from __future__ import annotations
@@ -51,8 +53,17 @@ def node(state: dict[str, Any], me: int, n: int) -> u3.Node:
     send = tuple(_send_entry(state["send"][str(p)]) if str(p) in state["send"] else None for p in range(n))
     recv = tuple(_recv_entry(state["recv"][str(p)]) if str(p) in state["recv"] else None for p in range(n))
     xmit = tuple(int(state["xmit_last"].get(str(p), 0)) for p in range(n))
-    return u3.Node(me, frozenset(state["members"]), send, recv, frozenset(state["sync_sent"]), xmit,
+    cached = state.get("cached", {})  # msg_cache (5.2 on); a queue per sender, the spec's set (decision 7)
+    cache = tuple(frozenset(_cached_data(m) for m in cached.get(str(p), ())) for p in range(n))
+    return u3.Node(me, frozenset(state["members"]), send, recv, cache, frozenset(state["sync_sent"]), xmit,
                    state["timestamper"], state["next_conn_id"])
+
+
+def _cached_data(m: dict[str, Any]) -> u3.Data:
+    msg = message(m)
+    if not isinstance(msg, u3.Data):
+        raise ValueError(f"msg_cache holds a {type(msg).__name__}: JGroups caches only DATA")
+    return msg
 
 
 def timer(t: u3.Timer) -> tuple[str, int | None]:
@@ -62,12 +73,13 @@ def timer(t: u3.Timer) -> tuple[str, int | None]:
 BINDING = JGroupsBinding(
     "unicast3", "unicast3", message, node, timer,
     (ReleaseProfile((3, 3, 0), (3, 5, 0),
-                    ("close_to_non_members", "no_sync_rate_limit", "no_timestamps", "remove_without_ack_flush"),
+                    ("close_to_non_members", "no_message_cache", "no_sync_rate_limit", "no_timestamps",
+                     "remove_without_ack_flush"),
                     "before JGRP-1875 (3.5.0): no timestamps on ACK/SEND_FIRST_SEQNO, no sync rate limit (and no "
-                    "last_sync_sent), a receiver removal that does not flush pending ACKs, CLOSE sent to non-members "
-                    "(run on 3.4.8)"),
-     ReleaseProfile((3, 6, 0), (5, 0, 0), ("stale_xmit_record_asks_all",),
+                    "last_sync_sent), a receiver removal that does not flush pending ACKs, CLOSE sent to non-members; "
+                    "no message cache (JGRP-2327) (run on 3.4.8)"),
+     ReleaseProfile((3, 6, 0), (5, 0, 0), ("no_message_cache", "stale_xmit_record_asks_all"),
                     "JGRP-1875's timestamps; JGRP-2573: SeqnoList (a bitset from 3.6.0, JGRP-1868) ignores a "
-                    "previous-batch record below hd, fixed in 5.2.0 (run on 3.6.20)"),
+                    "previous-batch record below hd, fixed in 5.2.0; no message cache (JGRP-2327) (run on 3.6.20)"),
      ReleaseProfile((5, 2, 12), None, (), "UNICAST3 as shipped (run on 5.2.12, 5.4.x, master)")),
     ())

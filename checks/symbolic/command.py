@@ -4,11 +4,13 @@ One line per obligation: its name, its result (proved / counterexample / unknown
 should have, and z3's seconds. What runs (``seqcheck prove WHAT`` or ``--protocol WHAT``):
 
 - ``unicast3``: the cross-check of the symbolic model on shipped models' explicit states; every
-  obligation of the shipped protocol (expected: proved); every obligation without timestamps
-  (JGRP-1873; expected: proved except the one counterexample-to-induction of
-  ``EXPECTED_1873``), that counterexample made concrete and replayed on the spec, and the bounded
-  search that reaches it and on to a violation, written as a trace file ``seqcheck show`` draws;
-  and the removal hook without the world's rule 6 (expected: a counterexample).
+  obligation of the shipped protocol (expected: proved), and of it without the message cache
+  (JGRP-2327's variant: the 3.x releases; expected: proved); every obligation without timestamps
+  and without the cache, as in 3.4.8 (JGRP-1873; expected: proved except the one
+  counterexample-to-induction of ``EXPECTED_1873``), that counterexample made concrete and
+  replayed on the spec, and the bounded search that reaches it and on to a violation, written as
+  a trace file ``seqcheck show`` draws; and the removal hook without the world's rule 6
+  (expected: a counterexample).
 - ``table``: the engines' window arithmetic for every 64-bit value: ``impl/window.Table``
   (``checks/symbolic/table``) and ``impl/fixed_window.FixedBuffer`` (``checks/symbolic/fixed_buffer``).
 - ``counters``: the wrapping timestamps and conn_ids of ``impl/common.py`` (``checks/symbolic/counters``).
@@ -61,6 +63,7 @@ CROSSCHECKED = ("receiver-removal", "idle-expiry", "asymmetric-view-heal", "jgrp
 CROSSCHECK_STATES = 800  # breadth first, then CROSSCHECK_WALKS random walks of CROSSCHECK_DEPTH steps
 JGRP1873_MODEL = MODELS / "jgrp1873-no-timestamps.toml"
 EXPECTED_1873 = ("deliver_sfs", "live_ack_below_first")
+JGRP1873 = Variant(no_timestamps=True, no_message_cache=True)  # 3.4.8, as JGRP1873_MODEL
 PROTOCOLS = ("unicast3", "table", "counters", "unicast2", "nakack4", "nakack2", "all")
 OPT_IN = ("infer",)  # not part of "all": about 45 s
 INFO = "info"  # an expected value that any result matches (inference reports what it found)
@@ -154,7 +157,9 @@ def _unicast3(settings: Settings) -> Iterator[Line]:
     yield from _crosschecks(settings.seed)
     for r in obligations(invariants, Variant()):
         yield Line(f"unicast3: {r.name}", r.result, PROVED, r.seconds)
-    for r in obligations(invariants, Variant(no_timestamps=True)):
+    for r in obligations(invariants, Variant(no_message_cache=True)):
+        yield Line(f"unicast3[JGRP-2327]: {r.name}", r.result, PROVED, r.seconds)
+    for r in obligations(invariants, JGRP1873):
         expected = COUNTEREXAMPLE if (r.action, r.invariant) == EXPECTED_1873 else PROVED
         yield Line(f"unicast3[JGRP-1873]: {r.name}", r.result, expected, r.seconds)
     yield from _jgrp1873(settings.trace_dir)
@@ -195,7 +200,7 @@ def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
     invariants = TARGETS + STRENGTHENINGS
     action, invariant = EXPECTED_1873
     started = time.perf_counter()
-    cti = ctis.concrete_cti(invariants, Variant(no_timestamps=True), action, invariant)
+    cti = ctis.concrete_cti(invariants, JGRP1873, action, invariant)
     problem = "z3 gave no bounded counterexample" if cti is None else ctis.validate_cti(
         cti, invariants, load_world(JGRP1873_MODEL))
     detail = problem or ("" if cti is None else " ".join(" ".join(cti.describe()[1:3]).split()))

@@ -88,6 +88,11 @@ class Ops:
         """``s`` plus ``(j, *rest)`` for every ``(row, j)`` of the binary relation ``rel`` with ``cond(j)``."""
         raise NotImplementedError
 
+    def fill_row(self, m: Any, rel: Any, value: Any, cond: Fn) -> Any:
+        """``m`` with ``k -> value`` added for every ``(k, value)`` of the binary relation ``rel`` with
+        ``cond(k)`` where ``m`` has no entry (existing entries stay)."""
+        raise NotImplementedError
+
     def min(self, a: Any, b: Any) -> Any:
         return self.If(a < b, a, b)
 
@@ -168,6 +173,10 @@ class ConcreteOps(Ops):
     def add_row(self, s: frozenset[tuple[Any, ...]], rel: frozenset[tuple[Any, Any]], row: Any, cond: Fn,
                 rest: Sequence[Any]) -> frozenset[tuple[Any, ...]]:
         return s | {(j, *rest) for i, j in rel if i == row and cond(j)}
+
+    def fill_row(self, m: Mapping[int, int], rel: frozenset[tuple[int, int]], value: int, cond: Fn
+                 ) -> dict[int, int]:
+        return {**{k: value for k, v in rel if v == value and cond(k)}, **m}
 
 
 class Z3Ops(Ops):
@@ -269,6 +278,11 @@ class Z3Ops(Ops):
         head, tail = keys[0], keys[1:]
         new = z3.And(z3.Select(rel, row, head), cond(head), *[v == r for v, r in zip(tail, rest)])
         return z3.Lambda(keys, z3.Or(z3.Select(s, *keys), new))
+
+    def fill_row(self, m: Any, rel: Any, value: Any, cond: Fn) -> Any:
+        x = self._var(z3.IntSort())
+        new = z3.If(z3.And(z3.Select(rel, x, value), cond(x)), value, EMPTY)
+        return z3.Lambda([x], z3.If(z3.Select(m, x) != EMPTY, z3.Select(m, x), new))
 
     def grown_by(self, small: Any, big: Any, cond: Fn) -> Any:
         keys = self._bound(big)

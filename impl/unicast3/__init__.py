@@ -2,8 +2,9 @@
 
 Start with ``engine.Unicast3Engine``. Modules: ``config`` (Config, defaults, validation),
 ``entries`` (connection entries, life-cycle table, wrap-around counters, errors), ``state``
-(one member's data and shared helpers), ``receive`` (message handlers), ``tasks`` (retransmit
-task, idle closing, expiry, views, hooks), ``snapshot`` (abstract views shared with the spec).
+(one member's data and shared helpers), ``cache`` (the message cache, JGRP-2327), ``receive``
+(message handlers), ``tasks`` (retransmit task, idle closing, expiry, views, hooks), ``snapshot``
+(abstract views shared with the spec).
 
 The engine behaves like ``spec/unicast3.py`` message for message. It departs only where the spec
 is abstract or silent:

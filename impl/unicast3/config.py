@@ -26,12 +26,13 @@ from dataclasses import dataclass, field, fields
 from impl.common import reject_field as _reject
 from impl.common import require_field as _require
 from impl.common import require_ints
+from impl.unicast3.cache import CACHE_OVERHEAD, QUEUE_OVERHEAD
 from impl.unicast3.codec import DEFAULT_LIMITS, CodecLimits
 
 
 @dataclass(frozen=True, slots=True)
 class Variant:
-    """Switches that bring back historical defects; all off is UNICAST3 as JGroups ships it. The
+    """Switches that bring back historical behaviour; all off is UNICAST3 as JGroups ships it. The
     same names as ``spec.unicast3.Variant`` (kept equal by a test), so that a spec counterexample
     runs on the engine with the same flags."""
 
@@ -40,6 +41,7 @@ class Variant:
     remove_on_view_change: bool = False  # JGRP-1586: entries removed at once, unacked lost
     ack_only_new: bool = False  # JGRP-1578: duplicates are not re-acknowledged
     no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message, none remembered
+    no_message_cache: bool = False  # JGRP-2327: DATA without a usable receive entry is dropped (3.x)
     remove_without_ack_flush: bool = False  # 3.4.x: removeReceiveConnection leaves pending ACKs unsent
     close_to_non_members: bool = False  # 3.4.x: a send entry's removal sends CLOSE to a non-member too
     stale_xmit_record_asks_all: bool = False  # JGRP-2573 (3.6 to 5.1): a record below hd filters nothing
@@ -129,18 +131,31 @@ class Config:
     min_window_replace_interval: int = 0
     """Conn-id churn guard: a first DATA with a new conn_id replaces a receive window only if that
     window is at least this old (ms). 0 (default) = JGroups: replace at once."""
+    max_cached_messages: int = 8_192
+    """Most DATA in the message cache (JGRP-2327), over all senders: a non-first DATA without a usable
+    receive entry beyond it is dropped (and counted in ``cache_full``), as the 3.x releases drop every
+    one; the SEND_FIRST_SEQNO and the retransmissions still bring it. JGroups' cache is unbounded."""
+    max_cache_bytes: int = 16 << 20
+    """Most bytes in the message cache, over all senders, each DATA counted as its payload plus
+    ``impl.unicast3.cache.CACHE_OVERHEAD``, each sender with DATA cached as ``QUEUE_OVERHEAD``
+    (as above). At least ``codec_limits``' max_payload plus both, so a DATA of any size may be cached."""
+    cache_evict_idle: int = 60_000
+    """A full message cache first evicts the DATA of senders that have added none for this long (ms),
+    idlest first (``cache_evicted``), so DATA of senders that never came back do not fill it for
+    good; 0 never evicts. Not in JGroups."""
 
     def __post_init__(self) -> None:
         require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits")])
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
         for name in ("conn_expiry_timeout", "conn_close_timeout", "max_retransmit_time",
-                     "sync_min_interval", "resend_factor", "min_window_replace_interval", "receive_evict_idle"):
+                     "sync_min_interval", "resend_factor", "min_window_replace_interval", "receive_evict_idle",
+                     "cache_evict_idle"):
             _require(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         _require(self, "ack_threshold", self.ack_threshold > 1,
                  "> 1 (immediate ACKs are not supported: the engine acks from the retransmit task)")
         for name in ("xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
                      "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",
-                     "max_receive_bytes"):
+                     "max_receive_bytes", "max_cached_messages"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
             _reject("variant", "an impl.unicast3.Variant", self.variant)
@@ -159,3 +174,7 @@ class Config:
                     f"={self.max_xmit_req_size} seqnos must fit one datagram)", self.codec_limits)
         _require(self, "max_resend_bytes", self.max_resend_bytes >= self.codec_limits.max_datagram,
                  ">= codec_limits.max_datagram (a message of any size must fit one interval's budget)")
+        least = self.codec_limits.max_payload + CACHE_OVERHEAD + QUEUE_OVERHEAD
+        _require(self, "max_cache_bytes", self.max_cache_bytes >= least,
+                 f">= {least} (codec_limits.max_payload + CACHE_OVERHEAD + QUEUE_OVERHEAD: a DATA of any size"
+                 " must fit)")

@@ -212,7 +212,7 @@ class Unicast3Engine(Generic[P]):
             for peer, e in sorted(m.recv.items())
         )
         sync = frozenset(p for p in m.sync_sent if m.sync_active(p, now=now))
-        return EngineView(m.members, send, recv, sync, tuple(sorted(m.xmit_last.items())),
+        return EngineView(m.members, send, recv, m.cache.view(), sync, tuple(sorted(m.xmit_last.items())),
                           m.timestamper.last, m.next_conn_id)
 
     def allocated_slots(self) -> int:
@@ -235,6 +235,7 @@ class Unicast3Engine(Generic[P]):
             r.window.check_invariants()
             assert r.window.hr == r.delivered or r.window.get(r.delivered + 1) is None, (peer, r.window)
         assert len(m.recv) <= cfg.max_receive_entries and len(m.sync_sent) <= cfg.max_receive_entries
+        m.cache.check_invariants()
         assert 0 <= m.timestamper.last < 2**31 and 0 <= m.next_conn_id < 2**15
 
     # ------------------------------------------------------------------ time

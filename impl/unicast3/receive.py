@@ -10,6 +10,8 @@ hostile-input limits of ``Config``, each counted in ``Stats`` when it bites:
 - DATA more than ``max_receive_span`` above a window's low is dropped before it touches the entry.
 - A first DATA that would create receive entry number ``max_receive_entries + 1``, or replace a
   window younger than ``min_window_replace_interval``, is dropped.
+- A non-first DATA without a usable receive entry is cached only within ``max_cached_messages``
+  and ``max_cache_bytes`` (``cache.py``; beyond them it is dropped, as the 3.x releases drop it).
 - An XMIT_REQ is served for at most ``max_xmit_served`` seqnos (found without looking at the
   others, so the work is bounded by what is served, not by what is asked).
 - The answer to an XMIT_REQ or SEND_FIRST_SEQNO resends at most ``resend_factor`` times the
@@ -43,11 +45,14 @@ def on_message(m: Member[P], src: P, msg: WireMsg, *, now: int) -> None:
 
 
 def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
-    """DATA (spec ``_on_data``): find or create the receive entry, add, ACK pending, deliver.
+    """DATA (spec ``_on_data``): find or create the receive entry; add the cached DATA of its
+    connection and the message, ACK pending, deliver.
 
     A first DATA with no entry or another conn_id opens a window just below its seqno (replacing
-    the old one); a non-first one without a matching entry is dropped and triggers a
-    rate-limited SEND_FIRST_SEQNO.
+    the old one); a non-first one without a matching entry triggers a rate-limited
+    SEND_FIRST_SEQNO and goes into the message cache (dropped under ``no_message_cache``). A DATA
+    with a usable entry first drains the cache of ``src``: its connection's DATA are added, the
+    others dropped (addQueuedMessages).
     """
     seqno = msg.seqno
     if seqno == 0:
@@ -58,11 +63,27 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         if not msg.first:
             m.stats.data_without_window += 1
             m.request_first_seqno(src, now=now)
+            if not m.variant.no_message_cache:
+                m.cache.add(src, msg, now=now)
             return
         entry = _open_window(m, src, msg, now=now)
         if entry is None:
             return
+    if src in m.cache:
+        for queued in m.cache.drain(src):
+            if queued.conn_id == entry.conn_id:
+                _add(m, src, entry, queued, now=now)
+            else:
+                m.stats.cache_dropped += 1
+    _add(m, src, entry, msg, now=now)
+
+
+def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int) -> None:
+    """addMessage, then removeAndDeliver: ``msg`` into ``entry``'s window, what it completes
+    delivered, ACK pending. Delivering after each add delivers what one removeAndDeliver after all
+    of a drain's adds does (the spec's ``_on_data``)."""
     window = entry.window
+    seqno = msg.seqno
     held = will_hold(window, seqno)
     if held and not m.held.admits(entry.held_bytes, held_size(msg)):
         m.stats.held_bytes_full += 1
@@ -70,7 +91,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     try:
         items = window.add_remove_many(seqno, msg)
     except WindowSpanError:
-        m.stats.beyond_window += 1  # only an existing window can get here: seqno - low > 1
+        m.stats.beyond_window += 1  # not a new window's first DATA (seqno - low = 1): a later or cached one
         return
     m.held.account(entry, msg, items, held=held)
     if items:

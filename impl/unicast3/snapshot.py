@@ -52,6 +52,7 @@ class EngineView(Generic[P]):
     members: frozenset[P]
     send: tuple[tuple[P, SendView], ...]
     recv: tuple[tuple[P, RecvView], ...]
+    cache: tuple[tuple[P, frozenset[tuple[int, int, bytes]]], ...]  # (seqno, conn_id, payload) per sender with any
     sync_sent: frozenset[P]  # peers sent a SEND_FIRST_SEQNO within sync_min_interval
     xmit_last: tuple[tuple[P, int], ...]  # only peers with a value (the spec's 0 = absent)
     timestamper: int  # last timestamp issued

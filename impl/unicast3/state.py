@@ -1,10 +1,10 @@
 """One member's mutable UNICAST3 state, its outputs, and the helpers every handler shares.
 
-This module owns the data (``Member``: the send and receive tables, last_sync_sent, xmit_task_map,
-the AgeOutCache, the counters, the output queues) and the small operations used by both the
-message handlers (``receive.py``) and the periodic task (``tasks.py``): emitting a datagram,
-stamping and accepting timestamps, asking for a first seqno, flushing pending ACKs, removing
-entries. It makes no decision of its own about *when* any of them happens.
+This module owns the data (``Member``: the send and receive tables, the message cache,
+last_sync_sent, xmit_task_map, the AgeOutCache, the counters, the output queues) and the small
+operations used by both the message handlers (``receive.py``) and the periodic task
+(``tasks.py``): emitting a datagram, stamping and accepting timestamps, asking for a first seqno,
+flushing pending ACKs, removing entries. It makes no decision of its own about *when* any of them happens.
 
 Iteration order: wherever the spec walks its per-peer tuples by member number, we walk our dicts
 in ``sorted`` peer order, so with peers 0..n-1 the engine emits its datagrams in the spec's order.
@@ -27,6 +27,7 @@ from impl.common import (  # noqa: F401  (P, PeerAddress re-exported)
     resend_all,
     ts_newer,
 )
+from impl.unicast3.cache import MessageCache
 from impl.unicast3.codec import AckMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, encode, encode_data
 from impl.unicast3.config import Config
 from impl.unicast3.entries import Event, RecvEntry, SendEntry, Timestamper
@@ -38,6 +39,10 @@ class Stats(EngineStats):
 
     sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: last_sync_sent full
     replace_refused: int = 0  # first DATA with a new conn_id refused by min_window_replace_interval
+    cached: int = 0  # DATA put in the message cache (JGRP-2327)
+    cache_full: int = 0  # DATA not cached: max_cached_messages or max_cache_bytes (dropped, as in 3.x)
+    cache_evicted: int = 0  # cached DATA of idle senders evicted for room (cache_evict_idle)
+    cache_dropped: int = 0  # cached DATA of another connection than the window it was drained into
 
 
 class Member(Generic[P]):
@@ -52,11 +57,13 @@ class Member(Generic[P]):
         self.sync_sent: dict[P, int] = {}  # last_sync_sent: peer -> time of the last request
         self.xmit_last: dict[P, int] = {}  # xmit_task_map: highest missing seqno of last run
         self.age_out: dict[P, int] = {}  # AgeOutCache: non-member destination -> deadline
+        self.stats = Stats()
+        self.cache: MessageCache[P] = MessageCache(config.max_cached_messages, config.max_cache_bytes,
+                                                   config.cache_evict_idle, self.stats)  # msg_cache
         self.timestamper = Timestamper()
         self.next_conn_id = 0
         self.outbox: list[tuple[P, bytes]] = []
         self.deliveries: list[tuple[P, bytes]] = []
-        self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
         self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)

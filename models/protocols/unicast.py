@@ -96,8 +96,9 @@ class UnicastAdapter(ProtocolAdapter):
 
     # -- symmetry -------------------------------------------------------------------------------
     def permute_node(self, node: Any, perm: tuple[int, ...]) -> Any:
-        """Members appear as the node's own ``me``, its view, its per-peer tuples and (UNICAST3)
-        the peers it recently asked for a first seqno; entries and messages name none. Nothing in
+        """Members appear as the node's own ``me``, its view, its per-peer tuples (UNICAST3's
+        message cache among them) and (UNICAST3) the peers it recently asked for a first seqno;
+        entries and messages name none. Nothing in
         the handlers depends on the numbering of members beyond iterating peers in index order,
         which only orders packets on the wire (a set) and observations of distinct pairs."""
         def moved(per_peer: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -111,6 +112,8 @@ class UnicastAdapter(ProtocolAdapter):
                                    "xmit_last": moved(node.xmit_last)}
         if hasattr(node, "sync_sent"):
             changes["sync_sent"] = frozenset(perm[m] for m in node.sync_sent)
+        if hasattr(node, "cache"):  # UNICAST3's message cache, per sender
+            changes["cache"] = moved(node.cache)
         return replace(node, **changes)
 
     # -- window endings and grace periods ---------------------------------------------------------

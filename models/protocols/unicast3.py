@@ -1,9 +1,10 @@
 """UNICAST3's adapter (``spec/unicast3.py``): its properties, variants, settings and timers, the
-sync rate limit (JGRP-1874) kept in the world's history, and how a receive window may end and a
-send entry's grace period (CLOSING) begin."""
+sync rate limit (JGRP-1874) kept in the world's history, how a receive window may end and a send
+entry's grace period (CLOSING) begin, and the conn_ids a member holds (its message cache's too)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -45,7 +46,7 @@ class Unicast3Adapter(UnicastAdapter):
     )
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-1873": "no_timestamps", "JGRP-1548": "no_hs_resend", "JGRP-1586": "remove_on_view_change",
-        "JGRP-1578": "ack_only_new", "JGRP-1874": "no_sync_rate_limit",
+        "JGRP-1578": "ack_only_new", "JGRP-1874": "no_sync_rate_limit", "JGRP-2327": "no_message_cache",
         # JGroups 3.4.x (before JGRP-1875's redesign), as the lockstep with JGroups 3.4.8 showed
         "3.4.x-remove-without-ack-flush": "remove_without_ack_flush",
         "3.4.x-close-to-non-members": "close_to_non_members", "JGRP-2573": "stale_xmit_record_asks_all",
@@ -116,8 +117,11 @@ class Unicast3Adapter(UnicastAdapter):
     ranks_conn_ids = True
 
     def node_conn_ids(self, node: Any) -> tuple[int, tuple[int, ...], tuple[tuple[int, ...], ...]]:
-        recv = tuple(() if e is None else tuple({e.conn_id} | {m.conn_id for m in e.buffered if m is not None})
-                     for e in node.recv)  # the DATA a window buffers too (conn_id_purity may be broken)
+        """The receive side per sender: the window's conn_id, those of the DATA it buffers
+        (conn_id_purity may be broken) and those of the DATA in the message cache."""
+        recv = tuple(tuple(({e.conn_id} | {m.conn_id for m in e.buffered if m is not None} if e is not None
+                            else set()) | {m.conn_id for m in cached})
+                     for e, cached in zip(node.recv, node.cache))
         return node.next_conn_id, tuple(-1 if e is None else e.conn_id for e in node.send), recv
 
     def packet_conn_id(self, msg: Any) -> tuple[bool, int] | None:
@@ -139,8 +143,10 @@ class Unicast3Adapter(UnicastAdapter):
                 buffered = tuple(m if m is None else m._replace(conn_id=rank[m.conn_id]) for m in entry.buffered)
                 entry = replace(entry, conn_id=rank[entry.conn_id], buffered=buffered)
             recv.append(entry)
+        cache = tuple(frozenset(m._replace(conn_id=maps[peer * n + me][m.conn_id]) for m in cached)
+                      for peer, cached in enumerate(node.cache))
         counter = max(len(maps[me * n + peer]) for peer in range(n))
-        return replace(node, send=send, recv=tuple(recv), next_conn_id=counter)
+        return replace(node, send=send, recv=tuple(recv), cache=cache, next_conn_id=counter)
 
     def rename_packet_conn_id(self, msg: Any, rank: dict[int, int]) -> Any:
         return msg._replace(conn_id=rank[msg.conn_id])
@@ -158,6 +164,15 @@ class Unicast3Adapter(UnicastAdapter):
 
     def describe_recv(self, entry: Any) -> str:
         return " " + u3.STATE_NAMES[entry.state]
+
+    def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:
+        """The connections, then the DATA each sender has in the message cache (decision 7)."""
+        lines = [line for line in super().describe_node(node, names) if line != "no connections"]
+        for peer, cached in enumerate(node.cache):
+            if cached:
+                held = ", ".join(f"#{m.seqno} (conn_id={m.conn_id})" for m in sorted(cached))
+                lines.append(f"message cache for {names[peer]}: {held}, awaiting a receive entry of their connection")
+        return lines or ["no connections"]
 
 
 UNICAST3 = Unicast3Adapter()

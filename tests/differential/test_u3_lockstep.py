@@ -98,6 +98,21 @@ def deliver_across_a_gap(m: Member[int], src: int, msg: DataMsg, *, now: int) ->
         m.deliver(src, msg.payload)  # delivered early, ahead of a gap (and again later)
 
 
+def drain_every_connection(m: Member[int], src: int, msg: DataMsg, *, now: int) -> None:
+    """The message cache's drain adds cached DATA of another connection too (JGRP-2327's
+    addQueuedMessages drops them)."""
+    entry = m.recv.get(src)
+    if src in m.cache and ((entry is not None and entry.conn_id == msg.conn_id) or msg.first):
+        queued = m.cache.drain(src)
+        ORIGINAL_ON_DATA(m, src, msg, now=now)
+        entry = m.recv.get(src)
+        for cached in queued:
+            if entry is not None:
+                ORIGINAL_ON_DATA(m, src, DataMsg(cached.seqno, entry.conn_id, False, cached.payload), now=now)
+        return
+    ORIGINAL_ON_DATA(m, src, msg, now=now)
+
+
 DEFECTS: dict[str, tuple[object, str, Callable[..., object]]] = {
     "purge one past the ACK": (receive, "on_ack", purge_one_past_the_ack),
     "accept an equal timestamp": (state.Member, "accept_timestamp", accept_equal_timestamp),
@@ -105,6 +120,7 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object]]] = {
     "SEND_FIRST_SEQNO answer without first flag": (receive, "on_send_first_seqno", answer_without_first_flag),
     "no highest-sent resend": (tasks, "resend_highest", skip_hs_resend),
     "deliver across a gap": (receive, "on_data", deliver_across_a_gap),
+    "drain the cached DATA of another connection": (receive, "on_data", drain_every_connection),
 }
 
 

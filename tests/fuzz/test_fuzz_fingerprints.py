@@ -57,7 +57,10 @@ def test_incremental_fingerprints_are_the_definitions_in_any_order(name: str) ->
     world = runner.shared.world
     assert len(set(states)) > 40
     expected = [Fingerprints(world)(s) for s in states]
-    assert len(set(expected)) == len(set(states))  # distinct states, distinct fingerprints
+    # distinct states, distinct fingerprints, once reduced: the harness's world keeps timestamps as
+    # issued, and two quiescent ends that differ only in how many were issued are one reduced state
+    reduced = {runner.model.world.adopt(world.view(s)) for s in set(states)}
+    assert len(set(expected)) == len(reduced)
     step = StepFingerprints(world)
     assert [step(s) for s in states] == expected  # run order: each call changes a few slots
     shuffled = list(zip(states, expected))

@@ -26,6 +26,7 @@ from models.world import AppSend, DeliverPacket, LosePacket
 
 FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
 JGRP1873 = MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml"
+JGRP2327 = MODELS_DIR / "unicast3" / "jgrp2327-message-cache.toml"
 JGRP1548 = MODELS_DIR / "unicast3" / "jgrp1548-no-hs-resend.toml"
 
 
@@ -74,7 +75,7 @@ def test_scaled_model_multiplies_budgets_and_repeats_views(tmp_path: Path) -> No
     derived = write_scaled_model(JGRP1873, 2, tmp_path)
     model = load(derived)
     assert model.pinned_states is None and model.expect == "violation:no_spurious_purge"
-    assert model.variant == ("no_timestamps",) and model.world.bounds.sends[1] == 4
+    assert model.variant == ("no_message_cache", "no_timestamps") and model.world.bounds.sends[1] == 4
 
 
 # ---------------------------------------------------------------- determinism and fingerprints
@@ -118,12 +119,29 @@ def test_losing_the_last_message_of_a_burst_is_a_burst_tail_fault() -> None:
     assert phases_met(view, DeliverPacket(loss[1].packet)) == []  # not a fault
 
 
+def test_a_fault_while_the_receiver_caches_data_is_a_cached_fault() -> None:
+    """A sends #1 and #2, #2 arrives first and waits in B's message cache: losing #1 then meets the
+    phase "cached"; once #1 arrived (the cache drained), it does not."""
+    world = load(JGRP2327).world
+    state = world.init_states()[0]
+    for _ in range(2):
+        state = next(t for a, t in world.successors(state) if isinstance(a, AppSend))
+    second = next(t for a, t in world.successors(state)
+                  if isinstance(a, DeliverPacket) and a.packet.msg.seqno == 2 and a.packet.src == 0)
+    view = world.view(second)
+    first = next(p for p in view.network if p.kind == "Data")
+    assert "cached" in phases_met(view, LosePacket(first))
+    drained = next(t for a, t in world.successors(second) if isinstance(a, DeliverPacket) and a.packet == first)
+    after = world.view(drained)
+    assert all("cached" not in phases_met(after, LosePacket(p)) for p in after.network)
+
+
 def test_coverage_table_lists_cells_never_reached() -> None:
     hits = [0] * (len(CELLS) + len(FAULTS))
     hits[CELLS.index(("burst tail", "loss"))] = 3
     hits[len(CELLS) + FAULTS.index("loss")] = 3
     text = "\n".join(coverage_table(hits))
-    assert re.search(r"never reached \(\d+ of 9 cells", text) and "loss x opening" in text
+    assert re.search(r"never reached \(\d+ of 10 cells", text) and "loss x opening" in text
     assert "loss x burst tail" not in text and "faults that never occurred" in text
 
 

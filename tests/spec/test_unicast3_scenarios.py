@@ -447,12 +447,15 @@ def test_sender_closes_unilaterally_then_sends_again(how: str) -> None:
     assert s.channel(A).all_delivered()
 
 
-def test_seed6_reopened_connection_loses_its_first_message() -> None:
+@pytest.mark.parametrize("cached", [True, False], ids=["as-shipped", "no-message-cache"])
+def test_seed6_reopened_connection_loses_its_first_message(cached: bool) -> None:
     """Seed U2 #6 (the defect of "conn_id only on the first message") does not happen: every DATA
     carries its conn_id. A reopens (conn_id 1) and #1 is lost; #2 reaches B, whose window is still
-    on conn_id 0. B neither stores nor acks it (so A purges nothing) but asks for the first seqno;
-    A answers with #1 marked first, B replaces its window, and #2 comes back by the HS resend."""
-    s = TwoMembers()
+    on conn_id 0. B neither stores nor acks it in that window (so A purges nothing) but asks for the
+    first seqno; A answers with #1 marked first and B replaces its window. As shipped, #2 waited in
+    B's message cache and is delivered with #1 (decision 7); without the cache (3.x) it was dropped
+    and comes back by the HS resend."""
+    s = TwoMembers(Variant(no_message_cache=not cached))
     assert s.send(A, 1) == (Send(B, data(1)),)
     assert s.send(A, 2) == (Send(B, data(2)),)
     assert s.deliver(A, data(1)) == (WindowCreated(A, 0, 0), Deliver(A, 1))
@@ -469,18 +472,22 @@ def test_seed6_reopened_connection_loses_its_first_message() -> None:
     assert s.deliver(A, data(2, conn=1, payload=4)) == (Send(A, SendFirstSeqno(2)), SyncRequested(A))
     assert s.b.recv[A] == rcv(0, 2, ack_pending=False)  # untouched: not stored, not acked
     assert s.b.sync_sent == {A}
+    assert s.b.cache[A] == ({data(2, conn=1, payload=4)} if cached else frozenset())
 
     assert s.deliver(B, SendFirstSeqno(2)) == (Send(B, data(1, conn=1, payload=3)),)
     assert s.a.send[B] == snd(1, 0, (3, 4), last_ts=2)
-    assert s.deliver(A, data(1, conn=1, payload=3)) == (WindowCreated(A, 1, 0), Deliver(A, 3))
-    assert s.b.recv[A] == rcv(1, 1, ack_pending=True)
-
-    assert s.xmit(A) == ()
-    assert s.xmit(A) == (Send(B, data(2, conn=1, payload=4)),)
-    assert s.deliver(A, data(2, conn=1, payload=4)) == (Deliver(A, 4),)
+    if cached:  # the cached #2 is of the new window's connection: added, and delivered with #1
+        assert s.deliver(A, data(1, conn=1, payload=3)) == (WindowCreated(A, 1, 0), Deliver(A, 3), Deliver(A, 4))
+        assert (s.b.recv[A], s.b.cache[A]) == (rcv(1, 2, ack_pending=True), frozenset())
+    else:
+        assert s.deliver(A, data(1, conn=1, payload=3)) == (WindowCreated(A, 1, 0), Deliver(A, 3))
+        assert s.b.recv[A] == rcv(1, 1, ack_pending=True)
+        assert s.xmit(A) == ()
+        assert s.xmit(A) == (Send(B, data(2, conn=1, payload=4)),)
+        assert s.deliver(A, data(2, conn=1, payload=4)) == (Deliver(A, 4),)
     assert s.xmit(B) == (Send(A, Ack(2, 1, 3)),)
     assert s.deliver(B, Ack(2, 1, 3)) == (Purged(B, 1, 2),)
-    assert s.a.send[B] == snd(1, 2, (), watermark=(0, 2), last_ts=3)
+    assert s.a.send[B] == snd(1, 2, (), watermark=(0, 0) if cached else (0, 2), last_ts=3)
 
     assert_safe(s)
     assert s.channel(A).all_delivered()
@@ -494,8 +501,10 @@ def test_receiver_closes_unilaterally_sync_with_rate_limit() -> None:
     dropped, and no second SEND_FIRST_SEQNO (JGRP-1874). A resends only its lowest unacked
     message, #3, marked first (decision 4); B creates its window just below it. #4 and #5 come back
     through the HS resend and a previous-batch XMIT_REQ. Once the SYNC_EXPIRED timer fired, a later
-    mismatch asks again."""
-    s = TwoMembers()
+    mismatch asks again. Without the message cache, as JGroups 3.6.20 (the first release with
+    JGRP-1875) did; as shipped, #4 and #5 wait in the cache instead
+    (``test_messages_before_the_first_are_cached_and_drained``)."""
+    s = TwoMembers(Variant(no_message_cache=True))
     for payload in (1, 2, 3):
         assert s.send(A, payload) == (Send(B, data(payload)),)
     assert s.deliver(A, data(1)) == (WindowCreated(A, 0, 0), Deliver(A, 1))
@@ -511,7 +520,7 @@ def test_receiver_closes_unilaterally_sync_with_rate_limit() -> None:
 
     assert s.send(A, 4) == (Send(B, data(4)),)
     assert s.deliver(A, data(4)) == (Send(A, SendFirstSeqno(2)), SyncRequested(A))
-    assert s.b.recv[A] is None  # #4 dropped (decision 7: no message cache)
+    assert (s.b.recv[A], s.b.cache[A]) == (None, frozenset())  # #4 dropped (no message cache)
     assert (s.b.sync_sent, s.b.timestamper) == ({A}, 2)
     assert SYNC_EXPIRED in s.timers(B)
 
@@ -566,13 +575,11 @@ def test_without_sync_rate_limit_every_mismatch_asks_again() -> None:
     assert_safe(s)
 
 
-@pytest.mark.xfail(strict=True, reason="SPEC DEVIATION: UNICAST3 caches DATA that arrives before a usable "
-                   "receive entry (MessageCache, JGRP-2327) and drains it when the window is created; the spec "
-                   "drops it (spec/unicast3.py docstring decision 7 and _on_data)")
 def test_messages_before_the_first_are_cached_and_drained() -> None:
-    """Digest 1.2 (c) handleDataReceived steps 2-3: a non-first DATA with no receive entry is put into
-    msg_cache[A]; when the SEND_FIRST_SEQNO answer creates the window, the cached #4 and #5 (same
-    conn_id) are added before removeAndDeliver, so #3, #4, #5 are delivered at once."""
+    """Digest 1.2 (c) handleDataReceived steps 2-3 (decision 7, JGRP-2327): a non-first DATA with no
+    receive entry is put into msg_cache[A]; when the SEND_FIRST_SEQNO answer creates the window, the
+    cached #4 and #5 (same conn_id) are added before removeAndDeliver, so #3, #4, #5 are delivered at
+    once, and nothing needs retransmitting."""
     s = TwoMembers()
     for payload in (1, 2, 3):
         assert s.send(A, payload) == (Send(B, data(payload)),)
@@ -585,9 +592,15 @@ def test_messages_before_the_first_are_cached_and_drained() -> None:
     assert s.send(A, 5) == (Send(B, data(5)),)
     assert s.deliver(A, data(4)) == (Send(A, SendFirstSeqno(2)), SyncRequested(A))
     assert s.deliver(A, data(5)) == ()
+    assert (s.b.recv[A], s.b.cache[A]) == (None, {data(4), data(5)})  # cached, nothing acked
     assert s.deliver(B, SendFirstSeqno(2)) == (Send(B, data(3, first=True)),)
     assert s.deliver(A, data(3, first=True)) == (WindowCreated(A, 0, 2), Deliver(A, 3), Deliver(A, 4),
                                                  Deliver(A, 5))
+    assert (s.b.recv[A], s.b.cache[A]) == (rcv(0, 5, ack_pending=True), frozenset())
+    assert s.ack_round() == Ack(5, 0, 3)
+    assert s.a.send[B] == snd(0, 5, (), last_ts=3)
+    assert_safe(s)
+    assert s.channel(A).all_delivered()
 
 
 def test_first_message_lost_recovered_by_hs_resend() -> None:
@@ -616,11 +629,13 @@ def test_first_message_lost_recovered_by_hs_resend() -> None:
     assert_safe(s)
 
 
-def test_first_message_lost_with_later_traffic_recovered_by_sync() -> None:
+@pytest.mark.parametrize("cached", [True, False], ids=["as-shipped", "no-message-cache"])
+def test_first_message_lost_with_later_traffic_recovered_by_sync(cached: bool) -> None:
     """JGRP-1563 with further traffic (digest P4: "the first message ... SEND_FIRST_SEQNO"): #1 is
     lost and #2 arrives; B has no entry and #2 is not first, so B asks; A answers with #1 marked
-    first; #2 then comes back by the HS resend."""
-    s = TwoMembers()
+    first. As shipped, #2 waited in the message cache and is delivered with #1 (JGRP-2327, the
+    models' ``jgrp2327-message-cache``); without the cache it comes back by the HS resend."""
+    s = TwoMembers(Variant(no_message_cache=not cached))
     assert s.send(A, 1) == (Send(B, data(1)),)
     assert s.send(A, 2) == (Send(B, data(2)),)
     s.drop(A, data(1))
@@ -628,10 +643,13 @@ def test_first_message_lost_with_later_traffic_recovered_by_sync() -> None:
     assert s.b.recv[A] is None
     assert s.deliver(B, SendFirstSeqno(1)) == (Send(B, data(1)),)
     assert s.a.send[B] == snd(0, 0, (1, 2), last_ts=1)
-    assert s.deliver(A, data(1)) == (WindowCreated(A, 0, 0), Deliver(A, 1))
-    assert s.xmit(A) == ()
-    assert s.xmit(A) == (Send(B, data(2)),)
-    assert s.deliver(A, data(2)) == (Deliver(A, 2),)
+    if cached:
+        assert s.deliver(A, data(1)) == (WindowCreated(A, 0, 0), Deliver(A, 1), Deliver(A, 2))
+    else:
+        assert s.deliver(A, data(1)) == (WindowCreated(A, 0, 0), Deliver(A, 1))
+        assert s.xmit(A) == ()
+        assert s.xmit(A) == (Send(B, data(2)),)
+        assert s.deliver(A, data(2)) == (Deliver(A, 2),)
     assert s.b.recv[A] == rcv(0, 2, ack_pending=True)
     assert s.channel(A).all_delivered()
     assert_safe(s)
@@ -691,7 +709,8 @@ def test_last_message_lost_never_resent_without_hs_resend() -> None:
 def _receiver_reset_with_delayed_ack(s: TwoMembers, ts: list[int]) -> None:
     """Digest 3.6 steps 1-6 on a small scale. A sends #1..#3, B delivers them and its ACK(3) is
     delayed (left in flight); B removes its window; A's #4 (not first) makes B ask for the first
-    seqno; A (nothing acked) answers with #1 marked first and B opens a new window at 1.
+    seqno (and waits in B's message cache, unless the variant has none); A (nothing acked) answers
+    with #1 marked first and B opens a new window at 1, holding the cached #4.
     ``ts`` are the timestamps the ACK and the SEND_FIRST_SEQNO carry."""
     for payload in (1, 2, 3):
         assert s.send(A, payload) == (Send(B, data(payload)),)
@@ -707,7 +726,8 @@ def _receiver_reset_with_delayed_ack(s: TwoMembers, ts: list[int]) -> None:
     assert s.a.send[B] == snd(0, 0, (1, 2, 3, 4), last_ts=ts[1])
     # The new incarnation re-delivers #1 (allowed across incarnations, P2 caveat).
     assert s.deliver(A, data(1)) == (WindowCreated(A, 0, 0), Deliver(A, 1))
-    assert s.b.recv[A] == rcv(0, 1, ack_pending=True)
+    held = () if s.cfg.variant.no_message_cache else (None, None, data(4))
+    assert s.b.recv[A] == rcv(0, 1, held, ack_pending=True)
 
 
 def test_delayed_ack_after_receiver_reset_is_dropped_by_timestamp() -> None:
@@ -742,8 +762,9 @@ def test_delayed_ack_without_timestamps_purges_what_the_new_window_needs() -> No
     """JGRP-1873 brought back, Variant(no_timestamps=True) (digest 3.6 steps 7-9): the stale ACK(3)
     is accepted (same conn_id) and A purges #1..#3, although B's new window has delivered only #1.
     B gets #4 by the HS resend and asks for #2, #3 forever; A no longer has them. B is stuck and
-    both retransmission loops never end (L + R)."""
-    s = TwoMembers(Variant(no_timestamps=True))
+    both retransmission loops never end (L + R). Without the message cache, as in 3.4.8, the
+    release with the defect (the cache would only bring #4 earlier)."""
+    s = TwoMembers(Variant(no_timestamps=True, no_message_cache=True))
     _receiver_reset_with_delayed_ack(s, [0, 0])
     assert s.deliver(B, Ack(3, 0, 0)) == (Purged(B, 0, 3),)  # the spurious purge
     assert s.a.send[B] == snd(0, 3, (4,))

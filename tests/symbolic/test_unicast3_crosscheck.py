@@ -55,6 +55,19 @@ def test_a_drifted_effect_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     assert any("deliver_ack" in m for m in report.mismatches)
 
 
+def test_a_drifted_message_cache_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DATA handler without the message cache (the 3.x code, JGRP-2327's variant) against the
+    shipped spec, which caches a reordered #2 and delivers it with #1."""
+    shipped = model.ACTION_BY_NAME["deliver_data"]
+
+    def data_without_cache(o: Ops, p: State, q: State, a: dict[str, object], v: Variant) -> object:
+        return shipped.effect(o, p, q, a, Variant(no_message_cache=True))
+
+    monkeypatch.setitem(model.ACTION_BY_NAME, "deliver_data", replace(shipped, effect=data_without_cache))
+    report = crosscheck(MODELS / "basic-one-way.toml", max_states=300)
+    assert any("deliver_data" in m for m in report.mismatches)
+
+
 def test_a_drifted_guard_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The removal hook without rule 6's gate: enabled symbolically where the world forbids it."""
     drifted = replace(model.ACTION_BY_NAME["remove_recv"], guard=lambda o, p, a, v: p.r_exists)

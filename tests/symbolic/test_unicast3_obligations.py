@@ -57,3 +57,19 @@ def test_the_checkers_own_counterexample_takes_the_cti_step() -> None:
     where = checker_passes_through(model, TARGETS + STRENGTHENINGS, "deliver_sfs", "live_ack_below_first")
     assert where is not None and "SEND_FIRST_SEQNO" in where
     assert checker_passes_through(model, TARGETS + STRENGTHENINGS, "deliver_ack", "live_ack_below_first") is None
+
+
+def test_without_the_message_cache_every_obligation_is_proved() -> None:
+    """The 3.x releases (JGRP-2327's variant) drop what the cache keeps: the same invariants hold."""
+    results = list(obligations(TARGETS + STRENGTHENINGS, Variant(no_message_cache=True)))
+    assert results and [r.name for r in results if r.result != PROVED] == []
+
+
+def test_the_message_cache_needs_cache_issued() -> None:
+    """Without cache_issued, a drain may add a cached DATA above what A sent, or of the connection
+    A opens next: window_within_sent and conn_ids_fresh are no longer inductive."""
+    weaker = tuple(s for s in STRENGTHENINGS if s.name != "cache_issued")
+    data = tuple(a for a in ACTIONS if a.name in ("deliver_data", "send"))
+    failed = [r.name for r in obligations(TARGETS + weaker, SHIPPED, actions=data, timeout_ms=3000)
+              if r.result != PROVED]
+    assert "deliver_data / window_within_sent" in failed, failed

@@ -70,8 +70,13 @@ def abstract(view: WorldView) -> State:
             buf[msg.seqno] = msg.conn_id
         out.update(r_exists=True, r_conn=r.conn_id, r_open=r.state == u3.OPEN, r_hd=r.delivered,
                    r_ack_pending=r.ack_pending)
+    if a.cache[B]:
+        raise OutOfScope("A caches DATA from B: the symbolic model has one connection, A to B")
+    if any(m.first or m.payload != m.seqno for m in b.cache[A]):
+        raise OutOfScope(f"B caches {sorted(b.cache[A])}: the model caches non-first DATA with payload n at seqno n")
     out.update(r_buf=buf, a_next_conn=a.next_conn_id, a_view_b=B in a.members, b_ts=b.timestamper,
-               b_sync_sent=A in b.sync_sent, b_view_a=A in b.members)
+               b_sync_sent=A in b.sync_sent, b_view_a=A in b.members,
+               b_cache=frozenset((m.seqno, m.conn_id) for m in b.cache[A]))
     out.update(_network(view.network))
     return out
 
@@ -146,9 +151,11 @@ def concretize(state: State, base: WorldView | None = None) -> WorldView:
                       for s in range(state.r_hd + 1, top + 1))
         recv = u3.RecvEntry(state.r_conn, u3.OPEN if state.r_open else u3.CLOSING, state.r_hd, slots,
                             state.r_ack_pending)
-    node_a = u3.Node(A, members_a, (None, send), (None, None), frozenset(), (0, 0), 0, state.a_next_conn)
-    node_b = u3.Node(B, members_b, (None, None), (recv, None), frozenset({A}) if state.b_sync_sent else frozenset(),
-                     (0, 0), state.b_ts, 0)
+    none: tuple[frozenset[u3.Data], ...] = (frozenset(), frozenset())
+    cached: tuple[frozenset[u3.Data], ...] = (frozenset(u3.Data(s, c, False, s) for s, c in state.b_cache), frozenset())
+    synced = frozenset({A}) if state.b_sync_sent else frozenset()
+    node_a = u3.Node(A, members_a, (None, send), (None, None), none, frozenset(), (0, 0), 0, state.a_next_conn)
+    node_b = u3.Node(B, members_b, (None, None), (recv, None), cached, synced, (0, 0), state.b_ts, 0)
     packets = [Packet(A, B, "Data", u3.Data(s, c, f, s)) for s, c, f in state.n_data]
     packets += [Packet(A, B, "Close", u3.Close(c)) for (c,) in state.n_close]
     packets += [Packet(B, A, "Ack", u3.Ack(s, c, t)) for s, c, t in state.n_ack]

@@ -111,6 +111,11 @@ def data_current(o: Ops, p: State, v: Variant) -> Any:
     return o.forall_in(p.n_data, lambda s, c, f: o.And(_current(o, p, c), s >= 1, s <= p.s_hs))
 
 
+def cache_issued(o: Ops, p: State, v: Variant) -> Any:
+    return o.forall_in(p.b_cache, lambda s, c: o.And(s >= 1, c >= 0, c < p.a_next_conn,
+                                                     o.Implies(_current(o, p, c), s <= p.s_hs)))
+
+
 def stamps_issued(o: Ops, p: State, v: Variant) -> Any:
     if v.no_timestamps:  # JGRP-1873: nothing is ever stamped
         return o.And(p.b_ts == 0, o.Implies(p.s_exists, p.s_last_ts == 0),
@@ -176,6 +181,10 @@ STRENGTHENINGS: tuple[Invariant, ...] = (
     Invariant("data_current", "Every DATA in flight belongs to A's current connection and to a seqno A has "
               "sent: A drops a send entry only when none of its DATA is in flight (conn_close_timeout = 2 x MSL).",
               state=data_current),
+    Invariant("cache_issued", "Every DATA in B's message cache was a DATA in flight: a seqno A has sent, on a "
+              "connection A opened, and on A's current connection at most its highest sent (the cache is "
+              "not the network: it keeps DATA of connections A has left, which a drain drops, as their "
+              "conn_id is never a window's again).", state=cache_issued),
     Invariant("stamps_issued", "Every timestamp on the wire or accepted by A was issued by B's counter, which "
               "only grows (and starts at 1).", state=stamps_issued),
     Invariant("window_within_sent", "B's window on A's current connection holds and delivered only seqnos A "

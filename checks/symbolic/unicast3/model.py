@@ -16,6 +16,8 @@ State (``FIELDS``; ``s_`` is A's send entry, ``r_`` B's receive entry, ``n_`` th
   seqno, so "each message sits in its own slot" (the second half of I4) holds by construction.
   ``b_ts`` is B's timestamper, ``b_sync_sent`` "A is in B's last_sync_sent", ``b_view_a`` "A is in
   B's view". B's xmit_task_map is abstracted away (the XMIT_REQ it drives is over-approximated).
+  ``b_cache`` is B's message cache for A (decision 7, JGRP-2327): the (seqno, conn_id) of the
+  non-first DATA it holds (a set, as in the spec; the payload of seqno n is n).
 - The network is an unbounded *set* of in-flight packets per message type: ``n_data`` (seqno,
   conn_id, first), ``n_ack`` (seqno, conn_id, ts), ``n_sfs`` (ts), ``n_close`` (conn_id), and
   ``n_xreq``: the seqnos named by some XMIT_REQ in flight. A set, not a multiset: a delivery may
@@ -50,7 +52,7 @@ FIELDS: dict[str, Any] = {
     "s_exists": BOOL, "s_conn": INT, "s_open": BOOL, "s_acked": INT, "s_hs": INT,
     "s_wm_lo": INT, "s_wm_hi": INT, "s_last_ts": INT, "a_next_conn": INT, "a_view_b": BOOL,
     "r_exists": BOOL, "r_conn": INT, "r_open": BOOL, "r_hd": INT, "r_buf": ("map",),
-    "r_ack_pending": BOOL, "b_ts": INT, "b_sync_sent": BOOL, "b_view_a": BOOL,
+    "r_ack_pending": BOOL, "b_ts": INT, "b_sync_sent": BOOL, "b_view_a": BOOL, "b_cache": ("set", INT, INT),
     "n_data": ("set", INT, INT, BOOL), "n_ack": ("set", INT, INT, INT), "n_sfs": ("set", INT),
     "n_xreq": ("set", INT), "n_close": ("set", INT),
 }
@@ -102,7 +104,8 @@ def _send(o: Ops, p: State, q: State, a: dict[str, Any], v: Variant) -> Any:
 
 def _request_first_seqno(o: Ops, p: State, q: State, net: dict[str, Any], v: Variant) -> Any:
     """B asks A for its first seqno (rate-limited unless the JGRP-1874 variant, which remembers
-    nothing: 3.4.x has no last_sync_sent)."""
+    nothing: 3.4.x has no last_sync_sent); ``net`` holds the other changes (the DATA taken off the
+    network, and put into B's cache)."""
     limited = False if v.no_sync_rate_limit else p.b_sync_sent
     ts = 0 if v.no_timestamps else p.b_ts + 1
     asked = {**net, "b_ts": p.b_ts if v.no_timestamps else p.b_ts + 1,
@@ -113,11 +116,12 @@ def _request_first_seqno(o: Ops, p: State, q: State, net: dict[str, Any], v: Var
 
 def _receive_into_window(o: Ops, p: State, q: State, a: dict[str, Any], v: Variant, net: dict[str, Any]) -> Any:
     """_on_data with a usable window (the existing one, or a new one for a first DATA): add the
-    message to its slot if new, deliver from hd + 1 up to the first gap, set ACK pending."""
+    cached DATA of the window's connection and the message to their slots if new (the cache is
+    drained), deliver from hd + 1 up to the first gap, set ACK pending."""
     s, c = a["seqno"], a["conn"]
     match = o.And(p.r_exists, p.r_conn == c)
     conn0, hd0 = o.If(match, p.r_conn, c), o.If(match, p.r_hd, s - 1)
-    buf0 = o.If(match, p.r_buf, o.empty_map())
+    buf0 = o.fill_row(o.If(match, p.r_buf, o.empty_map()), p.b_cache, conn0, lambda x: x > hd0)
     buf1 = o.If(o.And(s > hd0, o.get(buf0, s) == EMPTY), o.put(buf0, s, c), buf0)
     pending = True
     if v.ack_only_new:
@@ -126,14 +130,16 @@ def _receive_into_window(o: Ops, p: State, q: State, a: dict[str, Any], v: Varia
                       o.get(buf1, q.r_hd + 1) == EMPTY)
     return o.And(delivered, frame(o, p, q, {
         **net, "r_exists": True, "r_conn": conn0, "r_open": True, "r_ack_pending": pending,
-        "r_buf": o.restrict_above(buf1, q.r_hd)}, free=("r_hd",)))
+        "r_buf": o.restrict_above(buf1, q.r_hd), "b_cache": o.remove_where(p.b_cache, lambda x, y: True)},
+        free=("r_hd",)))
 
 
 def _deliver_data(o: Ops, p: State, q: State, a: dict[str, Any], v: Variant) -> Any:
     s, c, f = a["seqno"], a["conn"], a["first"]
     net = {"n_data": _keep_or_consume(o, p.n_data, a["keep"], s, c, f)}
     ask = o.And(o.Not(o.And(p.r_exists, p.r_conn == c)), o.Not(f))
-    return o.And(o.Implies(ask, _request_first_seqno(o, p, q, net, v)),
+    cached = net if v.no_message_cache else {**net, "b_cache": o.add(p.b_cache, s, c)}
+    return o.And(o.Implies(ask, _request_first_seqno(o, p, q, cached, v)),
                  o.Implies(o.Not(ask), _receive_into_window(o, p, q, a, v, net)))
 
 
@@ -279,7 +285,7 @@ def initial(o: Ops, p: State) -> Any:
         return o.forall_in(s, lambda *k: False)
     return o.And(o.Not(p.s_exists), o.Not(p.r_exists), p.a_next_conn == 0, p.b_ts == 0, o.Not(p.b_sync_sent),
                  p.a_view_b, p.b_view_a, none(p.n_data), none(p.n_ack), none(p.n_sfs), none(p.n_xreq),
-                 none(p.n_close))
+                 none(p.n_close), none(p.b_cache))
 
 
 UNICAST3 = ModelSpec("unicast3", FIELDS, ACTIONS, initial, SENDER, RECEIVER)

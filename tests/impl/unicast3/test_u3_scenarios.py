@@ -49,19 +49,25 @@ def test_normal_delivery_then_one_ack_then_quiet() -> None:
     assert link["A"].get_timer() == 5_500  # the run at 5000 happened
 
 
-def test_first_message_lost_is_recovered_by_send_first_seqno() -> None:
-    """JGRP-1563/1875: B drops non-first DATA without a window and asks A once (rate limit)."""
-    link = Link(drop=data(1))
+@pytest.mark.parametrize("cached", [True, False], ids=["as-shipped", "no_message_cache"])
+def test_first_message_lost_is_recovered_by_send_first_seqno(cached: bool) -> None:
+    """JGRP-1563/1875: B has no window for non-first DATA and asks A once (rate limit). As shipped
+    (JGRP-2327) B caches #2 and #3 and delivers them with the first-marked #1; without the cache
+    (3.x) it drops them and they come back by the HS resend and an XMIT_REQ."""
+    link = Link(Config(variant=Variant(no_message_cache=not cached)), drop=data(1))
     link.send("A", "B", 1, 2, 3)
     assert link.sent(SendFirstSeqnoMsg, "B") == [SendFirstSeqnoMsg(1)]  # for 2; 3 is rate-limited
     assert link["B"].stats.data_without_window == 2
+    assert link["B"].stats.cached == (2 if cached else 0)
     # A answered with its lowest unacked message marked first: B opened the window and delivered 1.
     assert link.sent(DataMsg, "A")[-1] == DataMsg(1, 0, True, spec_payload(1))
-    assert link.got("B") == [1]
+    assert link.got("B") == ([1, 2, 3] if cached else [1])
     assert link["B"].snapshot(now=0).sync_sent == frozenset({"A"})
+    assert link["B"].snapshot(now=0).cache == ()
     link.run_until(3_000)
-    assert link.got("B") == [1, 2, 3]  # 3 by HS resend, then 2 by XMIT_REQ
-    assert XmitReqMsg((2,)) in link.sent(XmitReqMsg, "B")
+    assert link.got("B") == [1, 2, 3]  # without the cache: 3 by HS resend, then 2 by XMIT_REQ
+    assert (XmitReqMsg((2,)) in link.sent(XmitReqMsg, "B")) is not cached
+    assert (link.sent(DataMsg, "A", since=1) == []) is cached  # no retransmission after the first-marked 1
     assert dict(link["A"].snapshot(now=3_000).send)["B"].unacked == ()
     assert link["B"].snapshot(now=3_000).sync_sent == frozenset()  # sync_min_interval passed
 
