@@ -94,6 +94,13 @@ class Config:
     one for every DATA that finds no window (the spec's behaviour, which the lockstep harness
     uses). Not in UNICAST2: without it, once a receive table is full two honest engines amplify
     each other's SEND_FIRST_SEQNOs and whole-range answers (JGRP-1874) round after round."""
+    sync_retries: int = 3
+    """With ``sync_min_interval`` > 0: how often a SEND_FIRST_SEQNO left unanswered (no new window
+    from the peer) is sent again, one every sync_min_interval, before the engine waits for the
+    peer's next DATA; a DATA without a window that the rate limit holds back is remembered and sent
+    this way, never lost (>= 1). Not in UNICAST2, which asks once per DATA: a lost answer to the
+    last DATA sent stalls it until the sender sends again (with the rate limit, one lost answer
+    stalled a burst for good)."""
     max_xmit_scan: int = 1 << 18
     """Most seqnos the retransmit task scans for gaps in one run over all receive windows (round
     robin; the first window of a run is always scanned): bounds the work of a run whatever the
@@ -137,7 +144,7 @@ class Config:
             require_field(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         for name in ("max_stable_msgs", "xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
                      "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",
-                     "max_receive_bytes"):
+                     "max_receive_bytes", "sync_retries"):
             require_field(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
             reject_field("variant", "an impl.unicast2.Variant", self.variant)

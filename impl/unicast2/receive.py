@@ -53,7 +53,8 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
 
     A first DATA with no entry or another conn_id opens a window just below its seqno (replacing
     the old one); a non-first one without a matching entry is dropped and answered by a
-    SEND_FIRST_SEQNO (not rate limited). Variant no_conn_ids: a missing entry expects seqno 1.
+    SEND_FIRST_SEQNO (rate limited at sync_min_interval > 0: ``Member.request_first_seqno``).
+    Variant no_conn_ids: a missing entry expects seqno 1.
     """
     seqno = msg.seqno
     if seqno == 0:
@@ -68,8 +69,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
             entry = _open_window(m, src, NO_CONN, 0, now=now)
         elif not msg.first:
             m.stats.data_without_window += 1
-            if m.may_request_first_seqno(src, now=now):
-                m.emit(src, SendFirstSeqnoMsg(seqno, m.next_timestamp()))
+            m.request_first_seqno(src, seqno, now=now)
             return
         else:
             entry = _open_window(m, src, msg.conn_id, seqno - 1, now=now)
@@ -121,6 +121,9 @@ def _open_window(m: Member[P], src: P, conn_id: int, offset: int, *, now: int) -
     window: Table[DataMsg] = Table(offset, msgs_per_row=cfg.xmit_table_msgs_per_row,
                                    initial_rows=cfg.xmit_table_num_rows, max_span=cfg.max_receive_span)
     entry = m.recv[src] = RecvEntry(conn_id, window, now=now)
+    if m.sync_sent:  # a new window answers the resync asked for, if any: its table slots are free
+        m.sync_sent.pop(src, None)
+        m.sync_wanted.pop(src, None)
     return entry
 
 

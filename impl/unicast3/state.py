@@ -37,6 +37,7 @@ class Stats(EngineStats):
     """Counters; nothing in the protocol reads them (the shared ones are ``EngineStats``')."""
 
     sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: last_sync_sent full
+    syncs_rate_limited: int = 0  # SEND_FIRST_SEQNO not sent: one went to that peer within sync_min_interval
     replace_refused: int = 0  # first DATA with a new conn_id refused by min_window_replace_interval
 
 
@@ -137,6 +138,9 @@ class Member(Generic[P]):
             self.stats.sync_table_full += 1
             return
         if not claimed:
+            # Not lost: the sender resends its highest message every run while unacknowledged
+            # (JGRP-1548), and that DATA asks again once the interval is over.
+            self.stats.syncs_rate_limited += 1
             return
         self.emit(peer, SendFirstSeqnoMsg(self.next_timestamp()))
 
