@@ -182,8 +182,9 @@ class HeldBytes:
 
     def account(self, entry: Any, msg: Any, items: list[Any], *, held: bool) -> None:
         """``msg`` was added to ``entry``'s window and ``items`` delivered: ``held`` says ``msg``
-        was stored undelivered (``will_hold``); every delivered item but ``msg`` had been held."""
-        if not held and len(items) <= 1:  # nothing was held: the common in-order case costs nothing
+        was stored undelivered (``will_hold``); every delivered item but ``msg`` had been held
+        (``msg`` None: every one of ``items`` had been)."""
+        if not held and (not items or (len(items) == 1 and items[0] is msg)):  # the in-order case: nothing held
             return
         change = held_size(msg) if held else 0
         change -= sum(held_size(item) for item in items if item is not msg)
