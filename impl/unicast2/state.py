@@ -49,7 +49,8 @@ class SendEntry:
 class RecvEntry:
     """ReceiverEntry: messages from one peer, window created just below the first seqno seen."""
 
-    __slots__ = ("conn_id", "held_bytes", "last_highest", "received_bytes", "stable_count", "touched", "window")
+    __slots__ = ("conn_id", "held_bytes", "last_highest", "received_bytes", "stable_count", "stale_since", "touched",
+                 "window")
 
     def __init__(self, conn_id: int, window: Table[DataMsg], *, now: int) -> None:
         self.conn_id = conn_id
@@ -59,6 +60,7 @@ class RecvEntry:
         self.received_bytes = 0  # payload bytes since the last byte-triggered STABLE (max_bytes)
         self.touched = now  # last DATA on this connection (the reaper's age)
         self.held_bytes = 0  # counted against max_window_bytes (impl.common.HeldBytes)
+        self.stale_since = now  # no delivery beyond the creating DATA since (receive_evict_idle)
 
     @property
     def delivered(self) -> int:
@@ -94,7 +96,8 @@ class Member(Generic[P]):
         self.deliveries: list[tuple[P, bytes]] = []
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
-        self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
+        self.evict_not_before = 0  # no receive entry can be stale enough to evict before this time
+        self.evicted: dict[P, tuple[int, int]] = {}  # peer -> (conn_id, delivered) of an evicted window
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
         self.answering = (0, 0)  # the datagram being handled: its size and arrival time (resend_factor)
         self.sync_sent: dict[P, int] = {}  # peer -> time of the last SEND_FIRST_SEQNO (sync_min_interval)

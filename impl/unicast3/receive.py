@@ -19,7 +19,7 @@ hostile-input limits of ``Config``, each counted in ``Stats`` when it bites:
 
 from __future__ import annotations
 
-from impl.common import evict_idlest, held_size, resend_budget, will_hold
+from impl.common import evict_stalest, held_size, reopen_offset, resend_budget, will_hold
 from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from impl.unicast3.entries import Event, RecvEntry
 from impl.unicast3.state import Member, P
@@ -54,7 +54,9 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         m.stats.bad_seqno += 1
         return
     entry = m.recv.get(src)
+    opened = False
     if entry is None or entry.conn_id != msg.conn_id:
+        opened = True
         if not msg.first:
             m.stats.data_without_window += 1
             m.request_first_seqno(src, now=now)
@@ -75,6 +77,8 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     m.held.account(entry, msg, items, held=held)
     if items:
         m.deliver_all(src, items)
+        if not opened:
+            entry.stale_since = now  # progress (receive_evict_idle)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
     # receptions that delivered something new.
     if m.variant.ack_only_new:
@@ -88,7 +92,8 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
     """A new receive entry for ``src`` at ``msg.seqno - 1`` (None if a limit refuses it)."""
     cfg = m.config
     old = m.recv.get(src)
-    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_idlest(m, now=now):
+    offset = reopen_offset(m, src, msg.conn_id, msg.seqno - 1)
+    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_stalest(m, now=now):
         m.stats.receive_table_full += 1
         return None
     if old is not None:
@@ -98,24 +103,28 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
         m.stats.windows_replaced += 1
         m.held.release(old)
     window: Table[DataMsg] = Table(
-        msg.seqno - 1,
+        offset,
         msgs_per_row=cfg.xmit_table_msgs_per_row,
         initial_rows=cfg.xmit_table_num_rows,
         max_span=cfg.max_receive_span,
     )
     entry = RecvEntry(msg.conn_id, window, now=now)
+    if old is not None:
+        entry.stale_since = old.stale_since  # a new window of the same peer is no progress
+    if m.evicted:
+        m.evicted.pop(src, None)
     m.recv[src] = entry
     return entry
 
 
-def _evict_idlest(m: Member[P], *, now: int) -> bool:
+def _evict_stalest(m: Member[P], *, now: int) -> bool:
     """Make room as ``remove_receive_connection`` would: pending ACKs flushed, then the entry gone."""
 
     def remove(peer: P) -> None:
         m.send_pending_acks()
         m.remove_recv(peer, Event.REMOVE, now=now)
 
-    return evict_idlest(m, remove, now=now)
+    return evict_stalest(m, remove, now=now)
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:

@@ -59,7 +59,8 @@ class Member(Generic[P]):
         self.deliveries: list[tuple[P, bytes]] = []
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
-        self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
+        self.evict_not_before = 0  # no receive entry can be stale enough to evict before this time
+        self.evicted: dict[P, tuple[int, int]] = {}  # peer -> (conn_id, delivered) of an evicted window
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
         self.answering = (0, 0)  # the datagram being handled: its size and arrival time (resend_factor)
 

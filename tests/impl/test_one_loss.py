@@ -106,6 +106,14 @@ def cases(protocol: str) -> dict[str, Case]:
         "max_receive_span": Case(engines(protocol, max_receive_span=4, max_send_window=4),
                                  [sends("A", "B", range(1, 21))], expect({("B", "A"): range(1, 21)}),
                                  DEADLINE, None),
+        # A full table of one entry: C's first DATA evicts A's entry (no progress for 5 s), A's
+        # later DATA evicts C's. An evicted window's sender resynchronises, and what the window
+        # delivered is not delivered again even if the sender never heard of the eviction.
+        "receive_evict_idle": Case(
+            engines(protocol, ("A", "B", "C"), max_receive_entries=1, receive_evict_idle=5_000),
+            [sends("A", "B", range(1, 6)), wait(10_000), sends("C", "B", range(1, 6)), wait(10_000),
+             sends("A", "B", range(6, 11))],
+            expect({("B", "A"): range(1, 11), ("B", "C"): range(1, 6)}), DEADLINE, "receive_evicted"),
         # The gap scan of a retransmit run, at its smallest (one max_xmit_req_size), over two windows.
         "max_xmit_scan": Case(
             engines(protocol, ("A", "B", "C"), max_xmit_scan=4, max_xmit_req_size=4),
