@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from checks import cpu_limit
 from checks.cli import MODELS_DIR, main
 
 MODEL = MODELS_DIR / "unicast3" / "jgrp1548-no-hs-resend.toml"
@@ -114,8 +115,8 @@ def test_a_closed_pipe_ends_quietly() -> None:
     """Like `seqcheck list | head -1`, made deterministic: the reader has gone before the first write."""
     read_end, write_end = os.pipe()
     os.close(read_end)
-    listing = subprocess.run([sys.executable, "-m", "checks.cli", "list"], stdout=write_end, stderr=subprocess.PIPE,
-                             text=True, timeout=60)
+    listing = cpu_limit.run([sys.executable, "-m", "checks.cli", "list"], stdout=write_end, stderr=subprocess.PIPE,
+                            text=True, cpu_seconds=60)
     os.close(write_end)
     assert listing.returncode == 141
     assert "Traceback" not in listing.stderr and "BrokenPipeError" not in listing.stderr, listing.stderr
