@@ -53,10 +53,9 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     if seqno == 0:
         m.stats.bad_seqno += 1
         return
+    opened = False  # a window this DATA created: its delivery is no progress (receive_evict_idle)
     entry = m.recv.get(src)
-    opened = False
     if entry is None or entry.conn_id != msg.conn_id:
-        opened = True
         if not msg.first:
             m.stats.data_without_window += 1
             m.request_first_seqno(src, now=now)
@@ -64,6 +63,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         entry = _open_window(m, src, msg, now=now)
         if entry is None:
             return
+        opened = True
     window = entry.window
     held = will_hold(window, seqno)
     if held and not m.held.admits(entry.held_bytes, held_size(msg)):
