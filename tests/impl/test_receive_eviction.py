@@ -68,7 +68,7 @@ def test_refused_first_messages_do_not_rescan_the_table(protocol: str, monkeypat
         looks.append(1)
         return real_min(*args, **kwargs)
 
-    monkeypatch.setattr(common, "min", counting_min, raising=False)  # the scan is impl.common.evict_idlest's
+    monkeypatch.setattr(common, "min", counting_min, raising=False)  # the scan is impl.common.evict_stalest's
     for now in range(100, 1_000, 100):
         b.received("H", first(codec, b"again"), now=now)
     assert len(looks) == 1 and b.stats.receive_table_full == 9
