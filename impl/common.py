@@ -230,6 +230,21 @@ def evict_stalest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
     return True
 
 
+def evict_idlest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
+    """Eviction by touch (``touched``): what UNICAST4 still uses. UNICAST2 and UNICAST3 evict by
+    progress (``evict_stalest``), since an attacker that touches every entry kept a new peer out."""
+    idle = m.config.receive_evict_idle
+    if idle == 0 or now < m.evict_not_before:
+        return False
+    peer = min(m.recv, key=lambda p: m.recv[p].touched)
+    if now - m.recv[peer].touched < idle:
+        m.evict_not_before = m.recv[peer].touched + idle
+        return False
+    remove(peer)
+    m.stats.receive_evicted += 1
+    return True
+
+
 def reopen_offset(m: Any, src: Any, conn_id: int, offset: int) -> int:
     """The offset of a new receive window for ``src``'s connection ``conn_id`` that would start at
     ``offset``: at least what an evicted window of that connection delivered (``evict_stalest``).
