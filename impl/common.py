@@ -182,8 +182,9 @@ class HeldBytes:
 
     def account(self, entry: Any, msg: Any, items: list[Any], *, held: bool) -> None:
         """``msg`` was added to ``entry``'s window and ``items`` delivered: ``held`` says ``msg``
-        was stored undelivered (``will_hold``); every delivered item but ``msg`` had been held."""
-        if not held and len(items) <= 1:  # nothing was held: the common in-order case costs nothing
+        was stored undelivered (``will_hold``); every delivered item but ``msg`` had been held
+        (``msg`` None: every one of ``items`` had been)."""
+        if not held and (not items or (len(items) == 1 and items[0] is msg)):  # the in-order case: nothing held
             return
         change = held_size(msg) if held else 0
         change -= sum(held_size(item) for item in items if item is not msg)
@@ -196,11 +197,42 @@ class HeldBytes:
         entry.held_bytes = 0
 
 
+def evict_stalest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
+    """``receive_evict_idle`` (both engines): ``remove`` the receive entry whose window has gone
+    longest without progress, if that is this long. Progress is a delivery beyond the DATA that
+    created the window (``stale_since``: creation, or the last such delivery); duplicates, resends
+    and a replacement of the window (a first DATA with another conn_id keeps the old entry's
+    ``stale_since``) are no progress, so a busy attacker cannot keep its entries young by touching
+    them, only by delivering new messages as an honest peer would. Entries only grow younger, so
+    after a look that found none, none can be before ``m.evict_not_before``: a full table costs one
+    scan per eviction time, not one per refused DATA.
+
+    The evicted window's (conn_id, delivered) is remembered (``m.evicted``, at most
+    max_receive_entries, oldest forgotten first): a window the same connection opens again starts
+    at what was delivered (``reopen_offset``), so what the evicted window delivered is never
+    delivered twice, even if the sender never heard of the eviction (its ACK or final STABLE lost)
+    and resends from its lowest unacknowledged message."""
+    idle = m.config.receive_evict_idle
+    if idle == 0 or now < m.evict_not_before:
+        return False
+    peer = min(m.recv, key=lambda p: m.recv[p].stale_since)
+    entry = m.recv[peer]
+    if now - entry.stale_since < idle:
+        m.evict_not_before = entry.stale_since + idle
+        return False
+    evicted = m.evicted
+    evicted.pop(peer, None)
+    if len(evicted) >= m.config.max_receive_entries:
+        del evicted[next(iter(evicted))]
+    evicted[peer] = (entry.conn_id, entry.delivered)
+    remove(peer)
+    m.stats.receive_evicted += 1
+    return True
+
+
 def evict_idlest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
-    """``receive_evict_idle`` (both engines): ``remove`` the receive entry idle longest if it has
-    been idle that long. Entries only grow younger, so after a look that found none, none can be
-    before ``m.evict_not_before``: a full table costs one scan per eviction time, not one per
-    refused DATA."""
+    """Eviction by touch (``touched``): what UNICAST4 still uses. UNICAST2 and UNICAST3 evict by
+    progress (``evict_stalest``), since an attacker that touches every entry kept a new peer out."""
     idle = m.config.receive_evict_idle
     if idle == 0 or now < m.evict_not_before:
         return False
@@ -211,6 +243,14 @@ def evict_idlest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
     remove(peer)
     m.stats.receive_evicted += 1
     return True
+
+
+def reopen_offset(m: Any, src: Any, conn_id: int, offset: int) -> int:
+    """The offset of a new receive window for ``src``'s connection ``conn_id`` that would start at
+    ``offset``: at least what an evicted window of that connection delivered (``evict_stalest``).
+    Read before making room (which may forget it); the caller forgets it once the window exists."""
+    gone = m.evicted.get(src) if m.evicted else None
+    return max(offset, gone[1]) if gone is not None and gone[0] == conn_id else offset
 
 
 def claim_sync(sync_sent: dict[Any, int], peer: Any, *, now: int, interval: int, capacity: int) -> bool | None:

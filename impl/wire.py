@@ -303,6 +303,11 @@ class Reader:
     def byte(self, field: str) -> int:
         return self.take(1, field)[0]
 
+    @property
+    def remaining(self) -> int:
+        """Bytes not read yet."""
+        return len(self._data) - self._pos
+
     def _minimal(self, n: int, field: str) -> int:
         """n little-endian bytes, minimal (most significant byte non-zero)."""
         raw = self.take(n, field)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from checks.explore import textlimits
 from models import registry
 from models.registry import BuildOptions
 
@@ -121,19 +122,23 @@ def _read(path: Path) -> dict[str, Any]:
             data = file.read(MAX_MODEL_BYTES + 1)
         if len(data) > MAX_MODEL_BYTES:
             raise ModelError(f"{path}: larger than {MAX_MODEL_BYTES} bytes: not a model file")
-        return tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        raw = tomllib.loads(text)
     except FileNotFoundError:
         raise ModelError(f"{path}: no such model file") from None
     except tomllib.TOMLDecodeError as error:
         raise ModelError(f"{path}: not valid TOML: {error}") from None
     except UnicodeDecodeError:
         raise ModelError(f"{path}: not valid TOML: expected UTF-8 text") from None
-    except RecursionError:
-        raise ModelError(f"{path}: not valid TOML: nested too deeply") from None
-    except ValueError as error:  # e.g. an integer of more than 4300 digits
-        raise ModelError(f"{path}: not valid TOML: {error}") from None
+    except (RecursionError, ValueError) as error:  # nesting, an integer of more than 4,300 digits
+        where = textlimits.locate_toml(text)
+        raise ModelError(f"{path}: {where}" if where else f"{path}: not valid TOML: {error}") from None
     except OSError as error:
         raise ModelError(f"{path}: cannot be read: {error.strerror or error}") from None
+    deep = textlimits.check_nesting(raw)
+    if deep is not None:
+        raise ModelError(f"{path}: {deep}")
+    return raw
 
 
 class ModelReader:

@@ -26,6 +26,8 @@ from typing import Any
 
 from checks.bench.blocking import nakack4_bench
 from checks.bench.multicast import nakack2_run
+from impl.nakack2 import codec as n2_codec
+from impl.nakack4 import codec as n4_codec
 from impl.unicast2 import codec as u2_codec
 from impl.unicast3 import Config, Unicast3Engine, payload_number, spec_payload
 from impl.unicast3 import codec as u3_codec
@@ -95,6 +97,27 @@ def _rejected_late(data: bytes) -> bytes:
     return bytes(changed)
 
 
+def _views_and_digests(codec: Any, names: tuple[str, ...]) -> dict[str, bytes]:
+    """The worst views and digests of a multicast codec, per type in ``names``: the most members
+    (``max_members``, 4,096, the cheapest addresses: the most Python steps a datagram can cost),
+    the most bytes (the largest addresses and seqnos, as many members as fit in 65,507 bytes), and
+    a count no datagram can hold (refused by its count alone)."""
+    top = MAX_SEQNO
+    most = tuple(range(4_096))
+    largest = tuple(range(top - 1_760, top))  # 10-byte addresses, 28-byte digest entries: 65,390 bytes
+
+    def cases(cls: Any) -> dict[str, bytes]:
+        many = codec.encode(cls(most, tuple((m, m, m + 1) for m in most)))
+        big = codec.encode(cls(largest, tuple((m, 2**62, top) for m in largest)))
+        refused = bytearray(codec.encode(cls((), ())))
+        refused[2:3] = bytes((2,)) + (4_096).to_bytes(2, "little")  # 4,096 members in no bytes
+        return {"4,096 members": many, "65 kB": big, "count beyond its bytes": bytes(refused)}
+
+    return {f"{name} {case}": data for name in names
+            for case, data in cases(getattr(codec, {"STABLE": "StableMsg", "STABILITY": "StabilityMsg",
+                                                     "JOIN_RSP": "JoinRspMsg"}[name])).items()}
+
+
 def worst_datagrams() -> dict[str, dict[str, bytes]]:
     """Per codec, the worst-case datagram of each message type."""
     payload = bytes(DEFAULT_LIMITS.max_payload)
@@ -111,7 +134,9 @@ def worst_datagrams() -> dict[str, dict[str, bytes]]:
           "STABLE": u2_codec.encode(u2_codec.StableMsg(MAX_SEQNO - 1, MAX_SEQNO, MAX_CONN_ID, MAX_TIMESTAMP)),
           **{name: u2_codec.encode(msg) for name, msg in xmit.items()}}
     u2["XMIT_REQ rejected last"] = _rejected_late(u2["XMIT_REQ spread"])
-    return {"unicast3": u3, "unicast2": u2}
+    n2 = _views_and_digests(n2_codec, ("STABLE", "STABILITY", "JOIN_RSP"))
+    n4 = _views_and_digests(n4_codec, ("JOIN_RSP",))
+    return {"unicast3": u3, "unicast2": u2, "nakack2": n2, "nakack4": n4}
 
 
 def _decode_seconds(decoder: Any, data: bytes) -> float:
@@ -140,7 +165,8 @@ def decode_bench() -> dict[str, Any]:
                                         "us_per_datagram": round(base * 1e6, 3),
                                         "ns_per_byte": round(base * 1e9 / len(normal), 2)},
                            "decodes_per_sample": DECODES_PER_SAMPLE, "samples": SAMPLES}
-    decoders = {"unicast3": u3_codec.decode, "unicast2": u2_codec.decode}
+    decoders = {"unicast3": u3_codec.decode, "unicast2": u2_codec.decode, "nakack2": n2_codec.decode,
+                "nakack4": n4_codec.decode}
     for protocol, cases in worst_datagrams().items():
         rows = out[protocol] = {}
         for name, data in cases.items():

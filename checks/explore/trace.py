@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checks.explore import textlimits
 from checks.explore.closure import BOUND, judge
 from checks.explore.system import Always, Liveness, Property, ReplayError, TransitionSystem, replay
 
@@ -71,13 +72,22 @@ class Trace:
                 data = file.read(MAX_TRACE_BYTES + 1)
             if len(data) > MAX_TRACE_BYTES:
                 raise TraceError(f"{path}: larger than {MAX_TRACE_BYTES} bytes: not a trace file")
-            raw = json.loads(data.decode("utf-8"))
+            text = data.decode("utf-8")
+            raw = json.loads(text)
         except FileNotFoundError:
             raise TraceError(f"{path}: no such trace file") from None
-        except (ValueError, RecursionError) as error:  # JSON, UTF-8, nesting, integers over 4300 digits
-            raise TraceError(f"{path}: not a JSON trace file: {str(error) or 'nested too deeply'}") from None
+        except UnicodeDecodeError:
+            raise TraceError(f"{path}: not a JSON trace file: expected UTF-8 text") from None
+        except json.JSONDecodeError as error:
+            raise TraceError(f"{path}: not a JSON trace file: {error}") from None
+        except (ValueError, RecursionError) as error:  # nesting, an integer of more than 4,300 digits
+            where = textlimits.locate_json(text)
+            raise TraceError(f"{path}: {where}" if where else f"{path}: not a JSON trace file: {error}") from None
         except OSError as error:
             raise TraceError(f"{path}: cannot be read: {error.strerror or error}") from None
+        deep = textlimits.check_nesting(raw)
+        if deep is not None:
+            raise TraceError(f"{path}: {deep}")
         if not isinstance(raw, dict) or raw.get("format") != FORMAT:
             raise TraceError(f"{path}: format: expected \"{FORMAT}\"")
         steps = raw.get("steps")

@@ -67,6 +67,7 @@ from models.multicast_world import MulticastWorld
 
 MASTER = re.compile(r"none|auto|local(\[(\*|[1-9][0-9]*)(,[1-9][0-9]*)?\])?|spark://[^\s/:]+:[0-9]+(,[^\s/:]+:[0-9]+)*")
 MAX_SEED = 2**63 - 1  # the largest seed a run may have (Spark's LongType)
+MAX_STEPS = 100_000  # steps per schedule at most: a run keeps its whole path (for shrinking), 1,000x the default
 RUNS_PER_PARTITION = 2_000  # default partitioning: at least 2 per core, at most this many runs each
 ENGINE_SETTINGS = {  # --engines-with: engine factories the spec cannot tell apart from the default ones
     "rows-of-1": "checks.conform.geometry:one_slot_rows",
@@ -112,6 +113,11 @@ class FuzzOptions:
                                  ("--partitions", 1 if self.partitions is None else self.partitions, 1)):
             if value < low:
                 raise FuzzUsageError(f"{name}: expected a whole number >= {low}, got {value}")
+        if self.steps > MAX_STEPS:
+            raise FuzzUsageError(f"--steps: expected a whole number <= {MAX_STEPS:,} (steps per schedule), got "
+                                 f"{self.steps if self.steps < 10**12 else f'{self.steps:.3g}'}")
+        if not any(getattr(self.weights, kind) > 0 for kind in KINDS):
+            raise FuzzUsageError(f"--weights: expected at least one kind with a weight > 0, got {self.weights.text()}")
         if self.seed + self.runs > MAX_SEED:  # seeds are Spark longs (signed 64 bits)
             raise FuzzUsageError(f"--seed: expected --seed + --runs <= {MAX_SEED}, got {self.seed} + {self.runs}")
         if not MASTER.fullmatch(self.master):
@@ -505,7 +511,8 @@ def add_arguments(parser: Any) -> None:
     parser.add_argument("model", type=Path, help="a model file (e.g. models/fuzz/unicast3-lockstep.toml), or "
                         "FILE#PROTOCOL for one protocol of a side-by-side file")
     parser.add_argument("--runs", type=int, default=1000, metavar="N", help="schedules to run (default 1000)")
-    parser.add_argument("--steps", type=int, default=100, metavar="M", help="steps per schedule at most (default 100)")
+    parser.add_argument("--steps", type=int, default=100, metavar="M",
+                        help=f"steps per schedule at most (default 100, at most {MAX_STEPS:,})")
     parser.add_argument("--master", default="auto", metavar="URL",
                         help="none (this process, no Spark), local[N], local[*] or spark://HOST:PORT; auto (the "
                              f"default): this process for jobs of at most {inprocess.IN_PROCESS_STEPS:,} steps "

@@ -26,8 +26,9 @@ Rules
       rank, so removing an action renames later packets (a DATA's seqno, an ACK's ts): without
       rule 2c a candidate would fail to replay whenever an upstream action of a later one went.
    A liveness failure is judged at the end of a replay, so the best is then shortened to its
-   shortest failing prefix. Everything is deterministic: the same actions give the same result
-   unless a budget (``MAX_REPLAYS``, ``MAX_SECONDS``) runs out.
+   shortest failing prefix. Everything is deterministic: the same actions give the same result,
+   the budget (``MAX_REPLAYS``) included: it counts replays, never seconds, so a loaded machine
+   shrinks to the same trace (issue 28, item 8; it also had a 120 s wall-clock budget).
 3. The shrunk trace is validated before it is saved: on the spec (``checks.explore.trace.validate``: it
    replays, and a property trace ends in its first violation or in a state that cannot reach the
    goal) and on the engines (``replay_on_engines``): a divergence trace diverges at its last step,
@@ -38,7 +39,6 @@ Rules
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -51,7 +51,6 @@ from checks.explore.trace import Trace, TraceError, file_digest, validate
 from checks.fuzz.run import Failure, FuzzPlan, Runner, Walk
 
 MAX_REPLAYS = 3_000  # replays one failure's shrinking may spend
-MAX_SECONDS = 120.0  # ... and seconds
 SLIDE_BELOW = 8  # chunks up to this size are tried at every offset, larger ones at half-chunk strides
 
 
@@ -86,13 +85,12 @@ Check = Callable[[Actions], Replayed | None]
 class _Search:
     """Rule 2's state: the shortest failing actions so far and the budget spent."""
 
-    def __init__(self, actions: Actions, verdict: str, check: Check, max_replays: int, max_seconds: float) -> None:
+    def __init__(self, actions: Actions, verdict: str, check: Check, max_replays: int) -> None:
         self.best, self.verdict, self.check = actions, verdict, check
         self.replays, self.max_replays = 0, max_replays
-        self.deadline = time.monotonic() + max_seconds
 
     def spent(self) -> bool:
-        return self.replays >= self.max_replays or time.monotonic() > self.deadline
+        return self.replays >= self.max_replays
 
     def fails(self, candidate: Actions) -> Actions | None:
         """The actions ``candidate``'s replay took up to its failure, if it fails with the verdict."""
@@ -126,10 +124,10 @@ class _Search:
         return any(self.keep_if_shorter(taken[:index] + taken[index + 1:]) for index in range(len(taken)))
 
 
-def shrink(actions: Actions, verdict: str, check: Check, *, liveness: bool, max_replays: int = MAX_REPLAYS,
-           max_seconds: float = MAX_SECONDS) -> tuple[Actions, int]:
+def shrink(actions: Actions, verdict: str, check: Check, *, liveness: bool,
+           max_replays: int = MAX_REPLAYS) -> tuple[Actions, int]:
     """Rule 2; returns the shrunk actions and the number of replays spent."""
-    search = _Search(actions, verdict, check, max_replays, max_seconds)
+    search = _Search(actions, verdict, check, max_replays)
     while not search.spent():
         remove_chunks(search)
         if not any(search.keep_if_it_shrinks(variant) for variant in losses_for_deliveries(search.best)):

@@ -14,8 +14,9 @@ Rules
 3. The baseline (the same checks on an unmodified copy, for the protocols of the mutants chosen)
    must survive, else the table would mean nothing: exit 1 with what killed it.
 4. Budgets are counts (``checks/mutate/kill.py``'s ``Budget``), the seed is printed and taken back
-   (``--seed``); ``--timeout`` bounds one mutant's process, and a mutant that runs it out (an
-   engine looping forever) counts as killed by ``timeout``.
+   (``--seed``); ``--timeout`` bounds the CPU time of one mutant's process (RLIMIT_CPU: work, not
+   wall time, so a busy machine judges alike), and a mutant that runs it out (an engine looping
+   forever) counts as killed by ``timeout``.
 5. Exit status: 0 when the share of mutants killed is at least ``--min-kill`` (default 0.95), 1
    otherwise, 2 for a usage error.
 """
@@ -35,6 +36,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from checks import cpu_limit
 from checks.mutate.catalogue import (
     CLASSES,
     CatalogueError,
@@ -90,7 +92,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stages", default=",".join(STAGES),
                         help=f"the checks to run, in this order (default {','.join(STAGES)})")
     parser.add_argument("--timeout", type=float, default=900.0, metavar="S",
-                        help="seconds one mutant's checks may take (default 900)")
+                        help="CPU seconds one mutant's checks may use (default 900)")
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip the checks of the unmutated tree (rule 3)")
     parser.add_argument("--source", choices=("work", "head"), default="work",
@@ -202,10 +204,12 @@ def judge(mutant: Mutant | None, protocols: Sequence[str], budget: Budget, timeo
         argv = [sys.executable, "-m", "checks.mutate.kill", "--protocols", ",".join(protocols),
                 "--budget", json.dumps({**asdict(budget), "stages": list(budget.stages)})]
         try:
-            done = subprocess.run(argv, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout,
-                                  check=False)
-        except subprocess.TimeoutExpired:
-            return _row(mutant, "timeout", f"the checks ran longer than {timeout:.0f} s", started, {})
+            done = cpu_limit.run(argv, cpu_seconds=timeout, cwd=copy, env=env, capture_output=True, text=True,
+                                 check=False)
+        except subprocess.TimeoutExpired:  # blocked, not working: cpu_limit.HANG_GUARD
+            return _row(mutant, "timeout", f"the checks hung for {cpu_limit.HANG_GUARD:.0f} s", started, {})
+    if cpu_limit.exceeded(done.returncode):
+        return _row(mutant, "timeout", f"the checks used more than {timeout:g} s of CPU time", started, {})
     verdict = _last_json(done.stdout)
     if verdict is None:  # the process died before judging: the mutant broke an import, or worse
         lines = [line for line in done.stderr.splitlines() if line.strip()]

@@ -159,13 +159,14 @@ def _still_a_cti(invariants: Sequence[Invariant], v: Any, spec: ModelSpec, actio
 
 
 def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str,
-                 subject: Subject = UNICAST3_SUBJECT, world: Any = None, timeout_ms: int = 8_000,
+                 subject: Subject = UNICAST3_SUBJECT, world: Any = None,
                  seeds: Sequence[int] = (0, 1, 2, 3)) -> ConcreteCti | None:
     """z3's counterexample to ``action / invariant``, bounded so that it reads as a concrete state;
     with ``world``, the subject's pins and scope for that world's members and settings. A bounded
-    query is usually answered in a second, but its time varies a lot with z3's random seed (8 s or
-    more for one of four seeds, also depending on what the process asked z3 before): each of
-    ``seeds`` gets ``timeout_ms`` in turn."""
+    query is usually answered quickly, but its work varies a lot with z3's random seed (for one
+    of four seeds, many times the others): each of ``seeds`` is tried in turn, each query within
+    its work budget (``checks/symbolic/budget``: z3's rlimit, so the seed that answers is the same
+    on any machine)."""
     spec = subject.model
     pinned = subject.pins(world) if subject.pins is not None and world is not None else {}
     side = _pinned(spec.fields, pinned)
@@ -174,15 +175,16 @@ def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant
     def extra(o: Z3Ops, p: State) -> Any:
         return side(o, p) if scope is None else z3.And(side(o, p), scope(o, p))
 
+    undecided = True
     for seed in seeds:
         z3.set_param("smt.random_seed", seed)
         try:
             results = list(obligations(invariants, v, model=spec, actions=(spec.action(action),),
-                                       only=lambda a, i: a == action and i == invariant, extra=extra,
-                                       timeout_ms=timeout_ms))
+                                       only=lambda a, i: a == action and i == invariant, extra=extra))
         finally:
             z3.set_param("smt.random_seed", 0)
         result = results[0]
+        undecided = undecided and result.result == UNKNOWN
         if result.result == COUNTEREXAMPLE and result.model is not None and result.pre is not None:
             params = _read_params(result.model, result.params or {}, spec.action(action).params, world)
             if params is None:
@@ -192,7 +194,28 @@ def concrete_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant
                 return ConcreteCti(result.name, action, invariant, pre, params, pinned=tuple(pinned))
         elif result.result != UNKNOWN:
             return None
+    if undecided:
+        raise Undecided(f"z3's work budget ran out for all {len(seeds)} seeds")
     return None
+
+
+class Undecided(Exception):
+    """No seed of ``concrete_cti`` decided the bounded query within its work budget: neither a
+    counterexample nor its absence is known (reported as ``unknown``, never as a failure)."""
+
+
+def validated_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str, world: Any,
+                  subject: Subject = UNICAST3_SUBJECT) -> tuple[str, str, ConcreteCti | None]:
+    """``concrete_cti`` then ``validate_cti``: ("validated", its description, the CTI), ("not
+    validated", why, None) or ("unknown", why, None) when z3's budget decided nothing."""
+    try:
+        cti = concrete_cti(invariants, v, action, invariant, subject)
+    except Undecided as why:
+        return "unknown", str(why), None
+    problem = "z3 gave no bounded counterexample" if cti is None else validate_cti(cti, invariants, world, subject)
+    if cti is None or problem is not None:
+        return "not validated", problem or "", None
+    return "validated", " ".join(" ".join(cti.describe()[1:3]).split()), cti
 
 
 def _read_params(model: z3.ModelRef, terms: dict[str, Any], kinds: Sequence[tuple[str, Any]], world: Any
@@ -272,7 +295,10 @@ def replayed_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant
     import time
 
     started = time.perf_counter()
-    cti = concrete_cti(invariants, v, action, invariant, subject, world)
+    try:
+        cti = concrete_cti(invariants, v, action, invariant, subject, world)
+    except Undecided as why:
+        return "unknown", time.perf_counter() - started, str(why)
     problem = "z3 gave no bounded counterexample" if cti is None else validate_cti(cti, invariants, world, subject)
     if cti is None or problem is not None:
         return "not validated", time.perf_counter() - started, problem or ""

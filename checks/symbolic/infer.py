@@ -29,6 +29,7 @@ from typing import Any
 
 import z3
 
+from checks.symbolic import budget
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, load_world
 from checks.symbolic.obligations import conjunction
 from checks.symbolic.ops import Ops, Z3Ops
@@ -131,7 +132,7 @@ def sample_filter(invariants: Sequence[Invariant], states: Sequence[State], v: V
     return [inv for inv in invariants if all(inv.state(CONCRETE, s, v) for s in states)]  # type: ignore[misc]
 
 
-def houdini(invariants: Sequence[Invariant], v: Variant, timeout_ms: int = 20_000) -> list[Invariant]:
+def houdini(invariants: Sequence[Invariant], v: Variant) -> list[Invariant]:
     """The largest subset of ``invariants`` that is inductive (initiation and consecution)."""
     o = Z3Ops()
     p, q = symbolic_state("", UNICAST3.fields), symbolic_state("'", UNICAST3.fields)
@@ -141,7 +142,7 @@ def houdini(invariants: Sequence[Invariant], v: Variant, timeout_ms: int = 20_00
         changed = False
         for action in UNICAST3.actions:
             while alive:
-                broken = _broken_by(o, p, q, action, alive, v, timeout_ms)
+                broken = _broken_by(o, p, q, action, alive, v)
                 if not broken:
                     break
                 alive = [inv for inv in alive if inv.name not in broken]
@@ -152,34 +153,31 @@ def houdini(invariants: Sequence[Invariant], v: Variant, timeout_ms: int = 20_00
 def _holds_initially(o: Z3Ops, p: State, inv: Invariant, v: Variant) -> bool:
     solver = z3.Solver()
     solver.add(UNICAST3.initial(o, p), z3.Not(inv.state(o, p, v)))  # type: ignore[misc]
-    return solver.check() == z3.unsat
+    return budget.check(solver) == z3.unsat
 
 
-def _broken_by(o: Z3Ops, p: State, q: State, action: Any, alive: Sequence[Invariant], v: Variant,
-               timeout_ms: int) -> set[str]:
+def _broken_by(o: Z3Ops, p: State, q: State, action: Any, alive: Sequence[Invariant], v: Variant) -> set[str]:
     """Names of the candidates that ``action`` can break from a state satisfying all of them."""
     posts = {inv.name: z3.Bool(f"holds[{inv.name}]") for inv in alive}
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
     solver.add(conjunction(o, p, alive, v), action.relation(o, p, q, symbolic_params(action), v))
     solver.add(*[posts[inv.name] == inv.state(o, q, v) for inv in alive])  # type: ignore[misc]
     solver.add(z3.Not(z3.And(*posts.values())))
-    answer = solver.check()
+    answer = budget.check(solver)
     if answer == z3.unsat:
         return set()
     if answer == z3.unknown:  # one query per candidate instead; drop those not proved
-        return {inv.name for inv in alive if not _kept(o, p, q, action, alive, inv, v, timeout_ms)}
+        return {inv.name for inv in alive if not _kept(o, p, q, action, alive, inv, v)}
     model = solver.model()
     return {name for name, flag in posts.items() if z3.is_false(model.eval(flag, model_completion=True))}
 
 
-def _kept(o: Z3Ops, p: State, q: State, action: Any, alive: Sequence[Invariant], inv: Invariant, v: Variant,
-          timeout_ms: int) -> bool:
+def _kept(o: Z3Ops, p: State, q: State, action: Any, alive: Sequence[Invariant], inv: Invariant,
+          v: Variant) -> bool:
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
     solver.add(conjunction(o, p, alive, v), action.relation(o, p, q, symbolic_params(action), v),
                z3.Not(inv.state(o, q, v)))  # type: ignore[misc]
-    return solver.check() == z3.unsat
+    return budget.check(solver) == z3.unsat
 
 
 @dataclass
@@ -209,7 +207,6 @@ def infer(v: Variant = SHIPPED) -> Inferred:
         if inv.state is None:
             continue
         solver = z3.Solver()
-        solver.set("timeout", 10_000)
         solver.add(base, z3.Not(inv.state(o, p, v)))
-        implied[inv.name] = solver.check() == z3.unsat
+        implied[inv.name] = budget.check(solver) == z3.unsat
     return Inferred(len(grammar), len(states), len(sampled), inductive, implied, time.perf_counter() - started)

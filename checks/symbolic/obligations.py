@@ -7,9 +7,10 @@ For an inductive invariant Inv = I_1 and ... and I_n (the targets and the streng
 - per action a and step invariant P_k: Inv(p) and T_a(p, q) => P_k(p, q).
 
 Each query is "the negation is unsatisfiable": ``unsat`` is *proved*, ``sat`` gives a
-counterexample-to-induction (z3's model), ``unknown`` (timeout, quantifiers) is reported as such
-after one retry with a bounded pre-state (``checks/symbolic/bounded``), whose ``sat`` is a
-counterexample too (its ``unsat`` proves nothing, so it stays ``unknown``).
+counterexample-to-induction (z3's model), ``unknown`` (the query's work budget spent,
+``checks/symbolic/budget``; or quantifiers) is reported as such after one retry with a bounded
+pre-state (``checks/symbolic/bounded``), whose ``sat`` is a counterexample too (its ``unsat`` proves
+nothing, so it stays ``unknown``). No query has a wall-clock timeout.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 import z3
 
+from checks.symbolic import budget
 from checks.symbolic.bounded import bounded
 from checks.symbolic.ops import Z3Ops
 from checks.symbolic.system import Action, ModelSpec, State, symbolic_params, symbolic_state
@@ -50,11 +52,10 @@ def conjunction(o: Z3Ops, p: State, invariants: Sequence[Invariant], v: Any) -> 
     return z3.And(*[inv.state(o, p, v) for inv in invariants if inv.state is not None])
 
 
-def _solve(assertions: Sequence[Any], timeout_ms: int) -> tuple[str, z3.ModelRef | None]:
+def _solve(assertions: Sequence[Any], rlimit: int | None) -> tuple[str, z3.ModelRef | None]:
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
     solver.add(*assertions)
-    answer = solver.check()
+    answer = budget.check(solver, rlimit)
     if answer == z3.unsat:
         return PROVED, None
     if answer == z3.sat:
@@ -64,11 +65,12 @@ def _solve(assertions: Sequence[Any], timeout_ms: int) -> tuple[str, z3.ModelRef
 
 def obligations(invariants: Sequence[Invariant], v: Any, *, model: ModelSpec = UNICAST3,
                 actions: Sequence[Action] | None = None, only: Callable[[str, str], bool] | None = None,
-                timeout_ms: int = 8_000, extra: Callable[[Z3Ops, State], Any] | None = None) -> Iterator[Result]:
+                extra: Callable[[Z3Ops, State], Any] | None = None, rlimit: int | None = None) -> Iterator[Result]:
     """Every obligation of ``invariants`` of ``model`` under variant ``v``, in order (initiation
     first). ``actions``: some of the model's; ``only(action, invariant)`` selects some;
     ``extra(ops, pre)`` adds a side condition to the pre-state of every consecution query (e.g. a
-    bounded network for a concrete CTI)."""
+    bounded network for a concrete CTI). ``rlimit``: every query's work budget (default: its
+    calibrated one, ``checks/symbolic/budget``)."""
     o = Z3Ops()
     p, q = symbolic_state("", model.fields), symbolic_state("'", model.fields)
     inv_p = conjunction(o, p, invariants, v)
@@ -77,7 +79,7 @@ def obligations(invariants: Sequence[Invariant], v: Any, *, model: ModelSpec = U
         if inv.state is None or (only is not None and not only("init", inv.name)):
             continue
         started = time.perf_counter()
-        result, found = _solve([model.initial(o, p), z3.Not(inv.state(o, p, v))], timeout_ms)
+        result, found = _solve([model.initial(o, p), z3.Not(inv.state(o, p, v))], rlimit)
         yield Result(f"init / {inv.name}", "init", inv.name, result, time.perf_counter() - started, found, p)
     for action in model.actions if actions is None else actions:
         params = symbolic_params(action)
@@ -87,9 +89,9 @@ def obligations(invariants: Sequence[Invariant], v: Any, *, model: ModelSpec = U
                 continue
             goal = inv.state(o, q, v) if inv.state is not None else inv.step(o, p, q, v)  # type: ignore[misc]
             started = time.perf_counter()
-            result, found = _solve([inv_p, relation, *side, z3.Not(goal)], timeout_ms)
+            result, found = _solve([inv_p, relation, *side, z3.Not(goal)], rlimit)
             if result == UNKNOWN and extra is None:  # a bounded pre-state is one of the states: its CTI is one too
-                result, found = _solve([inv_p, relation, bounded(model.fields)(o, p), z3.Not(goal)], timeout_ms)
+                result, found = _solve([inv_p, relation, bounded(model.fields)(o, p), z3.Not(goal)], rlimit)
                 result = COUNTEREXAMPLE if result == COUNTEREXAMPLE else UNKNOWN
             yield Result(f"{action.name} / {inv.name}", action.name, inv.name, result,
                          time.perf_counter() - started, found, p, q, params)

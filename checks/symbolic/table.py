@@ -31,6 +31,8 @@ from typing import Any
 
 import z3
 
+from checks.symbolic import budget
+
 BITS = 64
 
 
@@ -185,8 +187,7 @@ def _claims(t: TableArithmetic, v: dict[str, Any]) -> Iterator[tuple[str, Any, A
            z3.And(k >= 0, r1 >= k, r_new == r1 - k, c_new == c1, fr + k == t.first_row(v["new_low"], off, shift)))
 
 
-def prove_table(t: TableArithmetic | None = None, timeout_ms: int = 60_000,
-                select: Callable[[str], bool] | None = None) -> list[Lemma]:
+def prove_table(t: TableArithmetic | None = None, select: Callable[[str], bool] | None = None) -> list[Lemma]:
     """Every lemma of the Table's arithmetic ``t`` (default: the engine's), with its result: the
     generic steps, the index facts, the lemmas (using both as hypotheses), and the expected
     counterexample without the no-overflow precondition. ``select(name)``: only some of them (the
@@ -194,33 +195,31 @@ def prove_table(t: TableArithmetic | None = None, timeout_ms: int = 60_000,
     t = t or TableArithmetic()
     chosen = select or (lambda name: True)
     v = _vars()
-    out = [_prove(name, "proved", hypothesis, conclusion, v, timeout_ms)
+    out = [_prove(name, "proved", hypothesis, conclusion, v)
            for name, hypothesis, conclusion in STEPS if chosen(name)]
     domain = _domain(v)
     facts = _index_facts(t, v)
-    out += [_prove(name, "proved", domain, fact, v, timeout_ms) for name, fact in facts if chosen(name)]
+    out += [_prove(name, "proved", domain, fact, v) for name, fact in facts if chosen(name)]
     known = z3.And(domain, *[fact for _, fact in facts], _instances(t, v))
     for name, hypothesis, conclusion in _claims(t, v):
         if chosen(name):  # injectivity follows from the read-back lemma alone (equal slots read back equal)
             assumed = hypothesis if name == INJECTIVE else z3.And(known, hypothesis)
-            out.append(_prove(name, "proved", assumed, conclusion, v, timeout_ms))
+            out.append(_prove(name, "proved", assumed, conclusion, v))
     if not chosen("table: without the no-overflow precondition the 64-bit index wraps (row < 0)"):
         return out
     fr = t.first_row(v["low"], v["offset"], v["shift"])
     unguarded = z3.And(v["offset"] <= v["low"], v["low"] <= v["hr"], v["shift"] >= 0, v["shift"] <= 62,
                        _live(v, v["s"]))
     out.append(_prove("table: without the no-overflow precondition the 64-bit index wraps (row < 0)",
-                      "counterexample", unguarded, t.locate(v["s"], v["offset"], v["shift"], fr)[0] >= 0, v,
-                      timeout_ms))
+                      "counterexample", unguarded, t.locate(v["s"], v["offset"], v["shift"], fr)[0] >= 0, v))
     return out
 
 
-def _prove(name: str, expected: str, hypothesis: Any, conclusion: Any, v: dict[str, Any], timeout_ms: int) -> Lemma:
+def _prove(name: str, expected: str, hypothesis: Any, conclusion: Any, v: dict[str, Any]) -> Lemma:
     solver = z3.Solver()
-    solver.set("timeout", timeout_ms)
     solver.add(hypothesis, z3.Not(conclusion))
     started = time.perf_counter()
-    answer = solver.check()
+    answer = budget.check(solver)
     seconds = time.perf_counter() - started
     if answer == z3.unsat:
         return Lemma(name, "proved", expected, seconds)

@@ -300,22 +300,32 @@ def _read_address(r: Reader, field: str) -> Address:
         raise DecodeError(f"{field}: expected UTF-8 text") from None
 
 
-def _read_count(r: Reader, field: str, max_members: int) -> int:
+MIN_VIEW_MEMBER, MIN_DIGEST_ENTRY = 2, 3  # bytes: an address (tag, length 0); and a long sequence (lengths)
+
+
+def _read_count(r: Reader, field: str, max_members: int, min_bytes: int) -> int:
+    """A view's or digest's count, refused by itself before anything is read or built: more than
+    ``max_members``, or more entries of at least ``min_bytes`` each than the bytes left hold."""
     count = r.compact(field, INT_BYTES, MAX_CINT)
     if count > max_members:
         raise DecodeError(f"{field}: expected at most max_members={max_members}, got {count}")
+    if count * min_bytes > r.remaining:
+        raise DecodeError(f"{field}: {count} entries of at least {min_bytes} bytes cannot fit in the"
+                          f" {r.remaining} bytes left")
     return count
 
 
 def _read_view_digest(r: Reader, what: str, max_members: int) -> tuple[tuple[Address, ...], Digest]:
+    """The checking path of views and digests (``_fast_view_digest`` is the fast one): it names the
+    field and what was expected in its ``DecodeError``."""
     view: list[Address] = []
-    for _ in range(_read_count(r, f"{what}.view count", max_members)):
+    for _ in range(_read_count(r, f"{what}.view count", max_members, MIN_VIEW_MEMBER)):
         address = _read_address(r, f"{what}.view member")
         if view and address_key(address) <= address_key(view[-1]):
             raise DecodeError(f"{what}.view: members must be strictly increasing, {address!r} after {view[-1]!r}")
         view.append(address)
     digest: list[tuple[Address, int, int]] = []
-    for _ in range(_read_count(r, f"{what}.digest count", max_members)):
+    for _ in range(_read_count(r, f"{what}.digest count", max_members, MIN_DIGEST_ENTRY)):
         member = _read_address(r, f"{what}.digest member")
         if digest and address_key(member) <= address_key(digest[-1][0]):
             raise DecodeError(f"{what}.digest: members must be strictly increasing, {member!r} after"
@@ -361,13 +371,122 @@ def _fast_mcast(raw: bytes, limits: CodecLimits) -> McastMsg | None:
     return msg
 
 
+# The fast path for views and digests (STABLE, STABILITY, JOIN_RSP): one pass over the bytes,
+# every check of ``_read_view_digest`` and of the messages' constructors made on the way (canonical
+# integers, ranges, UTF-8, strictly increasing addresses, hd <= hr), counts refused before anything
+# is built. Like ``_fast_mcast`` it returns None on anything wrong, and ``decode`` re-parses with
+# the checking path, which raises the precise DecodeError.
+_STR = 1
+
+
+def _fast_address(raw: bytes, i: int, end: int) -> tuple[int, Address, int]:
+    """(kind, address, next offset) at ``i``; kind -1: not canonical (the caller gives up)."""
+    if i + 1 >= end:
+        return -1, None, i
+    tag, n = raw[i], raw[i + 1]
+    if tag == 0:
+        j = i + 2 + n
+        if n > 8 or j > end or (n and not raw[j - 1]):
+            return -1, None, i
+        value = int.from_bytes(raw[i + 2 : j], "little")
+        return (0 if value <= MAX_SEQNO else -1), value, j
+    if tag != 1 or n == 0 or n > INT_BYTES:
+        return -1, None, i
+    j = i + 2 + n
+    if j > end or not raw[j - 1]:
+        return -1, None, i
+    length = int.from_bytes(raw[i + 2 : j], "little")
+    k = j + length
+    if not 1 <= length <= MAX_ADDRESS_BYTES or k > end:
+        return -1, None, i
+    try:
+        return _STR, raw[j:k].decode("utf-8"), k
+    except UnicodeDecodeError:
+        return -1, None, i
+
+
+def _fast_count(raw: bytes, i: int, end: int, max_members: int, min_bytes: int) -> tuple[int, int]:
+    """(count, next offset), count -1 when not canonical or refused by its size."""
+    n = raw[i] if i < end else 9
+    j = i + 1 + n
+    if n > INT_BYTES or j > end or (n and not raw[j - 1]):
+        return -1, i
+    count = int.from_bytes(raw[i + 1 : j], "little")
+    if count > max_members or count * min_bytes > end - j:
+        return -1, i
+    return count, j
+
+
+def _fast_view_digest(raw: bytes, i: int, max_members: int) -> tuple[tuple[Address, ...], Digest] | None:
+    end = len(raw)
+    count, i = _fast_count(raw, i, end, max_members, MIN_VIEW_MEMBER)
+    if count < 0:
+        return None
+    view: list[Address] = []
+    last_kind, last = -1, None
+    for _ in range(count):
+        kind, address, i = _fast_address(raw, i, end)
+        if kind < last_kind or kind < 0 or (kind == last_kind and address <= last):
+            return None
+        view.append(address)
+        last_kind, last = kind, address
+    count, i = _fast_count(raw, i, end, max_members, MIN_DIGEST_ENTRY)
+    if count < 0:
+        return None
+    digest: list[tuple[Address, int, int]] = []
+    last_kind, last = -1, None
+    for _ in range(count):
+        kind, member, i = _fast_address(raw, i, end)
+        if kind < last_kind or kind < 0 or (kind == last_kind and member <= last) or i >= end:
+            return None
+        lengths = raw[i]
+        n, k = lengths >> 4, lengths & 15
+        j = i + 1 + n
+        m = j + k
+        if n > 8 or k > 8 or m > end or (n and not raw[j - 1]) or (k and not raw[m - 1]):
+            return None
+        hd = int.from_bytes(raw[i + 1 : j], "little")
+        hr = hd + int.from_bytes(raw[j:m], "little")
+        if hr > MAX_SEQNO:
+            return None
+        digest.append((member, hd, hr))
+        last_kind, last, i = kind, member, m
+    return (tuple(view), tuple(digest)) if i == end else None
+
+
+_SET_VIEW_DIGEST: dict[type, tuple[Callable[[Any, Any], None], ...]] = {
+    cls: tuple(getattr(cls, name).__set__ for name in ("view", "digest"))
+    for cls in (StableMsg, StabilityMsg, JoinRspMsg)}
+
+
+def _view_digest_msg(cls: type[StableMsg | StabilityMsg | JoinRspMsg], raw: bytes,
+                     max_members: int) -> StableMsg | StabilityMsg | JoinRspMsg | None:
+    """The message ``cls`` of ``raw`` by the fast path, built from fields it has checked."""
+    found = _fast_view_digest(raw, 2, max_members)
+    if found is None:
+        return None
+    msg = object.__new__(cls)
+    set_view, set_digest = _SET_VIEW_DIGEST[cls]
+    set_view(msg, found[0])
+    set_digest(msg, found[1])
+    return msg
+
+
+_VIEW_DIGEST_TYPES: dict[int, type[StableMsg | StabilityMsg | JoinRspMsg]] = {
+    TYPE_STABLE: StableMsg, TYPE_STABILITY: StabilityMsg, TYPE_JOIN_RSP: JoinRspMsg}
+
+
 def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_LIMITS,
            max_members: int = DEFAULT_MAX_MEMBERS) -> WireMsg:
     """Parse one datagram; raises ``DecodeError`` (only) if it is not a canonical encoding.
     Passing something that is not bytes-like is a caller bug and raises ``TypeError``."""
     raw = data if type(data) is bytes and len(data) <= limits.max_datagram else datagram_bytes(data, limits)
-    if len(raw) > 3 and raw[0] == MAGIC and raw[1] == TYPE_MSG:
-        fast = _fast_mcast(raw, limits)
+    if len(raw) > 3 and raw[0] == MAGIC:
+        fast: WireMsg | None = None
+        if raw[1] == TYPE_MSG:
+            fast = _fast_mcast(raw, limits)
+        elif raw[1] in _VIEW_DIGEST_TYPES:
+            fast = _view_digest_msg(_VIEW_DIGEST_TYPES[raw[1]], raw, max_members)
         if fast is not None:
             return fast
     r = Reader(raw)

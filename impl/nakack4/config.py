@@ -98,6 +98,14 @@ class Config:
     refused like one naming more than ``max_members`` (``member_limit``: 1,024 members at the
     default capacity). The windows an engine holds are those of its view plus, between a digest and
     the view that follows it, the digest's: at most twice this."""
+    max_held_bytes: int = 64 << 20
+    """Most bytes one receive window holds undelivered (messages stored above a gap, or while its
+    deliverer is busy, each counted as its payload plus ``impl.common.HELD_OVERHEAD``): a message
+    that would pass it is dropped like a loss (``held_bytes_full``) and comes again by
+    retransmission once the gap is filled. JGroups bounds only the slots: a member that never sends
+    seqno 1 makes every receiver keep up to ``capacity`` x 65,000 bytes of its messages (1 GB)."""
+    max_receive_bytes: int = 256 << 20
+    """Most bytes all receive windows hold undelivered together (as ``max_held_bytes``)."""
     max_pending_sends: int = 1 << 16
     """Most sends held at once (blocked on the full window, or between seqno and add); one more
     ``multicast`` raises ``SendWindowFull`` (the spec's sender_threads bounds it in the models)."""
@@ -115,7 +123,8 @@ class Config:
     def __post_init__(self) -> None:
         require_ints(self, ["capacity", "ack_threshold", "xmit_interval", "become_server_queue_size",
                             "max_xmit_req_size", "max_members", "resend_factor", "max_resend_bytes",
-                            "max_pending_sends", "max_xmit_served", "max_queue_bytes", "max_window_bytes"])
+                            "max_pending_sends", "max_xmit_served", "max_queue_bytes", "max_window_bytes",
+                            "max_held_bytes", "max_receive_bytes"])
         for name in _FLAGS:
             if type(getattr(self, name)) is not bool:
                 _reject(name, "a bool", getattr(self, name))
@@ -133,7 +142,8 @@ class Config:
             _reject("codec_limits", f"max_datagram >= {need} (an XMIT_REQ of max_xmit_req_size"
                     f"={self.max_xmit_req_size} seqnos must fit one datagram)", self.codec_limits)
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
-        for name in ("max_members", "max_pending_sends", "max_xmit_served", "max_queue_bytes"):
+        for name in ("max_members", "max_pending_sends", "max_xmit_served", "max_queue_bytes", "max_held_bytes",
+                     "max_receive_bytes"):
             _require(self, name, getattr(self, name) >= 1, ">= 1")
         _require(self, "max_window_bytes", self.max_window_bytes >= SLOT_BYTES * self.capacity,
                  f">= {SLOT_BYTES} x capacity (room for one window of capacity={self.capacity})")

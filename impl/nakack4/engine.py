@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from impl.common import LocalProtocolError, MemberOutputs, SendWindowFull, check_time
+from impl.common import LocalProtocolError, MemberOutputs, SendWindowFull, check_time, held_size
 from impl.nakack2.codec import check_address
 from impl.nakack4 import membership, receive, sending, tasks
 from impl.nakack4.codec import JoinRspMsg, McastMsg, address_key, decode
@@ -237,6 +237,10 @@ class Nakack4Engine(MemberOutputs[P]):
             w.check_invariants()
             if peer != m.me:
                 assert w.low == w.hd, (peer, w)
+                held = sum(held_size(item) for s in range(w.hd + 1, w.high + 1) if (item := w.get(s)) is not None)
+                assert entry.held_bytes == held <= self._config.max_held_bytes, (peer, entry.held_bytes, held)
+        assert m.held.total == sum(e.held_bytes for p, e in m.entries.items() if p != m.me), m.held.total
+        assert m.held.total <= self._config.max_receive_bytes, m.held.total
         own = m.own
         if own is not None:
             assert own.window.high <= m.seqno, (own.window, m.seqno)

@@ -34,7 +34,7 @@ def on_view(m: Member[P], members: Iterable[P]) -> None:
             continue
         m.ack_table.pop(peer, None)
         if peer != m.me:
-            m.entries.pop(peer, None)
+            m.drop_entry(peer)
             m.xmit_last.pop(peer, None)
     m.set_members(view)
     m.is_server = True
@@ -81,7 +81,7 @@ def merge_digest(m: Member[P], digest: dict[P, tuple[int, int]]) -> None:
         entry = m.entries.get(sender)
         if sender == m.me or (entry is not None and entry.window.hd >= hd):
             continue
-        m.entries[sender] = Entry(m.config, hd)
+        m.set_entry(sender, Entry(m.config, hd))
 
 
 def disconnect(m: Member[P]) -> None:
@@ -92,7 +92,8 @@ def disconnect(m: Member[P]) -> None:
         own.window.close()
     fail_held(m)
     m.seqno = 0
-    m.entries = {}
+    for peer in list(m.entries):
+        m.drop_entry(peer)
     m.set_members(frozenset())
     m.ack_table = {}
     m.is_server = False

@@ -13,12 +13,14 @@ for hostile input only, each counted in ``Stats`` when it bites:
   sender; the spec always asks the original sender).
 - An XMIT_RSP is accepted only from the original sender it names.
 - The become_server_queue holds at most ``max_queue_bytes``.
+- A receive window holds at most ``max_held_bytes`` undelivered, all of them ``max_receive_bytes``
+  (``impl.common.HeldBytes``): a message that would pass either is dropped like a loss.
 """
 
 from __future__ import annotations
 
-from impl.common import ResendBudget
-from impl.fixed_window import AddStatus
+from impl.common import ResendBudget, held_size
+from impl.fixed_window import MAX_SEQNO, AddStatus
 from impl.nakack2.state import ResendBook
 from impl.nakack4.acks import count_acks, on_ack, send_ack
 from impl.nakack4.codec import (
@@ -35,7 +37,7 @@ from impl.nakack4.codec import (
     encode_mcast,
 )
 from impl.nakack4.membership import on_join_rsp
-from impl.nakack4.state import ARMED, READY, STRANDED, STUCK, Member, P
+from impl.nakack4.state import ARMED, READY, STRANDED, STUCK, Entry, Member, P
 from impl.wire import EncodeError
 
 
@@ -88,8 +90,15 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         _failed_delivery(m, sender, msg)
         return
     else:
+        held = _will_hold(entry, msg.seqno, busy=False)
+        if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+            m.stats.held_bytes_full += 1
+            return
         status = window.add(msg.seqno, msg)
         items = [] if status is AddStatus.BEYOND_CAPACITY else window.remove_many(True)
+        # Counted by what happened: after a failed batch, what looked held may be delivered at once.
+        stored = held and status is AddStatus.ADDED and all(item is not msg for item in items)
+        m.held.account(entry, msg, items, held=stored)
         entry.deliverer = READY
         if not items:
             m.stats.old_or_duplicate += status is not AddStatus.ADDED
@@ -105,7 +114,20 @@ def _failed_delivery(m: Member[P], sender: P, msg: McastMsg) -> None:
     entry = m.entries[sender]
     if entry.deliverer == ARMED:
         entry.deliverer = STUCK if m.variant.deliverer_stuck else STRANDED
+    held = _will_hold(entry, msg.seqno, busy=True)
+    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+        m.stats.held_bytes_full += 1
+        return
     entry.window.add(msg.seqno, msg)
+    m.held.account(entry, msg, [], held=held)
+
+
+def _will_hold(entry: Entry, seqno: int, *, busy: bool) -> bool:
+    """Would adding ``seqno`` to ``entry``'s receive window store it undelivered? Above a gap, or
+    anywhere while the deliverer is busy (``busy``: the batch that would take it failed)."""
+    window = entry.window
+    return (window.hd + (0 if busy else 1) < seqno <= MAX_SEQNO and not window.full_for(seqno)
+            and window.get(seqno) is None)
 
 
 def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
@@ -170,6 +192,7 @@ def on_highest_seqno(m: Member[P], src: P, msg: HighestSeqnoMsg) -> None:
     if m.variant.fix_deliver_stranded and entry.deliverer == STRANDED:
         entry.deliverer = READY
         items = entry.window.remove_many(True)
+        m.held.account(entry, None, items, held=False)
         if items:
             if count_acks(m, src, len(items)):
                 send_ack(m, src, entry.window.hd)

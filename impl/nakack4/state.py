@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Generic
 
-from impl.common import EngineStats, P
+from impl.common import EngineStats, HeldBytes, P
 from impl.fixed_window import FixedBuffer
 from impl.nakack2.state import ResendBook
 from impl.nakack4.codec import McastMsg, WireMsg, address_key, encode
@@ -72,13 +72,14 @@ class Stats(EngineStats):
 class Entry:
     """One window and what the member keeps beside it per sender (JGroups' Entry)."""
 
-    __slots__ = ("counted", "deliverer", "pending", "window")
+    __slots__ = ("counted", "deliverer", "held_bytes", "pending", "window")
 
     def __init__(self, config: Config, offset: int) -> None:
         self.window: FixedBuffer[McastMsg] = FixedBuffer(config.capacity, offset, seed_edge=config.variant.seed_edge)
         self.counted = 0  # num_acks_sent: deliveries since the last ACK
         self.pending = False  # send_ack: the retransmit task owes the sender an ACK
         self.deliverer = READY
+        self.held_bytes = 0  # stored undelivered, counted against max_held_bytes (impl.common.HeldBytes)
 
 
 class Member(Generic[P]):
@@ -110,6 +111,7 @@ class Member(Generic[P]):
         self.deliveries: list[tuple[P, bytes]] = []
         self.send_events: list[tuple[int, SendStatus]] = []
         self.stats = Stats()
+        self.held = HeldBytes(config.max_held_bytes, config.max_receive_bytes)  # the byte limits
 
     @property
     def own(self) -> Entry | None:
@@ -122,6 +124,17 @@ class Member(Generic[P]):
     def digest(self) -> dict[P, tuple[int, int]]:
         """GET_DIGEST: (hd, high) of every window."""
         return {p: (e.window.hd, e.window.high) for p, e in self.entries.items()}
+
+    def drop_entry(self, peer: P) -> None:
+        """Forget ``peer``'s window (if any): what it held undelivered is freed."""
+        entry = self.entries.pop(peer, None)
+        if entry is not None:
+            self.held.release(entry)
+
+    def set_entry(self, peer: P, entry: Entry) -> None:
+        """``peer``'s window is ``entry`` from now on (the one it replaces, if any, is freed)."""
+        self.drop_entry(peer)
+        self.entries[peer] = entry
 
     def sorted_entries(self) -> list[tuple[P, Entry]]:
         return sorted(self.entries.items(), key=lambda e: address_key(e[0]))

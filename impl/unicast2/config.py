@@ -94,6 +94,13 @@ class Config:
     one for every DATA that finds no window (the spec's behaviour, which the lockstep harness
     uses). Not in UNICAST2: without it, once a receive table is full two honest engines amplify
     each other's SEND_FIRST_SEQNOs and whole-range answers (JGRP-1874) round after round."""
+    sync_retries: int = 3
+    """With ``sync_min_interval`` > 0: how often a SEND_FIRST_SEQNO left unanswered (no new window
+    from the peer) is sent again, one every sync_min_interval, before the engine waits for the
+    peer's next DATA; a DATA without a window that the rate limit holds back is remembered and sent
+    this way, never lost (>= 1). Not in UNICAST2, which asks once per DATA: a lost answer to the
+    last DATA sent stalls it until the sender sends again (with the rate limit, one lost answer
+    stalled a burst for good)."""
     max_xmit_scan: int = 1 << 18
     """Most seqnos the retransmit task scans for gaps in one run over all receive windows (round
     robin; the first window of a run is always scanned): bounds the work of a run whatever the
@@ -101,10 +108,13 @@ class Config:
     slots a run). At least ``max_xmit_req_size``. Not in JGroups, which scans every window."""
     receive_evict_idle: int = 60_000
     """Lock-out guard: when the receive table is full (``max_receive_entries``), a first DATA from
-    a new sender evicts the receive entry idle longest, if it has been idle this long (ms), as
-    ``remove_receive_connection`` removes it (the evicted sender resynchronises on its next DATA);
-    0 never evicts. An honest peer then gets in within this time unless every entry is kept busy.
-    Not in JGroups, whose table is unbounded (60000 mirrors its AgeOutCache default)."""
+    a new sender evicts the receive entry that has gone longest without progress (a delivery beyond
+    the DATA that created its window), if that is this long (ms), as ``remove_receive_connection``
+    removes it (the evicted sender resynchronises on its next DATA; what the window delivered is
+    remembered, so it is never delivered twice); 0 never evicts. Duplicates and window replacements
+    are no progress, so an honest peer gets in within this time however busy an attacker keeps its
+    entries, unless they all deliver new messages (``impl.common.evict_stalest``). Not in JGroups,
+    whose table is unbounded (60000 mirrors its AgeOutCache default)."""
     max_window_bytes: int = 64 << 20
     """Most bytes one receive window holds undelivered (messages stored above a gap, each counted
     as its payload plus ``impl.common.HELD_OVERHEAD``): a DATA that would pass it is dropped (and
@@ -137,7 +147,7 @@ class Config:
             require_field(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         for name in ("max_stable_msgs", "xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
                      "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",
-                     "max_receive_bytes"):
+                     "max_receive_bytes", "sync_retries"):
             require_field(self, name, getattr(self, name) >= 1, ">= 1")
         if not isinstance(self.variant, Variant):
             reject_field("variant", "an impl.unicast2.Variant", self.variant)

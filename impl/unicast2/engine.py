@@ -117,12 +117,15 @@ class Unicast2Engine(Generic[P]):
 
     def handle_timer(self, *, now: int) -> None:
         """Run every task that is due (``now >= get_timer()``), in this order: the retransmit task
-        (the spec's XMIT) and AgeOutCache expiry, the stable task (STABLE), the connection reaper
+        (the spec's XMIT, then the SEND_FIRST_SEQNOs the rate limit deferred or that went
+        unanswered: ``Member.resync``) and AgeOutCache expiry, the stable task (STABLE), the connection reaper
         (IDLE_SEND / IDLE_RECV for idle entries). Each next run is one period after this one."""
         self._advance(now)
         m, cfg = self._m, self._config
         if now >= self._next_xmit:
             tasks.retransmit(m)
+            if m.sync_wanted:
+                m.resync(now=now)
             if cfg.max_retransmit_time > 0:
                 tasks.age_out(m, now=now)
             self._next_xmit = now + cfg.xmit_interval
@@ -213,7 +216,8 @@ class Unicast2Engine(Generic[P]):
         for peer, r in m.recv.items():
             r.window.check_invariants()
             assert r.window.hr == r.delivered or r.window.get(r.delivered + 1) is None, (peer, r.window)
-        assert len(m.recv) <= cfg.max_receive_entries
+        assert len(m.recv) <= cfg.max_receive_entries and len(m.sync_wanted) <= cfg.max_receive_entries
+        assert all(0 <= left <= cfg.sync_retries for _, left in m.sync_wanted.values())
         assert 0 <= m.timestamper.last < 2**31 and 0 <= m.next_conn_id < 2**15
 
     # ------------------------------------------------------------------ time

@@ -8,7 +8,8 @@ counted in ``Stats`` when it bites:
 
 - DATA with seqno 0 is dropped (seqnos start at 1; a window at offset -1 has no encoding).
 - DATA more than ``max_receive_span`` above a window's low is dropped before it touches the entry.
-- A DATA that would create receive entry number ``max_receive_entries + 1`` is dropped.
+- A DATA that would create receive entry number ``max_receive_entries + 1`` is dropped, unless
+  the entry longest without progress has gone ``receive_evict_idle`` without (evicted).
 - One XMIT_REQ, SEND_FIRST_SEQNO or STABLE makes us resend at most ``max_xmit_served`` messages
   (the first ones asked for; found without looking at the others, so the work is bounded by what
   is served, not by what is asked), and at most ``resend_factor`` times its size in bytes (or one
@@ -17,7 +18,7 @@ counted in ``Stats`` when it bites:
 
 from __future__ import annotations
 
-from impl.common import P, evict_idlest, held_size, resend_budget, will_hold
+from impl.common import P, evict_stalest, held_size, reopen_offset, resend_budget, will_hold
 from impl.unicast2.codec import NO_CONN, AckMsg, DataMsg, SendFirstSeqnoMsg, StableMsg, WireMsg, XmitReqMsg
 from impl.unicast2.state import Member, RecvEntry, SendEntry
 from impl.window import Table, WindowSpanError
@@ -53,14 +54,18 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
 
     A first DATA with no entry or another conn_id opens a window just below its seqno (replacing
     the old one); a non-first one without a matching entry is dropped and answered by a
-    SEND_FIRST_SEQNO (not rate limited). Variant no_conn_ids: a missing entry expects seqno 1.
+    SEND_FIRST_SEQNO (rate limited at sync_min_interval > 0: ``Member.request_first_seqno``).
+    Variant no_conn_ids: a missing entry expects seqno 1.
     """
     seqno = msg.seqno
     if seqno == 0:
         m.stats.bad_seqno += 1
         return
     entry = m.recv.get(src)
+    opened: int | None = None  # a new window: the highest seqno a resync knew the sender had (or 0)
     if entry is None or not same_connection(m, entry, msg):
+        wanted = m.sync_wanted.get(src)
+        opened = wanted[0] if wanted is not None else 0
         if m.variant.no_conn_ids:
             if seqno > m.config.max_receive_span:
                 m.stats.beyond_window += 1
@@ -68,8 +73,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
             entry = _open_window(m, src, NO_CONN, 0, now=now)
         elif not msg.first:
             m.stats.data_without_window += 1
-            if m.may_request_first_seqno(src, now=now):
-                m.emit(src, SendFirstSeqnoMsg(seqno, m.next_timestamp()))
+            m.request_first_seqno(src, seqno, now=now)
             return
         else:
             entry = _open_window(m, src, msg.conn_id, seqno - 1, now=now)
@@ -87,9 +91,13 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     m.held.account(entry, msg, items, held=held)
     if items:
         m.deliver_all(src, items)
+        if opened is None:
+            entry.stale_since = now  # progress (receive_evict_idle)
     entry.touched = now
     if msg.first and not m.variant.no_first_ack:
         m.emit(src, AckMsg(seqno, msg.conn_id))
+    if opened and opened > entry.window.hr:  # the sender has more than the window got: its tail now,
+        m.send_stable(src, entry)           # not a stable_interval later (sync_min_interval > 0 only)
 
 
 def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg) -> list[DataMsg]:
@@ -112,7 +120,8 @@ def _open_window(m: Member[P], src: P, conn_id: int, offset: int, *, now: int) -
     """A new receive entry for ``src`` at ``offset`` (None if max_receive_entries refuses it)."""
     cfg = m.config
     old = m.recv.get(src)
-    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_idlest(m, now=now):
+    offset = reopen_offset(m, src, conn_id, offset)
+    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_stalest(m, now=now):
         m.stats.receive_table_full += 1
         return None
     if old is not None:
@@ -121,12 +130,19 @@ def _open_window(m: Member[P], src: P, conn_id: int, offset: int, *, now: int) -
     window: Table[DataMsg] = Table(offset, msgs_per_row=cfg.xmit_table_msgs_per_row,
                                    initial_rows=cfg.xmit_table_num_rows, max_span=cfg.max_receive_span)
     entry = m.recv[src] = RecvEntry(conn_id, window, now=now)
+    if m.evicted:
+        m.evicted.pop(src, None)
+    if old is not None:
+        entry.stale_since = old.stale_since  # a new window of the same peer is no progress
+    if m.sync_sent:  # a new window answers the resync asked for, if any: its table slots are free
+        m.sync_sent.pop(src, None)
+        m.sync_wanted.pop(src, None)
     return entry
 
 
-def _evict_idlest(m: Member[P], *, now: int) -> bool:
+def _evict_stalest(m: Member[P], *, now: int) -> bool:
     """Make room as the reaper does: a final STABLE, then the entry gone."""
-    return evict_idlest(m, m.remove_receiver, now=now)
+    return evict_stalest(m, m.remove_receiver, now=now)
 
 
 def on_xmit_req(m: Member[P], src: P, msg: XmitReqMsg) -> None:

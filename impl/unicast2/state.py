@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Generic
 
 from impl.common import EngineStats, HeldBytes, P, ResendBudget, Timestamper, claim_sync, resend_all, ts_newer
-from impl.unicast2.codec import NO_CONN, DataMsg, StableMsg, WireMsg, encode, encode_data
+from impl.unicast2.codec import NO_CONN, DataMsg, SendFirstSeqnoMsg, StableMsg, WireMsg, encode, encode_data
 from impl.unicast2.config import Config
 from impl.window import Table
 
@@ -49,7 +49,8 @@ class SendEntry:
 class RecvEntry:
     """ReceiverEntry: messages from one peer, window created just below the first seqno seen."""
 
-    __slots__ = ("conn_id", "held_bytes", "last_highest", "received_bytes", "stable_count", "touched", "window")
+    __slots__ = ("conn_id", "held_bytes", "last_highest", "received_bytes", "stable_count", "stale_since", "touched",
+                 "window")
 
     def __init__(self, conn_id: int, window: Table[DataMsg], *, now: int) -> None:
         self.conn_id = conn_id
@@ -59,6 +60,7 @@ class RecvEntry:
         self.received_bytes = 0  # payload bytes since the last byte-triggered STABLE (max_bytes)
         self.touched = now  # last DATA on this connection (the reaper's age)
         self.held_bytes = 0  # counted against max_window_bytes (impl.common.HeldBytes)
+        self.stale_since = now  # no delivery beyond the creating DATA since (receive_evict_idle)
 
     @property
     def delivered(self) -> int:
@@ -72,7 +74,8 @@ class Stats(EngineStats):
     foreign_stables: int = 0  # STABLE for no send entry or another conn_id: ignored
     stables_by_bytes: int = 0  # STABLEs sent because a window received max_bytes
     aged_out: int = 0  # connections to non-members removed by the AgeOutCache
-    syncs_rate_limited: int = 0  # SEND_FIRST_SEQNO not sent: one went to that peer within sync_min_interval
+    syncs_rate_limited: int = 0  # SEND_FIRST_SEQNO deferred: one went to that peer within sync_min_interval
+    syncs_resent: int = 0  # SEND_FIRST_SEQNO sent again: deferred by the rate limit, or left unanswered
     sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: the rate limit's table is full
 
 
@@ -93,10 +96,12 @@ class Member(Generic[P]):
         self.deliveries: list[tuple[P, bytes]] = []
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
-        self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
+        self.evict_not_before = 0  # no receive entry can be stale enough to evict before this time
+        self.evicted: dict[P, tuple[int, int]] = {}  # peer -> (conn_id, delivered) of an evicted window
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
         self.answering = (0, 0)  # the datagram being handled: its size and arrival time (resend_factor)
         self.sync_sent: dict[P, int] = {}  # peer -> time of the last SEND_FIRST_SEQNO (sync_min_interval)
+        self.sync_wanted: dict[P, list[int]] = {}  # peer -> [seqno, retries left]: a resync not yet answered
 
     # ------------------------------------------------------------------ outputs
 
@@ -138,21 +143,55 @@ class Member(Generic[P]):
 
     # ------------------------------------------------------------------ timestamps
 
-    def may_request_first_seqno(self, peer: P, *, now: int) -> bool:
-        """``sync_min_interval`` (not in UNICAST2, which asks on every DATA without a window: with
-        the whole-range answer of JGRP-1874 two honest peers then amplify each other without end):
-        at most one SEND_FIRST_SEQNO per peer per interval, the table of peers bounded by
-        ``max_receive_entries`` like UNICAST3's last_sync_sent."""
+    def request_first_seqno(self, peer: P, seqno: int, *, now: int) -> None:
+        """A DATA up to ``seqno`` from ``peer`` found no window: ask for the first seqno.
+
+        ``sync_min_interval`` 0 is UNICAST2 as shipped (the spec): one SEND_FIRST_SEQNO per such
+        DATA. Otherwise (not in UNICAST2: with the whole-range answer of JGRP-1874 two honest peers
+        then amplify each other without end) at most one per peer per interval, the table of peers
+        bounded by ``max_receive_entries`` like UNICAST3's last_sync_sent; a request the limit holds
+        back is remembered (``sync_wanted``: the highest seqno asked for, the retries left) and sent
+        by ``resync`` once the interval allows, and so is one left unanswered, ``sync_retries`` times:
+        the limit delays a resync, it never loses one."""
         cfg = self.config
         if cfg.sync_min_interval == 0:
-            return True
+            self.emit(peer, SendFirstSeqnoMsg(seqno, self.next_timestamp()))
+            return
+        wanted = self.sync_wanted.get(peer)
+        if wanted is None and len(self.sync_wanted) >= cfg.max_receive_entries:
+            self.stats.sync_table_full += 1
+            return
         claimed = claim_sync(self.sync_sent, peer, now=now, interval=cfg.sync_min_interval,
                              capacity=cfg.max_receive_entries)
         if claimed is None:
             self.stats.sync_table_full += 1
-        elif not claimed:
+            return
+        if wanted is None:
+            wanted = self.sync_wanted[peer] = [seqno, cfg.sync_retries]
+        else:  # the peer is still sending without a window: ask for the highest, retries afresh
+            wanted[0], wanted[1] = max(wanted[0], seqno), cfg.sync_retries
+        if claimed:
+            self.emit(peer, SendFirstSeqnoMsg(wanted[0], self.next_timestamp()))
+        else:
             self.stats.syncs_rate_limited += 1
-        return bool(claimed)
+
+    def resync(self, *, now: int) -> None:
+        """Send each remembered SEND_FIRST_SEQNO (``request_first_seqno``) whose peer may be asked
+        again (sync_min_interval since the last one), while it has retries left."""
+        for peer in sorted(self.sync_wanted):
+            wanted = self.sync_wanted[peer]
+            last = self.sync_sent.get(peer)
+            if last is not None and now - last < self.config.sync_min_interval:
+                continue
+            if wanted[1] == 0:
+                del self.sync_wanted[peer]
+                continue
+            claimed = claim_sync(self.sync_sent, peer, now=now, interval=self.config.sync_min_interval,
+                                 capacity=self.config.max_receive_entries)
+            if claimed:  # None: the table is full of requests younger than the interval; next run
+                wanted[1] -= 1
+                self.stats.syncs_resent += 1
+                self.emit(peer, SendFirstSeqnoMsg(wanted[0], self.next_timestamp()))
 
     def next_timestamp(self) -> int:
         """The timestamp for the next SEND_FIRST_SEQNO / STABLE (0, counter untouched, without

@@ -99,6 +99,8 @@ def install_view(m: Member[P], members: Iterable[P]) -> None:
         m.remove_sender(peer)
         m.remove_receiver(peer)
         m.xmit_last.pop(peer, None)
+    for peer in m.sync_wanted.keys() - view:
+        del m.sync_wanted[peer]  # asks no peer that left for its first seqno again
     m.members = view
     for peer in view & m.age_out.keys():
         del m.age_out[peer]

@@ -103,10 +103,13 @@ class Config:
     slots a run). At least ``max_xmit_req_size``. Not in JGroups, which scans every window."""
     receive_evict_idle: int = 60_000
     """Lock-out guard: when the receive table is full (``max_receive_entries``), a first DATA from
-    a new sender evicts the receive entry idle longest, if it has been idle this long (ms), as
-    ``remove_receive_connection`` removes it (the evicted sender resynchronises on its next DATA);
-    0 never evicts. An honest peer then gets in within this time unless every entry is kept busy.
-    Not in JGroups, whose table is unbounded (60000 mirrors its AgeOutCache default)."""
+    a new sender evicts the receive entry that has gone longest without progress (a delivery beyond
+    the DATA that created its window), if that is this long (ms), as ``remove_receive_connection``
+    removes it (the evicted sender resynchronises on its next DATA; what the window delivered is
+    remembered, so it is never delivered twice); 0 never evicts. Duplicates and window replacements
+    are no progress, so an honest peer gets in within this time however busy an attacker keeps its
+    entries, unless they all deliver new messages (``impl.common.evict_stalest``). Not in JGroups,
+    whose table is unbounded (60000 mirrors its AgeOutCache default)."""
     max_window_bytes: int = 64 << 20
     """Most bytes one receive window holds undelivered (messages stored above a gap, each counted
     as its payload plus ``impl.common.HELD_OVERHEAD``): a DATA that would pass it is dropped (and

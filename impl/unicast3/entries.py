@@ -146,7 +146,7 @@ class SendEntry(Entry):
 class RecvEntry(Entry):
     """ReceiverEntry: messages from one peer, window created just below the first seqno seen."""
 
-    __slots__ = ("ack_pending", "created", "held_bytes", "window")
+    __slots__ = ("ack_pending", "created", "held_bytes", "stale_since", "window")
     ROLE = Role.RECV
 
     def __init__(self, conn_id: int, window: Table[DataMsg], *, now: int) -> None:
@@ -155,6 +155,7 @@ class RecvEntry(Entry):
         self.ack_pending = False
         self.created = now
         self.held_bytes = 0  # counted against max_window_bytes (impl.common.HeldBytes)
+        self.stale_since = now  # no delivery beyond the creating DATA since (receive_evict_idle)
 
     @property
     def delivered(self) -> int:

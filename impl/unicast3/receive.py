@@ -21,7 +21,7 @@ hostile-input limits of ``Config``, each counted in ``Stats`` when it bites:
 
 from __future__ import annotations
 
-from impl.common import evict_idlest, held_size, resend_budget, will_hold
+from impl.common import evict_stalest, held_size, reopen_offset, resend_budget, will_hold
 from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
 from impl.unicast3.entries import Event, RecvEntry
 from impl.unicast3.state import Member, P
@@ -58,6 +58,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     if seqno == 0:
         m.stats.bad_seqno += 1
         return
+    opened = False  # a window this DATA created: its delivery is no progress (receive_evict_idle)
     entry = m.recv.get(src)
     if entry is None or entry.conn_id != msg.conn_id:
         if not msg.first:
@@ -69,19 +70,21 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         entry = _open_window(m, src, msg, now=now)
         if entry is None:
             return
+        opened = True
     if src in m.cache:
         for queued in m.cache.drain(src):
             if queued.conn_id == entry.conn_id:
-                _add(m, src, entry, queued, now=now)
+                _add(m, src, entry, queued, now=now, opened=opened)
             else:
                 m.stats.cache_dropped += 1
-    _add(m, src, entry, msg, now=now)
+    _add(m, src, entry, msg, now=now, opened=opened)
 
 
-def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int) -> None:
+def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, opened: bool) -> None:
     """addMessage, then removeAndDeliver: ``msg`` into ``entry``'s window, what it completes
     delivered, ACK pending. Delivering after each add delivers what one removeAndDeliver after all
-    of a drain's adds does (the spec's ``_on_data``)."""
+    of a drain's adds does (the spec's ``_on_data``). What a window just ``opened`` delivers is no
+    progress for receive_evict_idle."""
     window = entry.window
     seqno = msg.seqno
     held = will_hold(window, seqno)
@@ -96,6 +99,8 @@ def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int) -> N
     m.held.account(entry, msg, items, held=held)
     if items:
         m.deliver_all(src, items)
+        if not opened:
+            entry.stale_since = now  # progress (receive_evict_idle)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
     # receptions that delivered something new.
     if m.variant.ack_only_new:
@@ -109,7 +114,8 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
     """A new receive entry for ``src`` at ``msg.seqno - 1`` (None if a limit refuses it)."""
     cfg = m.config
     old = m.recv.get(src)
-    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_idlest(m, now=now):
+    offset = reopen_offset(m, src, msg.conn_id, msg.seqno - 1)
+    if old is None and len(m.recv) >= cfg.max_receive_entries and not _evict_stalest(m, now=now):
         m.stats.receive_table_full += 1
         return None
     if old is not None:
@@ -119,24 +125,28 @@ def _open_window(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry |
         m.stats.windows_replaced += 1
         m.held.release(old)
     window: Table[DataMsg] = Table(
-        msg.seqno - 1,
+        offset,
         msgs_per_row=cfg.xmit_table_msgs_per_row,
         initial_rows=cfg.xmit_table_num_rows,
         max_span=cfg.max_receive_span,
     )
     entry = RecvEntry(msg.conn_id, window, now=now)
+    if old is not None:
+        entry.stale_since = old.stale_since  # a new window of the same peer is no progress
+    if m.evicted:
+        m.evicted.pop(src, None)
     m.recv[src] = entry
     return entry
 
 
-def _evict_idlest(m: Member[P], *, now: int) -> bool:
+def _evict_stalest(m: Member[P], *, now: int) -> bool:
     """Make room as ``remove_receive_connection`` would: pending ACKs flushed, then the entry gone."""
 
     def remove(peer: P) -> None:
         m.send_pending_acks()
         m.remove_recv(peer, Event.REMOVE, now=now)
 
-    return evict_idlest(m, remove, now=now)
+    return evict_stalest(m, remove, now=now)
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:

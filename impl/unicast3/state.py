@@ -38,6 +38,7 @@ class Stats(EngineStats):
     """Counters; nothing in the protocol reads them (the shared ones are ``EngineStats``')."""
 
     sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: last_sync_sent full
+    syncs_rate_limited: int = 0  # SEND_FIRST_SEQNO not sent: one went to that peer within sync_min_interval
     replace_refused: int = 0  # first DATA with a new conn_id refused by min_window_replace_interval
     cached: int = 0  # DATA put in the message cache (JGRP-2327)
     cache_full: int = 0  # DATA not cached: max_cached_messages or max_cache_bytes (dropped, as in 3.x)
@@ -65,7 +66,8 @@ class Member(Generic[P]):
         self.outbox: list[tuple[P, bytes]] = []
         self.deliveries: list[tuple[P, bytes]] = []
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)  # the byte limits
-        self.evict_not_before = 0  # no receive entry can be idle enough to evict before this time
+        self.evict_not_before = 0  # no receive entry can be stale enough to evict before this time
+        self.evicted: dict[P, tuple[int, int]] = {}  # peer -> (conn_id, delivered) of an evicted window
         self.xmit_cursor: P | None = None  # the retransmit task's last window scanned (max_xmit_scan)
         self.answering = (0, 0)  # the datagram being handled: its size and arrival time (resend_factor)
 
@@ -144,6 +146,9 @@ class Member(Generic[P]):
             self.stats.sync_table_full += 1
             return
         if not claimed:
+            # Not lost: the sender resends its highest message every run while unacknowledged
+            # (JGRP-1548), and that DATA asks again once the interval is over.
+            self.stats.syncs_rate_limited += 1
             return
         self.emit(peer, SendFirstSeqnoMsg(self.next_timestamp()))
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from checks import cpu_limit
 from checks.check import check_model
 from checks.cli import MODELS_DIR, main
 from checks.explore.trace import Trace, validate
@@ -199,8 +199,8 @@ def test_chart_of_a_fresh_run_is_the_same(traces: dict[Path, Path], tmp_path: Pa
 def test_chart_does_not_depend_on_hash_seed(traces: dict[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     here = show(capsys, traces[JGRP1873])
     for seed in ("0", "12345"):
-        done = subprocess.run([sys.executable, "-m", "checks.cli", "show", str(traces[JGRP1873])],
-                              capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONHASHSEED": seed})
+        done = cpu_limit.run([sys.executable, "-m", "checks.cli", "show", str(traces[JGRP1873])],
+                             capture_output=True, text=True, cpu_seconds=60, env={**os.environ, "PYTHONHASHSEED": seed})
         assert done.returncode == 0, done.stderr
         assert done.stdout == here
 

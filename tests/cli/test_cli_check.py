@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from checks import cpu_limit
 from checks.cli import MODELS_DIR, main
 from checks.explore.trace import Trace
 from models.properties import property_docs, property_names
@@ -35,8 +36,8 @@ JSON_KEYS = {"model", "expected", "verdict", "matches", "states", "depth", "trac
 
 def seqcheck(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``seqcheck ARGS`` in a real process (exit code and both streams as a shell sees them)."""
-    return subprocess.run([sys.executable, "-m", "checks.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+    return cpu_limit.run([sys.executable, "-m", "checks.cli", *args], capture_output=True, text=True,
+                         cwd=cwd, cpu_seconds=120)
 
 
 def rows(out: str) -> dict[str, str]:

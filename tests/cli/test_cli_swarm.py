@@ -12,13 +12,13 @@ exit code 2. Spark itself: ``test_cli_swarm_spark.py``.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from checks import cpu_limit
 from checks.check import trace_file
 from checks.cli import MODELS_DIR, main, model_paths
 from checks.explore.trace import Trace, validate
@@ -151,7 +151,7 @@ def test_the_table_says_what_was_found_and_a_miss_exits_1(tmp_path: Path, capsys
     (["--swarm", "--liveness-rate", "2"], "--liveness-rate: expected a number from 0 to 1"),
 ])
 def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "checks.cli", "check", str(FIXED), *args], capture_output=True,
-                          text=True, timeout=120)
+    done = cpu_limit.run([sys.executable, "-m", "checks.cli", "check", str(FIXED), *args], capture_output=True,
+                         text=True, cpu_seconds=120)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"seqcheck: {message}"), done.stderr

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from checks import cpu_limit
+
 PLUGIN = textwrap.dedent('''
     """Stop-and-wait ARQ as a seqcheck protocol (a test's plug-in)."""
     from dataclasses import dataclass, field
@@ -146,8 +148,8 @@ def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def seqcheck(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "checks.cli", *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return cpu_limit.run([sys.executable, "-m", "checks.cli", *args], capture_output=True, text=True,
+                         env=env, cpu_seconds=120)
 
 
 def test_a_plugged_in_protocol_is_listed(plugin_env: dict[str, str]) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from checks import cpu_limit
 from checks.check import trace_file
 from checks.cli import main, model_paths
 from checks.conform.engines import binding, engine_protocols
@@ -32,8 +33,8 @@ VIOLATION_MODELS = [p for p in model_paths([])  # of the protocols with an engin
 
 
 def _pytest(path: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
-                          capture_output=True, text=True, timeout=120)
+    return cpu_limit.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(path)],
+                         capture_output=True, text=True, cpu_seconds=120)
 
 
 def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import ast
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from checks import cpu_limit
 from checks.check import trace_file
 from checks.cli import MODELS_DIR, main
 from models.modelfile import load
@@ -68,8 +68,8 @@ def test_an_injected_trace_emits_only_its_actions(tmp_path: Path) -> None:
     emitted = tmp_path / "test_emitted_hostile.py"
     assert main(["replay", str(trace), "--emit-test", str(emitted)]) == 0
     _statements_are_only_the_script(ast.parse(emitted.read_text()))
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(emitted)],
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    run = cpu_limit.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(emitted)],
+                        capture_output=True, text=True, cpu_seconds=120, cwd=tmp_path)
     assert run.returncode == 0, run.stdout
     assert not marker.exists()
 

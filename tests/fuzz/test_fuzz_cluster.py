@@ -22,6 +22,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
+from checks import cpu_limit
 from checks.cli import MODELS_DIR
 from checks.fuzz.run import FuzzPlan, Runner
 
@@ -36,16 +37,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for(condition: object, what: str, seconds: float = 90.0) -> None:
-    deadline = time.monotonic() + seconds
+def wait_for(condition: object, what: str, processes: list[subprocess.Popen[bytes]]) -> None:
+    """Until ``condition()`` holds, while every process started is alive: a slow start is waited
+    for, a dead one fails at once (and a hung one at the hang guard, which no start comes near)."""
+    deadline = time.monotonic() + cpu_limit.HANG_GUARD
     while time.monotonic() < deadline:
         try:
             if condition():  # type: ignore[operator]
                 return
         except (OSError, ValueError):  # not listening yet, or its UI answering HTML before its JSON page is up
             pass
+        dead = [p.args for p in processes if p.poll() is not None]
+        if dead:
+            raise RuntimeError(f"{what} not ready: {dead} exited")
         time.sleep(0.5)
-    raise TimeoutError(f"{what} not ready after {seconds:.0f} s")
+    raise TimeoutError(f"{what} not ready after {cpu_limit.HANG_GUARD:.0f} s (hung)")
 
 
 def alive_workers(webui: int) -> int:
@@ -70,11 +76,11 @@ def cluster(tmp_path: Path) -> Iterator[str]:
     try:
         start("master", "org.apache.spark.deploy.master.Master", "--host", HOST, "--port", str(port),
               "--webui-port", str(webui))
-        wait_for(lambda: alive_workers(webui) >= 0, "the master")
+        wait_for(lambda: alive_workers(webui) >= 0, "the master", started)
         start("worker", "org.apache.spark.deploy.worker.Worker", f"spark://{HOST}:{port}", "--host", HOST,
               "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", "2", "--memory", "1g",
               "--work-dir", str(tmp_path / "work"))
-        wait_for(lambda: alive_workers(webui) >= 1, "the worker")
+        wait_for(lambda: alive_workers(webui) >= 1, "the worker", started)
         yield f"spark://{HOST}:{port}"
     finally:
         for process in reversed(started):
@@ -97,9 +103,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 def test_fuzz_runs_on_a_standalone_cluster(cluster: str, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    done = subprocess.run([sys.executable, "-m", "checks.cli", "fuzz", str(FUZZ), "--runs", "16", "--steps", "40",
-                           "--seed", "500", "--master", cluster, "--out", str(out), "--no-progress", "--json"],
-                          capture_output=True, text=True, timeout=600)
+    done = cpu_limit.run([sys.executable, "-m", "checks.cli", "fuzz", str(FUZZ), "--runs", "16", "--steps", "40",
+                          "--seed", "500", "--master", cluster, "--out", str(out), "--no-progress", "--json"],
+                         capture_output=True, text=True, cpu_seconds=600)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout)
     assert summary["master"] == cluster and summary["runs"] == 16 and summary["matches"]

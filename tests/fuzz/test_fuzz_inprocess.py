@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from checks import cpu_limit
 from checks.cli import MODELS_DIR, main
 from checks.fuzz.inprocess import COLUMNS, IN_PROCESS_STEPS, chosen_master, rows
 from checks.fuzz.run import FuzzPlan, Runner
@@ -64,7 +64,7 @@ def test_auto_is_the_default_and_needs_no_spark(tmp_path: Path) -> None:
               f"code = main(['fuzz', {str(FUZZ)!r}, '--runs', '12', '--steps', '30', '--out', {str(tmp_path)!r}, "
               "'--no-progress'])\n"
               "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'pyspark', 'py4j', 'pyarrow'}))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = cpu_limit.run([sys.executable, "-c", script], capture_output=True, text=True, cpu_seconds=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "0 []"
     assert "master    none: in this process (--master auto: 12 runs x 30 steps <= 200,000" in done.stdout

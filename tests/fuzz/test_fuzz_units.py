@@ -168,6 +168,12 @@ def test_a_liveness_defect_is_found_shrunk_and_validated(tmp_path: Path) -> None
     (["--random-views", "-1"], "--random-views: expected a whole number >= 0, got -1"),
     (["--master", "yarn"], "--master: expected auto, none, local, local[N], local[*] or spark://HOST:PORT, got 'yarn'"),
     (["--weights", "frob=1"], "--weights: expected KIND=WEIGHT items with KIND one of"),
+    (["--steps", str(10**30)], "--steps: expected a whole number <= 100,000 (steps per schedule), got 1e+30"),
+    (["--steps", "100001"], "--steps: expected a whole number <= 100,000 (steps per schedule), got 100001"),
+    (["--weights", "send=0,deliver=0,duplicate=0,loss=0,xmit=0,sync=0,reap=0,view=0,remove=0"],
+     "--weights: expected at least one kind with a weight > 0, got send=0,deliver=0,"),
+    (["--weights", "send=0,deliver=0,duplicate=0,loss=0,xmit=0,sync=0,reap=0,view=0,remove=0", "--swarm"],
+     "--weights: expected at least one kind with a weight > 0"),
 ])
 def test_bad_options_are_one_line(args: list[str], message: str, tmp_path: Path,
                                   capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from checks import cpu_limit
 from checks.cli import main
 from models.modelfile import Model, ModelError, load, load_all, split_reference
 from models.properties import property_names
@@ -332,8 +332,8 @@ def test_cli_reports_a_crash_free_line_for_every_mistake_in_a_real_process(tmp_p
     for path, start in ((bad, f"seqcheck: {bad}: sends.A-B: expected "),
                         (broken, f"seqcheck: {broken}: not valid TOML: "),
                         (tmp_path / "absent.toml", f"seqcheck: {tmp_path / 'absent.toml'}: ")):
-        done = subprocess.run([sys.executable, "-m", "checks.cli", *run_check(path, tmp_path)],
-                              capture_output=True, text=True, timeout=60)
+        done = cpu_limit.run([sys.executable, "-m", "checks.cli", *run_check(path, tmp_path)],
+                              capture_output=True, text=True, cpu_seconds=60)
         assert done.returncode == 2, done.stderr
         assert done.stdout == ""
         assert done.stderr.startswith(start)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from checks import cpu_limit
 from checks.check import Outcome, check_model, trace_file
 from checks.cli import MODELS_DIR, main, model_paths
 from checks.explore.system import Always, Liveness, replay
@@ -379,8 +379,8 @@ def test_every_trace_rejects_a_changed_field_and_a_wrong_property(checked: Check
 def test_show_rejects_a_tampered_trace_in_a_real_process(checked: Checked, tmp_path: Path) -> None:
     _, _, written = checked(JGRP1873)
     path = tampered(written, drop_step(-1), tmp_path / "short.json")
-    done = subprocess.run([sys.executable, "-m", "checks.cli", "show", str(path)], capture_output=True, text=True,
-                          timeout=60)
+    done = cpu_limit.run([sys.executable, "-m", "checks.cli", "show", str(path)], capture_output=True, text=True,
+                          cpu_seconds=60)
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr == f"seqcheck: {path}: the last state of the trace satisfies no_spurious_purge\n"

@@ -26,6 +26,8 @@ from checks.symbolic.unicast3.invariants import Invariant
 from models.modelfile import load
 from spec import nakack2 as nak
 
+TEST_RLIMIT = 5_000_000  # z3's work per query of a test's own (it was a 3 s timeout): the same on any machine
+
 MODELS = Path(__file__).resolve().parents[2] / "models" / "nakack2"
 
 
@@ -111,7 +113,7 @@ def test_a_planted_wrong_invariant_is_not_inductive() -> None:
     purge = (model.ACTION_BY_NAME["deliver_stab"],)
     results = {r.name: r.result for r in obligations(invariants, nak.Variant(), model=model.NAKACK2, actions=purge,
                                                      only=lambda a, i: i == "nothing_purged" and a != "init",
-                                                     extra=BOUNDED, timeout_ms=30_000)}
+                                                     extra=BOUNDED, rlimit=60 * TEST_RLIMIT)}
     assert results == {"deliver_stab / nothing_purged": COUNTEREXAMPLE}
     unbounded = {r.name: r.result for r in obligations(invariants, nak.Variant(), model=model.NAKACK2,
                                                        actions=(model.ACTION_BY_NAME["send"],),

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from checks import cli
-from checks.symbolic import command
+from checks import cli, cpu_limit
+from checks.symbolic import budget, command
 
 
 def test_unicast3_as_expected_with_a_trace_that_show_draws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -64,3 +67,75 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert cli.main(["prove", "--protocol", "table", "--trace-dir", str(blocker / "sub")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("seqcheck: --trace-dir: cannot write in")
+
+
+# ---------------------------------------------------------------- work budgets, not wall time (issue 28, item 3)
+SYMBOLIC = Path(command.__file__).parent
+
+
+def test_no_query_has_a_wall_clock_timeout() -> None:
+    """Every z3 query of seqcheck prove goes through budget.check (z3's rlimit); none sets a timeout."""
+    for path in sorted(SYMBOLIC.rglob("*.py")):
+        text = path.read_text()
+        assert '"timeout"' not in text and "timeout_ms" not in text, path
+        if path.name != "budget.py":
+            assert ".check()" not in text, f"{path}: a z3 query outside budget.check"
+
+
+def test_a_spent_budget_is_unknown_with_its_own_exit_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A budget too small for the lemmas: each is undecided (unknown), the verdict says so and the
+    exit status is 3, never 1 (nothing was disproved)."""
+    monkeypatch.setattr(budget, "budget", lambda key: 1)
+    assert cli.main(["prove", "counters", "--trace-dir", str(tmp_path)]) == 3
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[8].startswith("8 lines, 0 not as expected, 8 unknown,") and lines[8].endswith(": unknown")
+    assert all(" unknown " in line for line in lines[:8])
+    assert lines[9].startswith("  unknown (z3's work budget spent, nothing disproved): timestamps: ")
+    assert cli.main(["prove", "counters", "--json", "--trace-dir", str(tmp_path)]) == 3
+    verdict = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert verdict["verdict"] == "unknown" and len(verdict["unknown"]) == 8 and verdict["unexpected"] == []
+
+
+def test_a_spent_cti_budget_is_unknown_not_a_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    from checks.symbolic import cti
+    from checks.symbolic.unicast3.invariants import STRENGTHENINGS, TARGETS
+    from spec.unicast3 import Variant
+
+    monkeypatch.setattr(budget, "budget", lambda key: 1)
+    result, detail, found = cti.validated_cti(TARGETS + STRENGTHENINGS, Variant(no_timestamps=True),
+                                              *command.EXPECTED_1873, world=None)
+    assert (result, found) == ("unknown", None) and "work budget ran out for all 4 seeds" in detail
+
+
+def test_the_work_of_every_query_is_the_same_in_two_processes(tmp_path: Path) -> None:
+    """z3's count of its own work, query by query, is the same in two runs of the same command (one
+    of them beside two busy loops): the budgets, and so the verdicts, cannot depend on the load."""
+    counts, outputs = [], []
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        for run in range(2):
+            if run == 1:
+                for loop in busy:
+                    loop.kill()
+                    loop.wait()
+            target = tmp_path / f"used{run}.json"
+            done = cpu_limit.run([sys.executable, "-m", "checks.cli", "prove", "counters", "--json",
+                                  "--trace-dir", str(tmp_path)], capture_output=True, text=True, cpu_seconds=120,
+                                 env={**os.environ, budget.CALIBRATE_ENV: str(target)})
+            assert done.returncode == 0, done.stderr
+            counts.append(json.loads(target.read_text()))
+            outputs.append([(row["name"], row["result"]) for row in map(json.loads, done.stdout.splitlines()[:-1])])
+    finally:
+        for loop in busy:
+            loop.kill()
+            loop.wait()
+    assert counts[0] == counts[1] and len(counts[0]) == 8
+    assert outputs[0] == outputs[1]
+
+
+def test_every_shipped_query_is_in_the_calibrated_table() -> None:
+    """budgets.json covers the queries of seqcheck prove all (a model change since shows up as a
+    query at the DEFAULT budget: recalibrate with SEQCHECK_PROVE_CALIBRATE=FILE seqcheck prove all)."""
+    table = json.loads(budget.TABLE.read_text())
+    assert len(table) > 1_500 and max(table.values()) * budget.FACTOR <= budget.DEFAULT

@@ -30,6 +30,7 @@ from typing import Any
 
 import z3
 
+from checks.symbolic import budget
 from checks.symbolic.crosscheck import (
     CONCRETE,
     CROSSCHECK_DEPTH,
@@ -123,9 +124,8 @@ def consequences(v: n4.Variant, label: str, invariants: tuple[Invariant, ...] = 
         assert inv.state is not None
         started = time.perf_counter()
         solver = z3.Solver()
-        solver.set("timeout", 8_000)
         solver.add(conjunction(o, p, invariants, v), z3.Not(inv.state(o, p, v)))
-        answer = solver.check()
+        answer = budget.check(solver)
         result = PROVED if answer == z3.unsat else COUNTEREXAMPLE if answer == z3.sat else "unknown"
         yield (f"nakack4[{label}]: the inductive invariant implies {inv.name}", result, PROVED,
                time.perf_counter() - started, "")

@@ -3,6 +3,8 @@ malformed datagram is a ``DecodeError`` naming its field, and the limits hold bo
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -163,3 +165,87 @@ def test_the_msg_fast_path_accepts_only_what_the_reader_accepts(tail: bytes) -> 
     assert msg is not None and encode(msg) == data
     if fast is not None:
         assert McastMsg(fast.seqno, fast.payload) == fast
+
+
+# ---------------------------------------------------------------- views and digests in one pass (issue 28, item 4)
+VIEW_DIGEST_TYPES = (StableMsg, StabilityMsg, JoinRspMsg)
+
+
+def _checked(data: bytes) -> WireMsg | DecodeError:
+    """What the checking path (Reader, then the constructor's checks) makes of ``data``."""
+    from impl.nakack2 import codec as n2
+    from impl.wire import Reader
+
+    r = Reader(data)
+    try:
+        r.take(2, "header")
+        view, digest = n2._read_view_digest(r, "X", n2.DEFAULT_MAX_MEMBERS)
+        r.finish("X")
+        return n2._VIEW_DIGEST_TYPES[data[1]](view, digest)
+    except (DecodeError, ValueError) as error:
+        return DecodeError(str(error))
+
+
+@settings(max_examples=400)
+@given(st.sampled_from(VIEW_DIGEST_TYPES), views(), digests(), st.data())
+def test_the_view_digest_fast_path_agrees_with_the_checking_path(cls: type, view: tuple[object, ...],
+                                                                  digest: tuple[tuple[object, int, int], ...],
+                                                                  data: st.DataObject) -> None:
+    """On any datagram (a valid one, or one mutated: a byte changed, cut or inserted), the fast path
+    either builds exactly what the checking path builds, or gives up where the checking path
+    refuses: never accepts what it refuses, never differs."""
+    from impl.nakack2 import codec as n2
+
+    raw = bytearray(encode(cls(view, digest)))
+    for _ in range(data.draw(st.integers(0, 2))):
+        at = data.draw(st.integers(2, len(raw)))
+        op = data.draw(st.integers(0, 2))
+        if op == 0 and at < len(raw):
+            raw[at] = data.draw(st.integers(0, 255))
+        elif op == 1:
+            del raw[at:]
+        else:
+            raw[at:at] = bytes([data.draw(st.integers(0, 255))])
+    raw_bytes = bytes(raw)
+    fast = n2._view_digest_msg(n2._VIEW_DIGEST_TYPES[raw_bytes[1]], raw_bytes, n2.DEFAULT_MAX_MEMBERS)
+    checked = _checked(raw_bytes)
+    if fast is not None:
+        assert fast == checked and encode(fast) == raw_bytes
+    if not isinstance(checked, DecodeError):
+        assert fast == checked  # the fast path takes every canonical view and digest
+
+
+@pytest.mark.parametrize("cls", VIEW_DIGEST_TYPES)
+def test_a_view_or_digest_is_decoded_in_one_pass(cls: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worst views and digests (4,096 members; 65 kB) decode without the checking path and
+    without the constructor's second pass over what was decoded (it checked everything on the way)."""
+    from checks.bench.engine import worst_datagrams
+    from impl.nakack2 import codec as n2
+
+    def second_pass(*args: object) -> None:
+        raise AssertionError("a second pass over the view and digest")
+
+    names: dict[type, str] = {StableMsg: "STABLE", StabilityMsg: "STABILITY", JoinRspMsg: "JOIN_RSP"}
+    name = names[cls]
+    cases = {k: v for k, v in worst_datagrams()["nakack2"].items() if k.startswith(name + " ")}
+    monkeypatch.setattr(n2, "_read_view_digest", second_pass)
+    monkeypatch.setattr(n2, "_check_view_digest", second_pass)
+    for case in ("4,096 members", "65 kB"):
+        msg = decode(cases[f"{name} {case}"])
+        assert type(msg) is cls and len(msg.view) == len(msg.digest) > 1_000  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("count_at", "field"), [(2, "view count"), (3, "digest count")])
+def test_an_oversized_count_is_refused_before_anything_is_built(count_at: int, field: str) -> None:
+    """A count the bytes left cannot hold (every member takes 2 bytes, every digest entry 3) is
+    refused by the count alone, naming it; nothing of its size is materialised."""
+    empty = encode(JoinRspMsg((), ()))  # magic, type, view count 0, digest count 0
+    data = empty[:count_at] + bytes((2,)) + (4_000).to_bytes(2, "little") + b"\x00" * 40
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecodeError, match=f"JOIN_RSP.{field}: 4000 entries of at least [23] bytes cannot fit"):
+            decode(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 1024, peak
