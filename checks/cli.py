@@ -23,6 +23,7 @@ from checks.cli_arguments import BENCH_DIR, MODELS_DIR, bench_arguments, check_a
 from checks.explore.search import Progress, Stats
 from checks.explore.system import Always
 from checks.explore.trace import Trace, TraceError, file_digest, validate
+from checks.extras import MissingExtra, require_spark
 from models.modelfile import Model, ModelError, load, load_all, split_reference
 
 UNCHECKED = {"bench", "fuzz"}  # model folders for the benchmark and for random walks, not for `check`
@@ -37,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except (UsageError, ModelError, TraceError) as error:
+    except (UsageError, ModelError, TraceError, MissingExtra) as error:
         print(f"seqcheck: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -589,6 +590,8 @@ def _bench(args: argparse.Namespace) -> int:
 
         if args.runs < 1:
             raise UsageError(f"--runs: expected a whole number >= 1, got {args.runs}")
+        if not args.no_spark:
+            require_spark("bench --fuzz", "--no-spark (the in-process measurements only)")
         model = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml" if args.model == BENCH_DIR / "unicast3-bench.toml" \
             else args.model
         print(json.dumps(run_fuzz_bench(model, args.runs, repeat=args.repeat, spark=not args.no_spark)))

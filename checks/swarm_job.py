@@ -57,6 +57,7 @@ from checks.explore.swarm import (
 )
 from checks.explore.system import ReplayError, replay
 from checks.explore.trace import Trace, TraceError, make_trace, validate
+from checks.extras import require_spark
 from models.modelfile import Model, load
 
 NONE = "none"  # --master none: the tasks run in this process, without Spark
@@ -444,6 +445,7 @@ def check_swarm(models: Sequence[Model], options: SwarmOptions, labels: Sequence
     options.check()
     spark, owned, startup = None, False, 0.0
     if options.master != NONE:
+        require_spark(f"--swarm --master {options.master}", "--master none (the tasks in this process)")
         started = time.perf_counter()
         try:
             spark, owned = session(options.master, "seqcheck check --swarm")

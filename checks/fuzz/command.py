@@ -54,6 +54,7 @@ from typing import Any, TextIO
 
 from checks.check import portable_path
 from checks.conform.engines import NoEngine, binding
+from checks.extras import require_spark
 from checks.fuzz import inprocess
 from checks.fuzz.coverage import KINDS, UNICAST, coverage_table, phase_legend, scheme_for
 from checks.fuzz.inprocess import chosen_master
@@ -239,6 +240,8 @@ def run_fuzz(options: FuzzOptions, *, progress: TextIO | None = None) -> FuzzRep
                              "joins and leaves; script them in the model file")
     master, why = chosen_master(options.master, options.runs, options.steps,
                                 recorded_rows(options.out) if options.resume else None)
+    if master != "none":
+        require_spark(f"--master {master}", "--master none (this process)")
     if master.startswith("spark://"):
         problem = unreachable(master)
         if problem:

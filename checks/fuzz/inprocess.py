@@ -34,6 +34,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from checks.extras import SPARK_EXTRA, has_spark
 from checks.fuzz.coverage import KINDS, UNICAST
 from checks.fuzz.curve import curve_from_first_runs, first_runs
 from checks.fuzz.ledger import JobKey, Ledger, new_ledger, resumed_ledger
@@ -62,6 +63,9 @@ def chosen_master(master: str, runs: int, steps: int, resumed: str | None = None
     if asked <= IN_PROCESS_STEPS:
         return "none", (f"in this process (--master auto: {runs:,} runs x {steps:,} steps <= {IN_PROCESS_STEPS:,}; "
                         "Spark local[*] above)")
+    if not has_spark():
+        return "none", (f"in this process (--master auto: {runs:,} runs x {steps:,} steps > {IN_PROCESS_STEPS:,}, "
+                        f"but Spark is not installed: pip install 'seqcheck[{SPARK_EXTRA}]')")
     return "local[*]", (f"Spark local[*] (--master auto: {runs:,} runs x {steps:,} steps > {IN_PROCESS_STEPS:,}; "
                         "--master none runs it in this process)")
 

@@ -50,6 +50,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
 
+from checks.extras import require_spark
 from checks.fuzz.coverage import KINDS, UNICAST
 from checks.fuzz.curve import curve_from_buckets, points_for
 from checks.fuzz.ledger import JobKey, new_ledger, resumed_ledger
@@ -204,7 +205,9 @@ def stop_quietly(spark: Any) -> None:
 def session(master: str, app_name: str, *, log: Path | None = None) -> tuple[Any, bool]:
     """A SparkSession on ``master``: the active one if this process has one on that master (not
     to be stopped by the caller: False), else a new one (True), whose JVM writes its output to
-    ``log`` if given (rule 6). ValueError if another master is active."""
+    ``log`` if given (rule 6). ValueError if another master is active; ``MissingExtra`` (one line
+    naming the ``spark`` extra) if pyspark is not installed."""
+    require_spark(f"--master {master}")
     from pyspark.sql import SparkSession
 
     _silence_py4j()

@@ -150,7 +150,10 @@ def _in_process(plan: ConformPlan, first: int, runs: int, progress: bool) -> Ran
 
 
 def _spark(master: str, trace_dir: Path) -> Any:
+    from checks.extras import require_spark
     from checks.fuzz.spark import is_local, session, unreachable
+
+    require_spark(f"--master {master}", "--master none")
 
     if not is_local(master) and not master.startswith("spark://"):
         raise ConformUsageError(f"--master: expected none, local[N] or spark://HOST:PORT, got {master}")
