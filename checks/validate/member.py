@@ -52,7 +52,9 @@ DROP = frozenset({"malformed", "bad_seqno", "beyond_window", "receive_table_full
                   "join_rsp_ignored", "queue_dropped"})
 TRIM = frozenset({"resends_throttled", "xmit_seqnos_ignored"})
 FOLLOW_NO_FURTHER = frozenset({"receive_evicted", "xmit_scans_deferred", "sync_table_full", "syncs_rate_limited",
-                               "oversized_control", "send_without_window"})
+                               "oversized_control", "send_without_window",
+                               # UNICAST3's message cache: the spec caches (and later adds) what these dropped
+                               "cache_full", "cache_evicted", "cache_drained_dropped"})
 HISTORY = 16  # steps kept for the chart of a violation
 
 

@@ -41,7 +41,8 @@ _MAGIC = {"unicast2": 0x32, "unicast3": 0x55, "nakack2": 0x4E, "nakack4": 0x34}
 _COMMON_LIMITS = ("malformed", "bad_seqno", "beyond_window", "receive_table_full", "held_bytes_full",
                   "receive_evicted", "xmit_scans_deferred", "resends_throttled", "xmit_seqnos_ignored")
 _LIMITS = {
-    "unicast3": (*_COMMON_LIMITS, "sync_table_full", "replace_refused"),
+    "unicast3": (*_COMMON_LIMITS, "sync_table_full", "replace_refused", "cache_full", "cache_evicted",
+                 "cache_drained_dropped"),
     "unicast2": (*_COMMON_LIMITS, "sync_table_full", "syncs_rate_limited"),
     "nakack2": ("malformed", "xmit_req_foreign", "xmit_rsp_foreign", "queue_dropped", "oversized_control",
                 "join_rsp_ignored", "resends_throttled", "xmit_seqnos_ignored", "beyond_window",

@@ -74,27 +74,36 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     if src in m.cache:
         for queued in m.cache.drain(src):
             if queued.conn_id == entry.conn_id:
-                _add(m, src, entry, queued, now=now, opened=opened)
+                _add(m, src, entry, queued, now=now, opened=opened, cached=True)
             else:
                 m.stats.cache_dropped += 1
     _add(m, src, entry, msg, now=now, opened=opened)
 
 
-def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, opened: bool) -> None:
+def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, opened: bool,
+         cached: bool = False) -> None:
     """addMessage, then removeAndDeliver: ``msg`` into ``entry``'s window, what it completes
     delivered, ACK pending. Delivering after each add delivers what one removeAndDeliver after all
     of a drain's adds does (the spec's ``_on_data``). What a window just ``opened`` delivers is no
-    progress for receive_evict_idle."""
+    progress for receive_evict_idle. A ``cached`` DATA (drained from the message cache) that a limit
+    drops is counted apart (``cache_drained_dropped``): the step's own DATA still goes on, so the
+    step is not a drop of its input as a whole."""
     window = entry.window
     seqno = msg.seqno
     held = will_hold(window, seqno)
     if held and not m.held.admits(entry.held_bytes, held_size(msg)):
-        m.stats.held_bytes_full += 1
+        if cached:
+            m.stats.cache_drained_dropped += 1
+        else:
+            m.stats.held_bytes_full += 1
         return
     try:
         items = window.add_remove_many(seqno, msg)
     except WindowSpanError:
-        m.stats.beyond_window += 1  # not a new window's first DATA (seqno - low = 1): a later or cached one
+        if cached:
+            m.stats.cache_drained_dropped += 1
+        else:
+            m.stats.beyond_window += 1  # not a new window's first DATA (seqno - low = 1): a later one
         return
     m.held.account(entry, msg, items, held=held)
     if items:

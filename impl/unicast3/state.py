@@ -44,6 +44,7 @@ class Stats(EngineStats):
     cache_full: int = 0  # DATA not cached: max_cached_messages or max_cache_bytes (dropped, as in 3.x)
     cache_evicted: int = 0  # cached DATA of idle senders evicted for room (cache_evict_idle)
     cache_dropped: int = 0  # cached DATA of another connection than the window it was drained into
+    cache_drained_dropped: int = 0  # cached DATA drained into its window but dropped there at a limit (span, bytes)
 
 
 class Member(Generic[P]):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from jgroups_harness import harness_for
 
+from checks import cpu_limit
 from checks.jgroups.locate import jdk, release
 
 REPRO = Path(__file__).parent / "repro"
@@ -28,8 +29,8 @@ def run_repro(name: str, version: str, tmp_path: Path) -> str:
     compiled = subprocess.run([str(tools.javac), "-nowarn", "-cp", str(jar), "-d", str(tmp_path),
                                str(REPRO / f"{name}.java")], capture_output=True, text=True, check=False)
     assert compiled.returncode == 0, compiled.stderr
-    done = subprocess.run([str(tools.java), "-cp", f"{jar}:{tmp_path}", name], capture_output=True, text=True,
-                          check=False, timeout=600)
+    done = cpu_limit.run([str(tools.java), "-cp", f"{jar}:{tmp_path}", name], cpu_seconds=600,
+                         capture_output=True, text=True, check=False)  # bounded by CPU, not by the machine's load
     assert done.returncode == 0 and "REPRODUCED" in done.stdout, done.stdout + done.stderr[-2000:]
     return done.stdout
 

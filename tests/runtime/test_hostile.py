@@ -136,8 +136,11 @@ def test_hostile_datagrams_cost_no_crash_no_duplicate_and_bounded_memory(protoco
     assert engine["malformed"] > 0
     for limit in LIMITS_MET[protocol]:  # the attack met the limits it is meant to
         assert engine[limit] > 0, (limit, {k: v for k, v in engine.items() if v})
-    outcome = validated(tmp_path)  # the attacker (member 2) has no log: its datagrams are the environment's
-    assert outcome.logs[0].datagrams > MESSAGES
+    # The attacker (member 2) has no log: its datagrams are the environment's. UNICAST3's victim may be
+    # followed only up to a cached attacker DATA dropped where the drain put it (beyond the span): the
+    # spec, without the engine's span limit, would still hold it (README, Hostile input).
+    outcome = validated(tmp_path, may_stop_at=("cache_drained_dropped",))
+    assert outcome.logs[0].datagrams > MESSAGES and outcome.logs[0].steps > 1_000
 
 
 LIMITS_MET = {"unicast3": ("bad_seqno", "beyond_window", "held_bytes_full", "receive_table_full", "windows_replaced"),
