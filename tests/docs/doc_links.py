@@ -77,6 +77,7 @@ class Command:
     argv: tuple[str, ...]  # after ``seqcheck``
     exit: int  # the status the page documents (``# exit N`` at the end of the line; 0 when silent)
     slow: bool  # under an ``<!-- slow -->`` comment: run only with -m slow
+    block: str  # ``page:line`` of the block's opening fence
 
 
 @dataclass(frozen=True)
@@ -112,13 +113,13 @@ def blocks(page: Path) -> tuple[list[Command], list[File]]:
             files.append(File(name, i + 1, wanted.group(1), "\n".join(body) + "\n"))
         elif opened.group(2).strip() in ("sh", "bash", "console", "shell"):
             for offset, text in enumerate(body, i + 2):
-                commands += _commands(name, offset, text, "slow" in marker)
+                commands += _commands(name, offset, text, "slow" in marker, f"{name}:{i + 1}")
         marker = ""
         i = end + 1
     return commands, files
 
 
-def _commands(page: str, line: int, text: str, slow: bool) -> list[Command]:
+def _commands(page: str, line: int, text: str, slow: bool, block: str) -> list[Command]:
     command, _, comment = text.partition(" # ")
     documented = re.match(r"\s*exit (\d+)\b", comment)
     status = int(documented.group(1)) if documented else 0
@@ -126,5 +127,5 @@ def _commands(page: str, line: int, text: str, slow: bool) -> list[Command]:
     for part in command.split("&&"):
         words = shlex.split(part)
         if words and words[0] in ("seqcheck", ".venv/bin/seqcheck"):
-            found.append(Command(page, line, tuple(words[1:]), status, slow))
+            found.append(Command(page, line, tuple(words[1:]), status, slow, block))
     return found
