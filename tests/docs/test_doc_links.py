@@ -38,3 +38,12 @@ def test_the_checker_of_links_finds_a_broken_one(tmp_path: Path) -> None:
     assert anchors(page) == {"a-code-title-here", "twice", "twice-1"}
     assert relative_links(page) == [(7, "page.md#twice-1"), (7, "missing.md"), (8, "#nowhere")]
     assert slug("Over the network: `impl/runtime`") == "over-the-network-implruntime"
+
+
+def test_the_readme_stays_a_five_minute_page() -> None:
+    """The README says what seqcheck is, the two commands, one worked example and where to go next;
+    everything else belongs in a docs/ page linked from docs/README.md."""
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 160, "README.md grew past 160 lines: move the new section into docs/"
+    targets = {target for _, target in relative_links(ROOT / "README.md")}
+    assert {"docs/README.md", "docs/tutorial.md"} <= targets
