@@ -40,6 +40,8 @@ from models.registry import BuildOptions
 
 BASE_KEYS = {"description", "protocol", "check"}  # every model file; the rest belong to the protocol's world
 CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness", "symmetry", "partial_order"}
+# defaults of the [check] keys that have one (docs/model-files.md is generated from these tables)
+CHECK_DEFAULTS: dict[str, Any] = {"max_states": 5_000_000, "symmetry": True, "partial_order": False}
 
 
 class ModelError(Exception):
@@ -249,15 +251,15 @@ class ModelReader:
         if pinned is not None:
             pinned = self.natural(key, pinned)
         key, most = self.own("check.max_states", check.get("max_states"), protocol)
-        max_states = self.natural(key, 5_000_000 if most is None else most)
+        max_states = self.natural(key, CHECK_DEFAULTS["max_states"] if most is None else most)
         description = self.raw.get("description", "")
         if not isinstance(description, str):
             raise self.fail("description", "a string")
         witness = self._witness(*self.own("check.witness", check.get("witness"), protocol))
         key, raw = self.own("check.symmetry", check.get("symmetry"), protocol)
-        symmetry = True if raw is None else self.flag(key, raw)
+        symmetry = CHECK_DEFAULTS["symmetry"] if raw is None else self.flag(key, raw)
         key, raw = self.own("check.partial_order", check.get("partial_order"), protocol)
-        partial_order = False if raw is None else self.flag(key, raw)
+        partial_order = CHECK_DEFAULTS["partial_order"] if raw is None else self.flag(key, raw)
         if partial_order and not callable(getattr(built.system, "enable_partial_order", None)):
             raise self.fail(key, f"false: partial-order reduction is not available for protocol {protocol}")
         return Model(self.path, description, protocol, built.variant, built.members, expect, selected, pinned,

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from models.modelfile import ModelReader
 
 FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3}
+DEFAULTS = {"window_bound": 2, "sends_after_joins": False, "views_are_progress": False}  # top-level keys
+ENTRY_KEYS = {"views": ("member", "view"), "joins": ("joiner", "coordinator"), "stops": ("member", "kind")}
 MODEL_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "joins", "config", "window_bound",
                         "sends_after_joins", "stops", "views_are_progress", "merges"})
 
@@ -64,14 +66,15 @@ class MulticastFactory:
             if not any(joiner in view for view in views[coordinator]):
                 raise reader.fail(f"joins[{i}]", f"a coordinator ({members[coordinator]}) whose [[views]] script "
                                                  f"has a view with the joiner {members[joiner]}")
-        bound = reader.natural("window_bound", reader.raw.get("window_bound", 2))
+        given = {**DEFAULTS, **{k: v for k, v in reader.raw.items() if k in DEFAULTS}}
+        bound = reader.natural("window_bound", given["window_bound"])
         bounds = McastBounds(read_sends(reader, members), faults["loss"], faults["duplicate"],
                              faults["below_drop"], views, joins, faults["max_in_flight"],
-                             reader.flag("sends_after_joins", reader.raw.get("sends_after_joins", False)),
+                             reader.flag("sends_after_joins", given["sends_after_joins"]),
                              read_stops(reader, members),
                              ("no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
                              or "no_spurious_xmit_req" in selected,
-                             reader.flag("views_are_progress", reader.raw.get("views_are_progress", False)),
+                             reader.flag("views_are_progress", given["views_are_progress"]),
                              read_merges(reader, members, views))
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
@@ -142,7 +145,7 @@ def read_entries(reader: ModelReader, key: str, fields: tuple[str, ...]) -> list
 
 def read_views(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[frozenset[int], ...], ...]:
     scripts: list[list[frozenset[int]]] = [[] for _ in members]
-    for i, item in enumerate(read_entries(reader, "views", ("member", "view"))):
+    for i, item in enumerate(read_entries(reader, "views", ENTRY_KEYS["views"])):
         member = member_index(reader, f"views[{i}].member", item["member"], members)
         if not isinstance(item["view"], list):
             raise reader.fail(f"views[{i}].view", "a list of member names")
@@ -155,7 +158,7 @@ def read_views(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[fro
 
 def read_joins(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
     joins: list[tuple[int, int]] = []
-    entries = read_entries(reader, "joins", ("joiner", "coordinator"))
+    entries = read_entries(reader, "joins", ENTRY_KEYS["joins"])
     indices = [(member_index(reader, f"joins[{i}].joiner", item["joiner"], members),
                  member_index(reader, f"joins[{i}].coordinator", item["coordinator"], members))
                 for i, item in enumerate(entries)]
@@ -172,7 +175,7 @@ def read_joins(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[int
 
 def read_stops(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
     stops: list[tuple[int, str]] = []
-    for i, item in enumerate(read_entries(reader, "stops", ("member", "kind"))):
+    for i, item in enumerate(read_entries(reader, "stops", ENTRY_KEYS["stops"])):
         member = member_index(reader, f"stops[{i}].member", item["member"], members)
         if item["kind"] not in (LEAVE, CRASH):
             raise reader.fail(f"stops[{i}].kind", f'"{LEAVE}" or "{CRASH}", got {item["kind"]!r}')

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from models.modelfile import ModelReader
     from models.protocols.base import ProtocolAdapter
 
-FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}
+FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}  # budgets: default
+FAULT_OPTIONS = {"stale_packets": False, "dead": ()}  # the other [faults] keys: default
+VIEW_KEYS = ("member", "view")  # each [[views]] entry
 WORLD_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "timers", "config"})
 
 
@@ -48,7 +50,7 @@ class WorldFactory:
         timers = {k: reader.flag(key, v)
                   for k, (key, v) in reader.section("timers", protocol, adapter.timer_keys).items()}
         cfg = adapter.make_config(n, variant, {**adapter.timer_keys, **timers}, _settings(reader, adapter))
-        fault_table = {**FAULT_KEYS, **reader.table("faults", {**FAULT_KEYS, "stale_packets": False, "dead": []})}
+        fault_table = {**FAULT_KEYS, **reader.table("faults", {**FAULT_KEYS, **FAULT_OPTIONS})}
         stale: bool | str = fault_table.pop("stale_packets", False)
         if stale != "replies" and not isinstance(stale, bool):
             raise reader.fail("faults.stale_packets", f'true, false or "replies", got {stale!r}')
@@ -156,7 +158,7 @@ def _views(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[frozens
         raise reader.fail("views", "an array of tables [[views]] with member and view")
     for i, item in enumerate(views):
         key = f"views[{i}]"
-        if not isinstance(item, dict) or set(item) != {"member", "view"} or not isinstance(item["view"], list):
+        if not isinstance(item, dict) or set(item) != set(VIEW_KEYS) or not isinstance(item["view"], list):
             raise reader.fail(key, "a table with keys member (a name) and view (a list of names)")
         member = _member_index(reader, f"{key}.member", item["member"], members)
         view = frozenset(_member_index(reader, f"{key}.view", m, members) for m in item["view"])

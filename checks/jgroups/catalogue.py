@@ -1,8 +1,8 @@
 """The bug catalogue on real JGroups: each historical defect's model, the release that had the bug
 and the one that fixed it. ``tests/jgroups/test_bug_catalogue.py`` checks every entry: the model's
 counterexample, replayed on the buggy release (``seqcheck replay TRACE --jgroups BUGGY``), violates
-the model's property on what JGroups did; on the fixed release it violates nothing. The README's
-table is this list.
+the model's property on what JGroups did; on the fixed release it violates nothing. The table in
+docs/jgroups.md is this list.
 """
 
 from __future__ import annotations

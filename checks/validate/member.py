@@ -19,7 +19,7 @@ the log says the engine sent and delivered, in order. Rules:
    due must send nothing. UNICAST3's sync requests expire (SYNC_EXPIRED) before any step at which
    they are ``sync_min_interval`` old, as the engine reads its clock. Time never goes backwards.
 3. Limits: a step whose ``limits`` say one of the engine's limits against hostile input bit is one
-   of the engine's documented departures from the spec (README, "Hostile input"): ``drop`` limits
+   of the engine's documented departures from the spec (docs/engines.md, "Hostile input"): ``drop`` limits
    (the input was dropped whole: the spec member is not given it) must send and deliver nothing;
    ``trim`` limits (an answer cut short) must send a subsequence of what the spec sends; after a
    ``follow`` limit the engine's state is one the spec does not name, so this member is followed

@@ -1,5 +1,5 @@
 """`seqcheck bench --fpset SIZE...`: the visited-state set against the sorted runs it replaced, as
-one JSON line (small sizes here; the README's curve goes to 50 million)."""
+one JSON line (small sizes here; docs/benchmarks.md's curve goes to 50 million)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ from models.modelfile import Model, load, load_all
 from spec import unicast3 as u3
 
 UNPINNED = {
-    "bench": "benchmark models: minutes each, out of the default run (their figures are the README's and "
+    "bench": "benchmark models: minutes each, out of the default run (their figures are the docs' and "
              "the closing notes')",
     "fuzz": "random-walk models for the lockstep harness and the fuzzer, not checked exhaustively (their "
             "state spaces are far beyond max_states)",

@@ -1,4 +1,4 @@
-"""The README's UNICAST2 scenario table cannot rot: every row names a model file that exists, states
+"""The UNICAST2 scenario table (docs/unicast2.md) cannot rot: every row names a model file that exists, states
 that file's expected verdict and the length of the counterexample the checker finds now, and the
 UNICAST3 verdict its side-by-side model expects; every UNICAST2 model has a row. (The time column is
 not checked: it depends on the machine.)"""
@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+from doc_sections import doc_section
 
 from checks.check import check_model
 from checks.cli import MODELS_DIR
 from models.modelfile import load
 
-README = MODELS_DIR.parent / "README.md"
 SECTION = "## UNICAST2 scenarios"
 HEADER = ["scenario", "what happens", "model", "expected", "trace", "s", "UNICAST3 (side by side)"]
 U3_CELL = re.compile(r"^(pass|violation:\w+) \(`(side-by-side/[\w.-]+)`\)$")
@@ -36,10 +36,8 @@ class Row(NamedTuple):
 
 
 def table_rows() -> list[Row]:
-    """The rows of the first table in the README's UNICAST2 section."""
-    text = README.read_text()
-    assert text.count(SECTION) == 1, f"README.md has no single {SECTION!r} section"
-    section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
+    """The rows of the first table in the docs' UNICAST2 section."""
+    _, section = doc_section(SECTION)
     lines = [line for line in section.splitlines() if line.startswith("|")]
     assert lines, "the section has no table"
     cells = [[cell.strip() for cell in line.strip().strip("|").split("|")] for line in lines]
@@ -58,7 +56,7 @@ ROWS = table_rows()
 def test_the_table_has_a_row_for_every_unicast2_model() -> None:
     listed = {row.path.resolve() for row in ROWS}
     shipped = {p.resolve() for p in (MODELS_DIR / "unicast2").glob("*.toml")}
-    assert shipped - listed == set(), "UNICAST2 models missing from the README table"
+    assert shipped - listed == set(), "UNICAST2 models missing from the table of docs/unicast2.md"
     assert len(ROWS) == len({row.model for row in ROWS}), "a model is listed twice"
 
 

@@ -32,7 +32,7 @@ def test_there_are_shipped_models_for_every_variant() -> None:
 
 
 # The shipped twin of the conn_id_first_only model (seed #6) fails too, by a different defect: the
-# delayed first message of the *old* connection (its description and the README tell the story).
+# delayed first message of the *old* connection (its description and docs/unicast2.md tell the story).
 TWINS_THAT_FAIL = {"scenario-6-lost-first-message"}
 # Defects that cost only bandwidth (a needless XMIT_REQ): no property of the unicast world tells them
 # apart (the multicast world's no_premature_xmit_req has no unicast counterpart yet), so no model

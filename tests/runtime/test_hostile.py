@@ -2,7 +2,7 @@
 addresses, garbage, spoofed conn_ids, hostile seqnos and floods, sent by a raw socket at a
 member's address or at none, while an honest member streams to the victim and back. The victim
 never crashes, delivers the honest stream exactly once and in order, keeps its memory within the
-configured limits (the README's "Hostile input" limits, end to end), and its log, with the honest
+configured limits (the "Hostile input" limits of docs/engines.md, end to end), and its log, with the honest
 member's, validates against the spec: every limit that bit is a documented drop.
 
 Counts decide every verdict; the attack is seeded (``SEED``)."""

@@ -52,7 +52,7 @@ def test_counters_print_one_line_per_lemma_and_the_verdict(tmp_path: Path, capsy
 def test_prove_all_is_as_expected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["prove", "--json", "--trace-dir", str(tmp_path)]) == 0
     verdict = json.loads(capsys.readouterr().out.splitlines()[-1])
-    assert verdict["verdict"] == "as expected"  # its time is measured (README), not asserted
+    assert verdict["verdict"] == "as expected"  # its time is measured (docs/proofs.md), not asserted
 
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

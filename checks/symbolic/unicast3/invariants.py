@@ -4,7 +4,7 @@
 I4 conn_id_purity, I7 timestamps_issued, purge_covered (state invariants) and I3 acks_monotone,
 no_spurious_purge, timestamps_increase (step invariants over a pre- and a post-state).
 ``STRENGTHENINGS`` are what it takes to make their conjunction inductive; each carries ``why``: the
-sentence that says why it holds, i.e. why UNICAST3 works (the README's "Why it works").
+sentence that says why it holds, i.e. why UNICAST3 works (docs/proofs.md, "Why it works").
 
 Every formula is written against ``Ops`` (``checks/symbolic/ops.py``), so the same text is proved by
 z3 and evaluated on the explicit checker's states (``crosscheck``), where the restated targets
