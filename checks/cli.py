@@ -10,27 +10,28 @@ import argparse
 import importlib
 import json
 import os
-import resource
 import sys
-import tempfile
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from checks.check import Outcome, WitnessError, check_model, replay_witness, workers_problem
-from checks.cli_arguments import BENCH_DIR, MODELS_DIR, bench_arguments, check_arguments
-from checks.explore.search import Progress, Stats
-from checks.explore.system import Always
+from checks.check import WitnessError, replay_witness
+from checks.check_command import check_command
+from checks.cli_arguments import (
+    BENCH_DIR,
+    MODELS_DIR,
+    UsageError,
+    bench_arguments,
+    check_arguments,
+    model_paths,
+    writable_folder,
+)
 from checks.explore.trace import Trace, TraceError, file_digest, validate
 from checks.extras import MissingExtra, require_spark
 from models.modelfile import Model, ModelError, load, load_all, split_reference
 
-UNCHECKED = {"bench", "fuzz"}  # model folders for the benchmark and for random walks, not for `check`
-
-
-class UsageError(Exception):
-    """A mistake in what the user asked for; printed as one line, exit code 2."""
+__all__ = ["MODELS_DIR", "UsageError", "main", "model_paths", "writable_folder"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,29 +50,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
-def writable_folder(option: str, folder: Path) -> Path:
-    """``folder`` after checking that files can be written there (so that no search's result is
-    lost to an unwritable output folder): a file is created and removed in its nearest existing
-    ancestor, nothing is left behind; else a one-line ``UsageError``."""
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    try:
-        if not existing.is_dir():
-            raise NotADirectoryError(20, f"{existing} is not a folder")
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as error:
-        raise UsageError(f"{option}: cannot write in {folder}: {error.strerror or error}") from None
-    return folder
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seqcheck", description="Model-check JGroups reliable-delivery protocols.")
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     check = sub.add_parser("check", help="check model files against their expected verdicts")
     check_arguments(check)
-    check.set_defaults(run=_check)
+    check.set_defaults(run=check_command)
     show = sub.add_parser("show", help="render a trace file (or a model file's witness) as a message-sequence chart")
     show.add_argument("trace", type=Path, help="a trace file, or a model file (*.toml) to draw its witness")
     show.add_argument("--html", type=Path, metavar="OUT.html",
@@ -165,238 +149,6 @@ def _prove(args: argparse.Namespace) -> int:
         return run(args, writable_folder)
     except ProveUsageError as error:
         raise UsageError(str(error)) from None
-
-
-# -- check --------------------------------------------------------------------------------------
-def model_paths(paths: Sequence[Path]) -> list[Path]:
-    """The model files named by ``paths`` (folders are searched); default: every shipped model
-    except those in ``models/bench`` and ``models/fuzz``."""
-    if not paths:
-        return sorted(p for p in MODELS_DIR.rglob("*.toml") if p.relative_to(MODELS_DIR).parts[0] not in UNCHECKED)
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found.extend(sorted(path.rglob("*.toml")))
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise UsageError(f"{path}: no such model file or folder")
-    if not found:
-        raise UsageError(f"{', '.join(map(str, paths))}: no model files (*.toml) there")
-    return found
-
-
-def _check(args: argparse.Namespace) -> int:
-    swarm = _swarm_options(args)
-    paths = model_paths(args.paths)
-    loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
-    writable_folder("--trace-dir", args.trace_dir)
-    if problem := workers_problem(loaded, args.workers, swarm=swarm is not None, por=getattr(args, "por", False)):
-        raise UsageError(problem)
-    if args.report is not None:
-        if swarm is not None:
-            raise UsageError("--report: not with --swarm (a report is written for the exhaustive check only)")
-        writable_folder("--report", args.report)
-    partial_order = True if args.por else False if args.no_por else None
-    if partial_order:
-        if swarm is not None:
-            raise UsageError("--por: not with --swarm (a swarm samples the unreduced state space)")
-        if not any(callable(getattr(model.world, "enable_partial_order", None)) for model in loaded):
-            raise UsageError(f"--por: {loaded[0].path}: protocol {loaded[0].protocol}: partial-order reduction is "
-                             "available for the unicast protocols only" + (" (none of these models)"
-                                                                           if len(loaded) > 1 else ""))
-    if swarm is not None:
-        from checks.swarm_job import check_swarm
-
-        return check_swarm(loaded, swarm, [_label(m) for m in loaded], json_out=args.json, trace_dir=args.trace_dir,
-                           progress=None if args.no_progress else sys.stderr)
-    table = _Table(sys.stdout, [_label(m) for m in loaded], args.trace_dir) if not args.json else None
-    terminal = sys.stderr.isatty()
-    all_match = True
-    outcomes: list[Outcome] = []
-    for model in loaded:
-        progress = None if args.no_progress else _progress_line(_label(model, short=False), terminal)
-        outcome = check_model(model, trace_dir=args.trace_dir, progress=progress, workers=args.workers,
-                              symmetry=not args.no_symmetry,
-                              partial_order=partial_order)
-        if progress is not None and terminal:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
-        all_match = all_match and outcome.matches
-        outcomes.append(outcome)
-        if table is not None:
-            table.row(outcome)
-        else:
-            print(json.dumps(outcome.to_json()), flush=True)
-        if outcome.verdict == "interrupted":
-            print(_interrupted(outcome), file=sys.stderr)
-            return 130
-    if table is not None:
-        table.footer(all_match)
-    if args.report is not None:
-        from checks.view.report import write_check_report
-
-        index = write_check_report(args.report, outcomes, [_label(o.model) for o in outcomes])
-        print(f"Report written to {index}", file=sys.stderr)
-    return 0 if all_match else 1
-
-
-SWARM_ONLY = {"master": "--master", "seed": "--seed", "tasks": "--tasks", "depth": "--depth",
-              "task_states": "--task-states", "sample": "--sample", "liveness_rate": "--liveness-rate",
-              "shorten_states": "--shorten-states", "exhaustive": "--exhaustive"}
-
-
-def _swarm_options(args: argparse.Namespace) -> Any:
-    """The ``SwarmOptions`` of ``--swarm`` (None without it); a swarm option without it is a usage error."""
-    given = {key: getattr(args, key) for key in SWARM_ONLY if getattr(args, key) is not None}
-    if not args.swarm:
-        if given:
-            raise UsageError(f"{SWARM_ONLY[next(iter(given))]}: only with --swarm")
-        return None
-    from checks.swarm_job import SwarmOptions, SwarmUsageError, parse_depth
-
-    try:
-        if "depth" in given:
-            given["depth"] = parse_depth(given["depth"])
-        options = SwarmOptions(**given)
-        options.check()
-    except SwarmUsageError as error:
-        raise UsageError(str(error)) from None
-    return options
-
-
-def _interrupted(outcome: Outcome) -> str:
-    """What a search stopped by Ctrl-C established."""
-    stats, model = outcome.result.stats, outcome.model
-    violated = {f.prop for f in outcome.result.findings}
-    held = [p.name for p in model.world.properties if isinstance(p, Always) and p.name not in violated]
-    unjudged = [p.name for p in model.world.properties if not isinstance(p, Always)]
-    return (f"seqcheck: interrupted in {_label(model)} after {stats.distinct:,} states to depth {stats.depth} "
-            f"({stats.seconds:.1f} s); on every state explored these held: {', '.join(held) or 'none'}; "
-            f"not judged (the search is partial): {', '.join(unjudged) or 'none'}; later models not checked")
-
-
-LOG_PROGRESS_EVERY = 10.0  # seconds between two progress lines when stderr is a log, not a terminal
-
-
-def _progress_line(name: str, terminal: bool) -> Progress:
-    """Progress on stderr: one line rewritten in place on a terminal; in a log, a line every
-    ``LOG_PROGRESS_EVERY`` seconds of a search (none for the many models that take less)."""
-    last = [0.0]
-
-    def report(stats: Stats, frontier: int) -> None:
-        if not terminal and stats.seconds - last[0] < LOG_PROGRESS_EVERY:
-            return
-        last[0] = stats.seconds
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        line = (f"  {name}: {stats.distinct:,} states, frontier {frontier:,}, depth {stats.depth}, "
-                f"{stats.states_per_second:,.0f} states/s, {rss:,.0f} MB, {stats.seconds:.0f} s")
-        if terminal:
-            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
-        else:
-            print(line, file=sys.stderr, flush=True)
-
-    return report
-
-
-class _Table:
-    COLUMNS = ("model", "expected", "verdict", "states", "depth", "cut", "trace", "seconds", "")
-
-    def __init__(self, out: TextIO, labels: Sequence[str], trace_dir: Path) -> None:
-        self.out, self.trace_dir = out, trace_dir
-        self.width = max([44, *map(len, labels)])
-        self.single = len(labels) == 1  # one model: the details a table of many leaves to its footer
-        self.header = f"{'model':<{self.width}} {'expected':<30} {'verdict':<30} {'states':>10} {'depth':>5} " \
-                      f"{'cut':>7} {'trace':>5} {'seconds':>8}"
-        print(self.header, file=out)
-        print("─" * len(self.header), file=out, flush=True)
-        self.rows: list[Outcome] = []
-
-    def row(self, o: Outcome) -> None:
-        self.rows.append(o)
-        s = o.result.stats
-        trace = str(len(o.trace.actions)) if o.trace else "-"
-        mark = "ok" if o.matches else f"MISMATCH: {o.mismatch_reason}"
-        print(f"{_label(o.model):<{self.width}} {o.model.expect:<30} {o.verdict:<30} {s.distinct:>10,} "
-              f"{s.depth:>5} {s.cut:>7,} {trace:>5} {o.seconds:>8.1f}  {mark}", file=self.out, flush=True)
-        if s.symmetry_group > 1:
-            print(f"  symmetry: {s.distinct:,} states explored stand for {s.unreduced:,} ({s.reduction:.2f}x fewer: "
-                  f"a symmetry group of order {s.symmetry_group} over the members)", file=self.out, flush=True)
-        if s.partial_order is not None:
-            print(f"  {_partial_order_line(o)}", file=self.out, flush=True)
-        elif o.reduction_unavailable:
-            print(f"  partial-order reduction: not offered by protocol {o.model.protocol} (the unicast protocols "
-                  "offer it); explored unreduced", file=self.out, flush=True)
-        if o.verdict == "incomplete":
-            print(f"  {_growth(o)}", file=self.out, flush=True)
-        through = ", ".join(f"{prop} {count:,}" for prop, count in s.liveness_through_cuts.items() if count)
-        if through and self.single:
-            print(f"  liveness assumes the {s.cut:,} cut states recover; states whose only fault-free way to the goal "
-                  f"passes one: {through}", file=self.out, flush=True)
-
-    def footer(self, all_match: bool) -> None:
-        print("─" * len(self.header), file=self.out)
-        bad = [o for o in self.rows if not o.matches]
-        total = sum(o.seconds for o in self.rows)
-        print(f"{len(self.rows)} models, {len(self.rows) - len(bad)} as expected, {len(bad)} not; {total:.1f} s. "
-              "Verdicts hold within each model's bounds (sends, fault budgets, views); 'cut' counts states at "
-              "max_in_flight, checked but not expanded (liveness gives them the benefit of the doubt).", file=self.out)
-        doubted = sum(any(o.result.stats.liveness_through_cuts.values()) for o in self.rows)
-        if doubted:
-            print(f"Liveness: in {doubted} of these models some states reach a liveness goal only through a cut state, "
-                  "whose recovery is assumed, not checked (per model: its own check, or liveness_through_cuts in "
-                  "--json).", file=self.out)
-        largest = max(self.rows, key=lambda o: o.result.stats.distinct, default=None)
-        if largest is not None:
-            n = largest.result.stats.distinct
-            print(f"Fingerprints are 64 bits: the largest model ({n:,} states) has a collision probability of at "
-                  f"most {largest.result.stats.collision_probability:.1e}.", file=self.out)
-        traces = [o.trace_path for o in self.rows if o.trace_path]
-        if traces:
-            print(f"Counterexamples written to {self.trace_dir}/ (read one: seqcheck show {traces[0]})", file=self.out)
-
-
-def _partial_order_line(o: Outcome) -> str:
-    """What partial-order reduction did in one check (``checks/explore/reduction.py``)."""
-    counts = o.result.stats.partial_order
-    assert counts is not None
-    full = counts.full_cycle + counts.full_bound + counts.full_key
-    line = (f"partial-order reduction: {counts.reduced:,} expanded states took a persistent subset of their "
-            f"successors, {full:,} all of them by a proviso (not yet expanded: {counts.full_cycle:,}, bounds: "
-            f"{counts.full_bound:,}, no key action: {counts.full_key:,}), {counts.full_none:,} had no smaller one; "
-            "depths are the reduced graph's")
-    if o.trace is not None:
-        line += "; the trace " + ("is a shortest counterexample" if o.shortest else
-                                  "was shortened but is not proven shortest")
-    return line
-
-
-def _growth(outcome: Outcome) -> str:
-    """Why a search was incomplete: its size per BFS level, so the user sees where it grows."""
-    stats, model = outcome.result.stats, outcome.model
-    levels = stats.levels
-    shown = ", ".join(f"{n:,}" for n in levels[-6:])
-    ratio = f"; the last complete level grew {levels[-2] / max(levels[-3], 1):.1f}x" if len(levels) >= 3 else ""
-    spent = "".join(f"\n  budgets used at depth {depth} (mean of a sample / budget): " + ", ".join(
-        f"{name} {used:.1f}/{budget}" for name, (used, budget) in usage.items() if budget)
-        for depth, usage in stats.budgets)
-    return (f"incomplete: max_states = {model.max_states:,} reached at depth {stats.depth}; new states per "
-            f"level (last {min(6, len(levels))}): {shown}{ratio}.{spent}\n  The budgets far from spent at the "
-            "deepest level still branch every state there: cut those first ([sends], [faults], views), or raise "
-            "[check] max_states.")
-
-
-def _short(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(MODELS_DIR.parent))
-    except ValueError:
-        return str(path)
-
-
-def _label(model: Model, *, short: bool = True) -> str:
-    """A row's name: the model file (relative to the checkout), and ``[protocol]`` for each
-    protocol of a side-by-side file."""
-    name = _short(model.path) if short else model.path.name
-    return f"{name} [{model.protocol}]" if model.side_by_side else name
 
 
 # -- show ---------------------------------------------------------------------------------------
