@@ -87,7 +87,8 @@ def progress_reporter(name: str, model: Model, *, terminal: bool, json_lines: bo
     """Progress on ``out`` (stderr): a line rewritten in place on a terminal, in a log a line every
     ``LOG_PROGRESS_EVERY`` seconds of a search, with ``json_lines`` a JSON object instead (none
     without ``lines``: ``--no-progress``); the alarm (``Stats.alarm``) at once, whatever the cadence,
-    unless ``alarms`` is off (``--estimate``'s search, whose ``max_states`` is not the model's)."""
+    unless ``alarms`` is off (``--estimate``'s search, whose ``max_states`` is not the model's: its
+    lines then give no projection either)."""
     last, alarmed = [0.0], [False]
 
     def report(stats: Stats, frontier: int) -> None:
@@ -105,12 +106,12 @@ def progress_reporter(name: str, model: Model, *, terminal: bool, json_lines: bo
         last[0] = stats.seconds
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         if json_lines:
-            print(json.dumps(progress_json(name, stats, frontier, rss)), file=stream, flush=True)
+            print(json.dumps(progress_json(name, stats, frontier, rss, projection=alarms)), file=stream, flush=True)
             return
         line = (f"  {name}: {stats.distinct:,} states, frontier {frontier:,}, depth {stats.depth}, "
                 f"{stats.states_per_second:,.0f} states/s, {rss:,.0f} MB, {stats.seconds:.0f} s "
                 f"(CPU {stats.cpu_seconds:.0f} s)")
-        if stats.projection is not None:
+        if stats.projection is not None and alarms:
             line += f"; {describe(stats.projection, cpu=stats.cpu_seconds)}"
         if in_place:
             width = shutil.get_terminal_size((120, 24)).columns - 1
@@ -122,13 +123,14 @@ def progress_reporter(name: str, model: Model, *, terminal: bool, json_lines: bo
     return report
 
 
-def progress_json(name: str, stats: Stats, frontier: int, rss_mb: float) -> dict[str, Any]:
-    projection = stats.projection
+def progress_json(name: str, stats: Stats, frontier: int, rss_mb: float, *, projection: bool = True
+                  ) -> dict[str, Any]:
+    projected = stats.projection if projection else None
     return {"progress": name, "states": stats.distinct, "frontier": frontier, "depth": stats.depth,
             "states_per_s": round(stats.states_per_second), "rss_mb": round(rss_mb, 1),
             "seconds": round(stats.seconds, 2), "cpu_seconds": round(stats.cpu_seconds, 2),
             "levels": stats.levels, "growth_factors": growth_factors(stats.levels[:len(stats.level_cpu)]),
-            "projection": None if projection is None else projection.to_json()}
+            "projection": None if projected is None else projected.to_json()}
 
 
 def alarm_json(name: str, model: Model, alarm: Alarm, time_limit: float | None) -> dict[str, Any]:
