@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from checks.check import WitnessError, replay_witness
+from checks.check import WitnessError, display_path, replay_witness
 from checks.check_command import check_command
 from checks.cli_arguments import (
     BENCH_DIR,
@@ -50,8 +50,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
+def version_line() -> str:
+    """``seqcheck --version``: the installed distribution's version and the Python running it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("seqcheck")
+    except PackageNotFoundError:
+        found = "(not installed: run from a checkout)"
+    return f"seqcheck {found} (Python {sys.version.split()[0]})"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seqcheck", description="Model-check JGroups reliable-delivery protocols.")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     check = sub.add_parser("check", help="check model files against their expected verdicts")
     check_arguments(check)
@@ -153,8 +165,9 @@ def _prove(args: argparse.Namespace) -> int:
 
 # -- show ---------------------------------------------------------------------------------------
 def _show(args: argparse.Namespace) -> int:
+    """The chart on stdout; with ``--html`` or ``--itf`` the files instead, and only their paths."""
     if args.trace.suffix == ".toml":
-        return _show_witness(args.trace, args.html)
+        return _show_witness(args.trace, args.html, args.itf)
     trace = Trace.load(args.trace)
     model_path, protocol = _trace_model(trace, args.trace)
     model = load(model_path, protocol=protocol)
@@ -167,28 +180,31 @@ def _show(args: argparse.Namespace) -> int:
               file=sys.stderr)
     from checks.view.html import trace_text
 
-    header, footer = trace_text(model_path, protocol, model, trace)
-    print("\n".join(header))
-    print(_drawing(model, path, footer), end="")
-    if args.html is not None:
-        _write_html(args.html, model, path, header, footer)
-    if args.itf is not None:
-        from checks.view.itf import write_itf
-
-        _member_world_for("--itf", args.itf, model, "is not a world of members to export")
-        write_itf(args.itf, model.world, path, str(args.trace), model.description)
-        print(f"ITF trace written to {args.itf}", file=sys.stderr)
+    header, footer = trace_text(display_path(model_path), protocol, model, trace)  # never an absolute path
+    if args.html is None and args.itf is None:
+        _print_chart(header, _drawing(model, path, footer))
+    _write_files(args.html, args.itf, model, path, header, footer, str(args.trace))
     return 0
 
 
-def _write_html(out: Path, model: Model, path: list[tuple[Any, Any]], header: list[str],
-                footer: Sequence[str]) -> None:
-    """``--html OUT``: the viewer page (checks/view/html.py) of a path of either world."""
-    from checks.view.html import write_page
+def _write_files(html: Path | None, itf: Path | None, model: Model, path: list[tuple[Any, Any]],
+                 header: list[str], footer: Sequence[str], source: str) -> None:
+    """``--html OUT`` (the viewer page, ``checks/view/html.py``) and ``--itf OUT``
+    (``checks/view/itf.py``), both checked before either is written; each path written printed."""
+    for flag, out, refusal in (("--html", html, "has no message-sequence chart to draw"),
+                               ("--itf", itf, "is not a world of members to export")):
+        if out is not None:
+            _member_world_for(flag, out, model, refusal)
+    if html is not None:
+        from checks.view.html import write_page
 
-    _member_world_for("--html", out, model, "has no message-sequence chart to draw")
-    write_page(out, model.world, path, header[0].split(": ", 1)[0], header, footer)
-    print(f"viewer written to {out} (open it in a browser; it needs no network)", file=sys.stderr)
+        write_page(html, model.world, path, header[0].split(": ", 1)[0], header, footer)
+        print(f"viewer written to {html} (open it in a browser; it needs no network)")
+    if itf is not None:
+        from checks.view.itf import write_itf
+
+        write_itf(itf, model.world, path, source, model.description)
+        print(f"ITF trace written to {itf}")
 
 
 def _member_world_for(flag: str, out: Path, model: Model, refusal: str) -> None:
@@ -217,6 +233,17 @@ def _drawing(model: Model, path: list[tuple[Any, Any]], footer: Sequence[str] = 
     return "\n".join([*steps, *footer]) + "\n"
 
 
+def _print_chart(header: Sequence[str], drawing: str) -> None:
+    """A chart's header and drawing on stdout; on a terminal, the lines of text (not the drawn
+    lanes, which have their own width) wrapped to its width."""
+    from checks.terminal import fit, terminal_width
+
+    width = terminal_width(sys.stdout)
+    for line in [*header, *drawing.splitlines()]:
+        drawn = line.startswith(" " * 6) and any(mark in line for mark in "│─")
+        print(line if drawn or "─" * 8 in line else fit(line, width))
+
+
 def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
     """The model file a trace names, and the protocol for a side-by-side file (``file#protocol``)."""
     name, protocol = split_reference(trace.model)
@@ -226,7 +253,7 @@ def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
     raise UsageError(f"{trace_file}: model {name} not found")
 
 
-def _show_witness(model_file: Path, html: Path | None = None) -> int:
+def _show_witness(model_file: Path, html: Path | None = None, itf: Path | None = None) -> int:
     """``seqcheck show MODEL.toml``: the chart of each protocol's witness in the model file."""
     models_with_witness = [m for m in load_all(model_file) if m.witness]
     if not models_with_witness:
@@ -239,12 +266,22 @@ def _show_witness(model_file: Path, html: Path | None = None) -> int:
         on = f" [{model.protocol}]" if model.side_by_side else ""
         header = [f"{model_file}{on}: {model.description}",
                   f"witness: the scenario's {len(path)} steps, every checked safety property holding along them"]
-        print("\n".join(header))
-        print(_drawing(model, path), end="")
-        if html is not None:
-            out = html if len(models_with_witness) == 1 else html.with_name(f"{html.stem}-{model.protocol}.html")
-            _write_html(out, model, path, header, ())
+        if html is None and itf is None:
+            _print_chart(header, _drawing(model, path))
+            continue
+        several = len(models_with_witness) > 1
+        _write_files(_per_protocol(html, ".html", model.protocol, several),
+                     _per_protocol(itf, ".itf.json", model.protocol, several), model, path, header, (), str(model_file))
     return 0
+
+
+def _per_protocol(out: Path | None, suffix: str, protocol: str, several: bool) -> Path | None:
+    """``out`` for one protocol of a side-by-side file: ``name-<protocol><suffix>`` when there are several."""
+    if out is None or not several:
+        return out
+    mine = out.name.endswith(suffix)
+    base, ext = (out.name.removesuffix(suffix), suffix) if mine else (out.stem, out.suffix)
+    return out.with_name(f"{base}-{protocol}{ext}")
 
 
 # -- replay -------------------------------------------------------------------------------------
@@ -296,15 +333,18 @@ def _replay_engines(name: str | None) -> Any:
 
 # -- list ---------------------------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
+    """Every protocol's variants, settings and properties; on a terminal, lines wrapped to its width."""
+    from checks.terminal import fit, terminal_width
     from models import registry
 
+    width = terminal_width(sys.stdout)
     for factory in registry.factories():
         print(f"protocol {factory.name}")
         for line in factory.describe():
-            print(f"  {line}")
+            print(fit(f"  {line}", width))
         print("  properties:")
         for prop, doc in factory.property_docs().items():
-            print(f"    {prop:<24} {doc}")
+            print(fit(f"    {prop:<24} {doc}", width, indent=4 + max(24, len(prop)) + 1))
     return 0
 
 
