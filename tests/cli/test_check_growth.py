@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,9 @@ import pytest
 import checks.check_output as check_output
 from checks.cli import MODELS_DIR, main
 from checks.explore.growth import project, trend
+from checks.explore.workers import process_cpu
+from models.knobs import advice, knobs
+from models.modelfile import load
 
 DATA = Path(__file__).parent / "data"
 EXPLODES = DATA / "nakack4-three-members-explodes.toml"  # levels x3 a level; [check] max_states = 20000
@@ -158,3 +163,30 @@ def test_usage_errors_are_one_line(argv: list[str], message: str, tmp_path: Path
     assert main(["check", *argv, "--trace-dir", str(tmp_path), str(SMALL)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_the_keys_to_cut_are_the_worlds_own() -> None:
+    unicast = advice(load(MIDDLE).world)  # A->B 2, B->A 1, loss 1, max_in_flight 3 (the default)
+    assert unicast == ('[sends] "A->B" = 2, "B->A" = 1 -> fewer; faults.loss = 1 -> 0; '
+                       "faults.max_in_flight = 3 -> 1 or 2")
+    small = knobs(load(SMALL).world)  # A sends 1, capacity 1, send_atomically, max_in_flight 2
+    assert [k.key for k in small] == ["faults.loss", "faults.max_in_flight"]
+    assert knobs(object()) == [] and advice(object()) == "the model's own bounds (this world names none)"
+
+
+def test_the_cpu_of_a_process_is_read_while_it_runs() -> None:
+    started = time.process_time()
+    while time.process_time() - started < 0.3:  # work, so that both clocks move
+        pass
+    assert abs(process_cpu(os.getpid()) - time.process_time()) < 0.1
+    assert process_cpu(2**22 + 12345) == 0.0  # no such process
+
+
+def test_a_time_limit_counts_the_workers_cpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model = unbounded(tmp_path)
+    assert main(["check", "--json", "--no-progress", "--workers", "2", "--time-limit", "3", "--trace-dir",
+                 str(tmp_path), str(model)]) == 1
+    row = json.loads(capsys.readouterr().out)
+    assert row["verdict"] == "incomplete" and row["stopped_by"] == "time_limit"
+    assert row["cpu_seconds"] >= 3  # the coordinator's and, from level 9 on (22,265 states to expand), the workers'
+    assert row["levels"][:10] == [1, 2, 3, 19, 81, 244, 730, 2369, 7492, 22265]
