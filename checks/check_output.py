@@ -47,9 +47,10 @@ def max_states_budget(model: Model) -> str:
     return f"max_states = {model.max_states:,}" + ("" if model.max_states_given else " (the default)")
 
 
-def cut_advice(model: Model) -> str:
-    """What to cut, in the model's own keys (``models/knobs.py``)."""
-    return f"to cut: {advice(model.world)}; or raise [check] max_states"
+def cut_advice(model: Model, budget: str = "max_states") -> str:
+    """What to cut, in the model's own keys (``models/knobs.py``), or which ``budget`` to raise."""
+    raise_it = "--time-limit" if budget == "time_limit" else "[check] max_states"
+    return f"to cut: {advice(model.world)}; or raise {raise_it}"
 
 
 def budget_lines(budgets: Sequence[tuple[int, dict[str, tuple[float, int]]]]) -> list[str]:
@@ -77,7 +78,8 @@ def alarm_line(name: str, model: Model, alarm: Alarm, time_limit: float | None) 
     first = max(p.depth - len(p.factors) + 1, p.depth - 3)
     return (f"seqcheck: warning: {name}: the levels grow {' '.join(f'x{f:.1f}' for f in p.factors[-4:])} "
             f"(depths {first} to {p.depth}); at this rate the search {passed} and would end incomplete "
-            f"(a projection: the rate may still fall). Budgets: {', '.join(budgets)}; {cut_advice(model)}. "
+            f"(a projection: the rate may still fall). Budgets: {', '.join(budgets)}; "
+            f"{cut_advice(model, alarm.reason)}. "
             "seqcheck check --estimate projects without the search.")
 
 
@@ -166,7 +168,7 @@ def growth_lines(outcome: Outcome, time_limit: float | None = None) -> list[str]
                                                   for lv in projection.levels))
     lines += budget_lines(stats.budgets)
     lines.append(f"The budgets far from spent at the deepest level still branch every state there; "
-                 f"{cut_advice(model)}.")
+                 f"{cut_advice(model, stats.stopped_by)}.")
     return lines
 
 

@@ -95,6 +95,8 @@ def test_a_time_limit_is_cpu_seconds_and_stops_a_search_as_incomplete(tmp_path: 
     alarms = [json.loads(line) for line in captured.err.splitlines() if line.startswith('{"alarm"')]
     assert [a["alarm"] for a in alarms] == ["time_limit"] and alarms[0]["time_limit"] == 2
     assert "passes --time-limit 2 (CPU seconds) at depth" in alarms[0]["message"]
+    assert alarms[0]["message"].endswith("; or raise --time-limit. seqcheck check --estimate projects without the "
+                                         "search.")
 
 
 def test_a_violation_found_before_the_time_limit_stands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
