@@ -8,14 +8,16 @@ is the same, and its witness (if any) replays: each step, worded as ``seqcheck s
 action, is enabled in turn, and every checked safety property holds on every state along it.
 
 Trace files are named after the model so that no two models share one: the model file's path
-relative to ``models/`` (or to the working directory, or to the file system's root, for files
-elsewhere), ``.toml`` replaced by ``.json``, with ``.<protocol>`` before it for a side-by-side file:
+relative to ``models/`` (or to the working directory; for a file elsewhere, its folder's name and
+its own: ``display_path``), ``.toml`` replaced by ``.json``, with ``.<protocol>`` before it for a
+side-by-side file:
 ``traces/unicast3/jgrp1873-no-timestamps.json``, ``traces/side-by-side/jgrp1873.unicast2.json``.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import resource
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import models
+from checks.explore.growth import growth_factors
 from checks.explore.search import Progress, Result, explore
 from checks.explore.shorten import shorten
 from checks.explore.system import Always
@@ -48,6 +51,7 @@ class Outcome:
 
     shortest: bool = True  # the trace is a shortest counterexample (not proven after a reduced search)
     reduction_unavailable: bool = False  # partial-order reduction asked for, but the model's world offers none
+    cpu_seconds: float = 0.0  # CPU time of the check: this process's and its worker processes'
 
     @property
     def pinned(self) -> int | None:
@@ -77,7 +81,10 @@ class Outcome:
             "model": str(self.model.path), "protocol": self.model.protocol, "expected": self.model.expect,
             "verdict": self.verdict, "matches": self.matches, "states": stats.distinct,
             "transitions": stats.transitions, "depth": stats.depth, "cut": stats.cut, "complete": stats.complete,
-            "seconds": round(self.seconds, 3), "states_per_s": round(stats.states_per_second),
+            "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
+            "states_per_s": round(stats.states_per_second), "stopped_by": stats.stopped_by or None,
+            "max_states": self.model.max_states,
+            "growth_factors": growth_factors(stats.levels[:len(stats.level_cpu)]),
             "collision_probability": stats.collision_probability, "levels": stats.levels,
             "symmetry_group": stats.symmetry_group, "unreduced_states": stats.unreduced,
             "liveness_through_cuts": stats.liveness_through_cuts,
@@ -104,34 +111,46 @@ def portable_path(path: Path) -> Path:
         return resolved
 
 
-def trace_file(model: Model, trace_dir: Path) -> Path:
-    """Where the counterexample of ``model`` goes under ``trace_dir`` (see the module docstring)."""
-    resolved = model.path.resolve()
-    for base in (MODELS_DIR, Path.cwd().resolve()):
+def display_path(path: Path) -> Path:
+    """How a model file is named in tables, reports and trace folders: relative to the checkout
+    when it is inside it, else to the working directory when it is inside that, else its folder's
+    name and its own (never built from an absolute path)."""
+    resolved = path.resolve()
+    for base in (MODELS_DIR.parent, Path.cwd().resolve()):
         try:
-            relative = resolved.relative_to(base)
-            break
+            return resolved.relative_to(base)
         except ValueError:
             continue
-    else:
-        relative = resolved.relative_to(resolved.anchor)
+    return Path(resolved.parent.name, resolved.name)
+
+
+def trace_file(model: Model, trace_dir: Path) -> Path:
+    """Where the counterexample of ``model`` goes under ``trace_dir`` (see the module docstring)."""
+    try:
+        relative = model.path.resolve().relative_to(MODELS_DIR)
+    except ValueError:
+        relative = display_path(model.path)
     protocol = f".{model.protocol}" if model.side_by_side else ""
     return trace_dir / relative.parent / f"{relative.stem}{protocol}.json"
 
 
 def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None,
-                symmetry: bool = True, partial_order: bool | None = None, workers: int = 1) -> Outcome:
+                symmetry: bool = True, partial_order: bool | None = None, workers: int = 1,
+                time_limit: float | None = None, max_states: int | None = None) -> Outcome:
     """Check ``model``; one state per orbit of interchangeable members unless ``symmetry`` is off
     here or in the model file (the pinned state count is compared with the unreduced count); with
     partial-order reduction if ``partial_order`` says so (None: as the model file says), then the
-    counterexample is shortened (``checks/explore/shorten.py``) and the pinned count not compared."""
-    started = time.perf_counter()
+    counterexample is shortened (``checks/explore/shorten.py``) and the pinned count not compared.
+    ``time_limit`` (CPU seconds) and ``max_states`` (None: the model's) stop the search early:
+    the verdict is then ``incomplete``, unless a violation was found before."""
+    started, cpu = time.perf_counter(), cpu_seconds()
     asked = model.partial_order if partial_order is None else partial_order
     reduce = asked and callable(getattr(model.world, "enable_partial_order", None))
     if reduce:
         model.world.enable_partial_order()
-    result = searcher(model, workers)(model.world, max_states=model.max_states, progress=progress,
-                     symmetry=symmetry and model.symmetry, partial_order=reduce)
+    result = searcher(model, workers)(model.world, max_states=model.max_states if max_states is None else max_states,
+                                      progress=progress, symmetry=symmetry and model.symmetry,
+                                      partial_order=reduce, time_limit=time_limit)
     finding = result.first()
     trace: Trace | None = None
     trace_path: Path | None = None
@@ -163,7 +182,14 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
         verdict = "pass"
     error = witness_error(model)
     return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error, shortest,
-                   asked and not reduce)
+                   asked and not reduce, cpu_seconds() - cpu)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its ended child processes (the search's workers)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
 
 
 def searcher(model: Model, workers: int) -> Callable[..., Result]:

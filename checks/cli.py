@@ -10,27 +10,28 @@ import argparse
 import importlib
 import json
 import os
-import resource
 import sys
-import tempfile
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from checks.check import Outcome, WitnessError, check_model, replay_witness, workers_problem
-from checks.cli_arguments import BENCH_DIR, MODELS_DIR, bench_arguments, check_arguments
-from checks.explore.search import Progress, Stats
-from checks.explore.system import Always
+from checks.check import WitnessError, display_path, replay_witness
+from checks.check_command import check_command
+from checks.cli_arguments import (
+    BENCH_DIR,
+    MODELS_DIR,
+    UsageError,
+    bench_arguments,
+    check_arguments,
+    model_paths,
+    writable_folder,
+)
 from checks.explore.trace import Trace, TraceError, file_digest, validate
 from checks.extras import MissingExtra, require_spark
 from models.modelfile import Model, ModelError, load, load_all, split_reference
 
-UNCHECKED = {"bench", "fuzz"}  # model folders for the benchmark and for random walks, not for `check`
-
-
-class UsageError(Exception):
-    """A mistake in what the user asked for; printed as one line, exit code 2."""
+__all__ = ["MODELS_DIR", "UsageError", "main", "model_paths", "writable_folder"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,29 +50,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 141
 
 
-def writable_folder(option: str, folder: Path) -> Path:
-    """``folder`` after checking that files can be written there (so that no search's result is
-    lost to an unwritable output folder): a file is created and removed in its nearest existing
-    ancestor, nothing is left behind; else a one-line ``UsageError``."""
-    existing = folder
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
+def version_line() -> str:
+    """``seqcheck --version``: the installed distribution's version and the Python running it."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
-        if not existing.is_dir():
-            raise NotADirectoryError(20, f"{existing} is not a folder")
-        with tempfile.TemporaryFile(dir=existing):
-            pass
-    except OSError as error:
-        raise UsageError(f"{option}: cannot write in {folder}: {error.strerror or error}") from None
-    return folder
+        found = version("seqcheck")
+    except PackageNotFoundError:
+        found = "(not installed: run from a checkout)"
+    return f"seqcheck {found} (Python {sys.version.split()[0]})"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seqcheck", description="Model-check JGroups reliable-delivery protocols.")
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(required=True, metavar="COMMAND")
     check = sub.add_parser("check", help="check model files against their expected verdicts")
     check_arguments(check)
-    check.set_defaults(run=_check)
+    check.set_defaults(run=check_command)
     show = sub.add_parser("show", help="render a trace file (or a model file's witness) as a message-sequence chart")
     show.add_argument("trace", type=Path, help="a trace file, or a model file (*.toml) to draw its witness")
     show.add_argument("--html", type=Path, metavar="OUT.html",
@@ -167,242 +163,11 @@ def _prove(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
 
 
-# -- check --------------------------------------------------------------------------------------
-def model_paths(paths: Sequence[Path]) -> list[Path]:
-    """The model files named by ``paths`` (folders are searched); default: every shipped model
-    except those in ``models/bench`` and ``models/fuzz``."""
-    if not paths:
-        return sorted(p for p in MODELS_DIR.rglob("*.toml") if p.relative_to(MODELS_DIR).parts[0] not in UNCHECKED)
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            found.extend(sorted(path.rglob("*.toml")))
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise UsageError(f"{path}: no such model file or folder")
-    if not found:
-        raise UsageError(f"{', '.join(map(str, paths))}: no model files (*.toml) there")
-    return found
-
-
-def _check(args: argparse.Namespace) -> int:
-    swarm = _swarm_options(args)
-    paths = model_paths(args.paths)
-    loaded = [model for p in paths for model in load_all(p)]  # every file is validated before anything runs
-    writable_folder("--trace-dir", args.trace_dir)
-    if problem := workers_problem(loaded, args.workers, swarm=swarm is not None, por=getattr(args, "por", False)):
-        raise UsageError(problem)
-    if args.report is not None:
-        if swarm is not None:
-            raise UsageError("--report: not with --swarm (a report is written for the exhaustive check only)")
-        writable_folder("--report", args.report)
-    partial_order = True if args.por else False if args.no_por else None
-    if partial_order:
-        if swarm is not None:
-            raise UsageError("--por: not with --swarm (a swarm samples the unreduced state space)")
-        if not any(callable(getattr(model.world, "enable_partial_order", None)) for model in loaded):
-            raise UsageError(f"--por: {loaded[0].path}: protocol {loaded[0].protocol}: partial-order reduction is "
-                             "available for the unicast protocols only" + (" (none of these models)"
-                                                                           if len(loaded) > 1 else ""))
-    if swarm is not None:
-        from checks.swarm_job import check_swarm
-
-        return check_swarm(loaded, swarm, [_label(m) for m in loaded], json_out=args.json, trace_dir=args.trace_dir,
-                           progress=None if args.no_progress else sys.stderr)
-    table = _Table(sys.stdout, [_label(m) for m in loaded], args.trace_dir) if not args.json else None
-    terminal = sys.stderr.isatty()
-    all_match = True
-    outcomes: list[Outcome] = []
-    for model in loaded:
-        progress = None if args.no_progress else _progress_line(_label(model, short=False), terminal)
-        outcome = check_model(model, trace_dir=args.trace_dir, progress=progress, workers=args.workers,
-                              symmetry=not args.no_symmetry,
-                              partial_order=partial_order)
-        if progress is not None and terminal:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
-        all_match = all_match and outcome.matches
-        outcomes.append(outcome)
-        if table is not None:
-            table.row(outcome)
-        else:
-            print(json.dumps(outcome.to_json()), flush=True)
-        if outcome.verdict == "interrupted":
-            print(_interrupted(outcome), file=sys.stderr)
-            return 130
-    if table is not None:
-        table.footer(all_match)
-    if args.report is not None:
-        from checks.view.report import write_check_report
-
-        index = write_check_report(args.report, outcomes, [_label(o.model) for o in outcomes])
-        print(f"Report written to {index}", file=sys.stderr)
-    return 0 if all_match else 1
-
-
-SWARM_ONLY = {"master": "--master", "seed": "--seed", "tasks": "--tasks", "depth": "--depth",
-              "task_states": "--task-states", "sample": "--sample", "liveness_rate": "--liveness-rate",
-              "shorten_states": "--shorten-states", "exhaustive": "--exhaustive"}
-
-
-def _swarm_options(args: argparse.Namespace) -> Any:
-    """The ``SwarmOptions`` of ``--swarm`` (None without it); a swarm option without it is a usage error."""
-    given = {key: getattr(args, key) for key in SWARM_ONLY if getattr(args, key) is not None}
-    if not args.swarm:
-        if given:
-            raise UsageError(f"{SWARM_ONLY[next(iter(given))]}: only with --swarm")
-        return None
-    from checks.swarm_job import SwarmOptions, SwarmUsageError, parse_depth
-
-    try:
-        if "depth" in given:
-            given["depth"] = parse_depth(given["depth"])
-        options = SwarmOptions(**given)
-        options.check()
-    except SwarmUsageError as error:
-        raise UsageError(str(error)) from None
-    return options
-
-
-def _interrupted(outcome: Outcome) -> str:
-    """What a search stopped by Ctrl-C established."""
-    stats, model = outcome.result.stats, outcome.model
-    violated = {f.prop for f in outcome.result.findings}
-    held = [p.name for p in model.world.properties if isinstance(p, Always) and p.name not in violated]
-    unjudged = [p.name for p in model.world.properties if not isinstance(p, Always)]
-    return (f"seqcheck: interrupted in {_label(model)} after {stats.distinct:,} states to depth {stats.depth} "
-            f"({stats.seconds:.1f} s); on every state explored these held: {', '.join(held) or 'none'}; "
-            f"not judged (the search is partial): {', '.join(unjudged) or 'none'}; later models not checked")
-
-
-LOG_PROGRESS_EVERY = 10.0  # seconds between two progress lines when stderr is a log, not a terminal
-
-
-def _progress_line(name: str, terminal: bool) -> Progress:
-    """Progress on stderr: one line rewritten in place on a terminal; in a log, a line every
-    ``LOG_PROGRESS_EVERY`` seconds of a search (none for the many models that take less)."""
-    last = [0.0]
-
-    def report(stats: Stats, frontier: int) -> None:
-        if not terminal and stats.seconds - last[0] < LOG_PROGRESS_EVERY:
-            return
-        last[0] = stats.seconds
-        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        line = (f"  {name}: {stats.distinct:,} states, frontier {frontier:,}, depth {stats.depth}, "
-                f"{stats.states_per_second:,.0f} states/s, {rss:,.0f} MB, {stats.seconds:.0f} s")
-        if terminal:
-            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
-        else:
-            print(line, file=sys.stderr, flush=True)
-
-    return report
-
-
-class _Table:
-    COLUMNS = ("model", "expected", "verdict", "states", "depth", "cut", "trace", "seconds", "")
-
-    def __init__(self, out: TextIO, labels: Sequence[str], trace_dir: Path) -> None:
-        self.out, self.trace_dir = out, trace_dir
-        self.width = max([44, *map(len, labels)])
-        self.single = len(labels) == 1  # one model: the details a table of many leaves to its footer
-        self.header = f"{'model':<{self.width}} {'expected':<30} {'verdict':<30} {'states':>10} {'depth':>5} " \
-                      f"{'cut':>7} {'trace':>5} {'seconds':>8}"
-        print(self.header, file=out)
-        print("─" * len(self.header), file=out, flush=True)
-        self.rows: list[Outcome] = []
-
-    def row(self, o: Outcome) -> None:
-        self.rows.append(o)
-        s = o.result.stats
-        trace = str(len(o.trace.actions)) if o.trace else "-"
-        mark = "ok" if o.matches else f"MISMATCH: {o.mismatch_reason}"
-        print(f"{_label(o.model):<{self.width}} {o.model.expect:<30} {o.verdict:<30} {s.distinct:>10,} "
-              f"{s.depth:>5} {s.cut:>7,} {trace:>5} {o.seconds:>8.1f}  {mark}", file=self.out, flush=True)
-        if s.symmetry_group > 1:
-            print(f"  symmetry: {s.distinct:,} states explored stand for {s.unreduced:,} ({s.reduction:.2f}x fewer: "
-                  f"a symmetry group of order {s.symmetry_group} over the members)", file=self.out, flush=True)
-        if s.partial_order is not None:
-            print(f"  {_partial_order_line(o)}", file=self.out, flush=True)
-        elif o.reduction_unavailable:
-            print(f"  partial-order reduction: not offered by protocol {o.model.protocol} (the unicast protocols "
-                  "offer it); explored unreduced", file=self.out, flush=True)
-        if o.verdict == "incomplete":
-            print(f"  {_growth(o)}", file=self.out, flush=True)
-        through = ", ".join(f"{prop} {count:,}" for prop, count in s.liveness_through_cuts.items() if count)
-        if through and self.single:
-            print(f"  liveness assumes the {s.cut:,} cut states recover; states whose only fault-free way to the goal "
-                  f"passes one: {through}", file=self.out, flush=True)
-
-    def footer(self, all_match: bool) -> None:
-        print("─" * len(self.header), file=self.out)
-        bad = [o for o in self.rows if not o.matches]
-        total = sum(o.seconds for o in self.rows)
-        print(f"{len(self.rows)} models, {len(self.rows) - len(bad)} as expected, {len(bad)} not; {total:.1f} s. "
-              "Verdicts hold within each model's bounds (sends, fault budgets, views); 'cut' counts states at "
-              "max_in_flight, checked but not expanded (liveness gives them the benefit of the doubt).", file=self.out)
-        doubted = sum(any(o.result.stats.liveness_through_cuts.values()) for o in self.rows)
-        if doubted:
-            print(f"Liveness: in {doubted} of these models some states reach a liveness goal only through a cut state, "
-                  "whose recovery is assumed, not checked (per model: its own check, or liveness_through_cuts in "
-                  "--json).", file=self.out)
-        largest = max(self.rows, key=lambda o: o.result.stats.distinct, default=None)
-        if largest is not None:
-            n = largest.result.stats.distinct
-            print(f"Fingerprints are 64 bits: the largest model ({n:,} states) has a collision probability of at "
-                  f"most {largest.result.stats.collision_probability:.1e}.", file=self.out)
-        traces = [o.trace_path for o in self.rows if o.trace_path]
-        if traces:
-            print(f"Counterexamples written to {self.trace_dir}/ (read one: seqcheck show {traces[0]})", file=self.out)
-
-
-def _partial_order_line(o: Outcome) -> str:
-    """What partial-order reduction did in one check (``checks/explore/reduction.py``)."""
-    counts = o.result.stats.partial_order
-    assert counts is not None
-    full = counts.full_cycle + counts.full_bound + counts.full_key
-    line = (f"partial-order reduction: {counts.reduced:,} expanded states took a persistent subset of their "
-            f"successors, {full:,} all of them by a proviso (not yet expanded: {counts.full_cycle:,}, bounds: "
-            f"{counts.full_bound:,}, no key action: {counts.full_key:,}), {counts.full_none:,} had no smaller one; "
-            "depths are the reduced graph's")
-    if o.trace is not None:
-        line += "; the trace " + ("is a shortest counterexample" if o.shortest else
-                                  "was shortened but is not proven shortest")
-    return line
-
-
-def _growth(outcome: Outcome) -> str:
-    """Why a search was incomplete: its size per BFS level, so the user sees where it grows."""
-    stats, model = outcome.result.stats, outcome.model
-    levels = stats.levels
-    shown = ", ".join(f"{n:,}" for n in levels[-6:])
-    ratio = f"; the last complete level grew {levels[-2] / max(levels[-3], 1):.1f}x" if len(levels) >= 3 else ""
-    spent = "".join(f"\n  budgets used at depth {depth} (mean of a sample / budget): " + ", ".join(
-        f"{name} {used:.1f}/{budget}" for name, (used, budget) in usage.items() if budget)
-        for depth, usage in stats.budgets)
-    return (f"incomplete: max_states = {model.max_states:,} reached at depth {stats.depth}; new states per "
-            f"level (last {min(6, len(levels))}): {shown}{ratio}.{spent}\n  The budgets far from spent at the "
-            "deepest level still branch every state there: cut those first ([sends], [faults], views), or raise "
-            "[check] max_states.")
-
-
-def _short(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(MODELS_DIR.parent))
-    except ValueError:
-        return str(path)
-
-
-def _label(model: Model, *, short: bool = True) -> str:
-    """A row's name: the model file (relative to the checkout), and ``[protocol]`` for each
-    protocol of a side-by-side file."""
-    name = _short(model.path) if short else model.path.name
-    return f"{name} [{model.protocol}]" if model.side_by_side else name
-
-
 # -- show ---------------------------------------------------------------------------------------
 def _show(args: argparse.Namespace) -> int:
+    """The chart on stdout; with ``--html`` or ``--itf`` the files instead, and only their paths."""
     if args.trace.suffix == ".toml":
-        return _show_witness(args.trace, args.html)
+        return _show_witness(args.trace, args.html, args.itf)
     trace = Trace.load(args.trace)
     model_path, protocol = _trace_model(trace, args.trace)
     model = load(model_path, protocol=protocol)
@@ -415,28 +180,31 @@ def _show(args: argparse.Namespace) -> int:
               file=sys.stderr)
     from checks.view.html import trace_text
 
-    header, footer = trace_text(model_path, protocol, model, trace)
-    print("\n".join(header))
-    print(_drawing(model, path, footer), end="")
-    if args.html is not None:
-        _write_html(args.html, model, path, header, footer)
-    if args.itf is not None:
-        from checks.view.itf import write_itf
-
-        _member_world_for("--itf", args.itf, model, "is not a world of members to export")
-        write_itf(args.itf, model.world, path, str(args.trace), model.description)
-        print(f"ITF trace written to {args.itf}", file=sys.stderr)
+    header, footer = trace_text(display_path(model_path), protocol, model, trace)  # never an absolute path
+    if args.html is None and args.itf is None:
+        _print_chart(header, _drawing(model, path, footer))
+    _write_files(args.html, args.itf, model, path, header, footer, str(args.trace))
     return 0
 
 
-def _write_html(out: Path, model: Model, path: list[tuple[Any, Any]], header: list[str],
-                footer: Sequence[str]) -> None:
-    """``--html OUT``: the viewer page (checks/view/html.py) of a path of either world."""
-    from checks.view.html import write_page
+def _write_files(html: Path | None, itf: Path | None, model: Model, path: list[tuple[Any, Any]],
+                 header: list[str], footer: Sequence[str], source: str) -> None:
+    """``--html OUT`` (the viewer page, ``checks/view/html.py``) and ``--itf OUT``
+    (``checks/view/itf.py``), both checked before either is written; each path written printed."""
+    for flag, out, refusal in (("--html", html, "has no message-sequence chart to draw"),
+                               ("--itf", itf, "is not a world of members to export")):
+        if out is not None:
+            _member_world_for(flag, out, model, refusal)
+    if html is not None:
+        from checks.view.html import write_page
 
-    _member_world_for("--html", out, model, "has no message-sequence chart to draw")
-    write_page(out, model.world, path, header[0].split(": ", 1)[0], header, footer)
-    print(f"viewer written to {out} (open it in a browser; it needs no network)", file=sys.stderr)
+        write_page(html, model.world, path, header[0].split(": ", 1)[0], header, footer)
+        print(f"viewer written to {html} (open it in a browser; it needs no network)")
+    if itf is not None:
+        from checks.view.itf import write_itf
+
+        write_itf(itf, model.world, path, source, model.description)
+        print(f"ITF trace written to {itf}")
 
 
 def _member_world_for(flag: str, out: Path, model: Model, refusal: str) -> None:
@@ -465,6 +233,17 @@ def _drawing(model: Model, path: list[tuple[Any, Any]], footer: Sequence[str] = 
     return "\n".join([*steps, *footer]) + "\n"
 
 
+def _print_chart(header: Sequence[str], drawing: str) -> None:
+    """A chart's header and drawing on stdout; on a terminal, the lines of text (not the drawn
+    lanes, which have their own width) wrapped to its width."""
+    from checks.terminal import fit, terminal_width
+
+    width = terminal_width(sys.stdout)
+    for line in [*header, *drawing.splitlines()]:
+        drawn = line.startswith(" " * 6) and any(mark in line for mark in "│─")
+        print(line if drawn or "─" * 8 in line else fit(line, width))
+
+
 def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
     """The model file a trace names, and the protocol for a side-by-side file (``file#protocol``)."""
     name, protocol = split_reference(trace.model)
@@ -474,7 +253,7 @@ def _trace_model(trace: Trace, trace_file: Path) -> tuple[Path, str | None]:
     raise UsageError(f"{trace_file}: model {name} not found")
 
 
-def _show_witness(model_file: Path, html: Path | None = None) -> int:
+def _show_witness(model_file: Path, html: Path | None = None, itf: Path | None = None) -> int:
     """``seqcheck show MODEL.toml``: the chart of each protocol's witness in the model file."""
     models_with_witness = [m for m in load_all(model_file) if m.witness]
     if not models_with_witness:
@@ -487,12 +266,22 @@ def _show_witness(model_file: Path, html: Path | None = None) -> int:
         on = f" [{model.protocol}]" if model.side_by_side else ""
         header = [f"{model_file}{on}: {model.description}",
                   f"witness: the scenario's {len(path)} steps, every checked safety property holding along them"]
-        print("\n".join(header))
-        print(_drawing(model, path), end="")
-        if html is not None:
-            out = html if len(models_with_witness) == 1 else html.with_name(f"{html.stem}-{model.protocol}.html")
-            _write_html(out, model, path, header, ())
+        if html is None and itf is None:
+            _print_chart(header, _drawing(model, path))
+            continue
+        several = len(models_with_witness) > 1
+        _write_files(_per_protocol(html, ".html", model.protocol, several),
+                     _per_protocol(itf, ".itf.json", model.protocol, several), model, path, header, (), str(model_file))
     return 0
+
+
+def _per_protocol(out: Path | None, suffix: str, protocol: str, several: bool) -> Path | None:
+    """``out`` for one protocol of a side-by-side file: ``name-<protocol><suffix>`` when there are several."""
+    if out is None or not several:
+        return out
+    mine = out.name.endswith(suffix)
+    base, ext = (out.name.removesuffix(suffix), suffix) if mine else (out.stem, out.suffix)
+    return out.with_name(f"{base}-{protocol}{ext}")
 
 
 # -- replay -------------------------------------------------------------------------------------
@@ -544,15 +333,18 @@ def _replay_engines(name: str | None) -> Any:
 
 # -- list ---------------------------------------------------------------------------------------
 def _list(args: argparse.Namespace) -> int:
+    """Every protocol's variants, settings and properties; on a terminal, lines wrapped to its width."""
+    from checks.terminal import fit, terminal_width
     from models import registry
 
+    width = terminal_width(sys.stdout)
     for factory in registry.factories():
         print(f"protocol {factory.name}")
         for line in factory.describe():
-            print(f"  {line}")
+            print(fit(f"  {line}", width))
         print("  properties:")
         for prop, doc in factory.property_docs().items():
-            print(f"    {prop:<24} {doc}")
+            print(fit(f"    {prop:<24} {doc}", width, indent=4 + max(24, len(prop)) + 1))
     return 0
 
 

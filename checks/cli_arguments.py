@@ -1,15 +1,59 @@
 """The options of ``seqcheck check`` and ``seqcheck bench`` (``checks/cli.py`` owns the commands
-and what they do with them), and where the shipped models are."""
+and what they do with them), where the shipped models are, and what every command shares: the
+one-line ``UsageError``, the check that an output folder is writable, the model files named."""
 
 from __future__ import annotations
 
 import argparse
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import models
 
 MODELS_DIR = Path(models.__file__).resolve().parent
 BENCH_DIR = MODELS_DIR / "bench"
+UNCHECKED = {"bench", "fuzz"}  # model folders for the benchmark and for random walks, not for `check`
+ESTIMATE_STATES = 100_000  # --estimate: the states of the first levels explored
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for; printed as one line, exit code 2."""
+
+
+def writable_folder(option: str, folder: Path) -> Path:
+    """``folder`` after checking that files can be written there (so that no search's result is
+    lost to an unwritable output folder): a file is created and removed in its nearest existing
+    ancestor, nothing is left behind; else a one-line ``UsageError``."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    try:
+        if not existing.is_dir():
+            raise NotADirectoryError(20, f"{existing} is not a folder")
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise UsageError(f"{option}: cannot write in {folder}: {error.strerror or error}") from None
+    return folder
+
+
+def model_paths(paths: Sequence[Path]) -> list[Path]:
+    """The model files named by ``paths`` (folders are searched); default: every shipped model
+    except those in ``models/bench`` and ``models/fuzz``."""
+    if not paths:
+        return sorted(p for p in MODELS_DIR.rglob("*.toml") if p.relative_to(MODELS_DIR).parts[0] not in UNCHECKED)
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(path.rglob("*.toml")))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise UsageError(f"{path}: no such model file or folder")
+    if not found:
+        raise UsageError(f"{', '.join(map(str, paths))}: no model files (*.toml) there")
+    return found
 
 
 def check_arguments(check: argparse.ArgumentParser) -> None:
@@ -18,7 +62,9 @@ def check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--json", action="store_true", help="print one JSON object per model instead of a table")
     check.add_argument("--trace-dir", type=Path, default=Path("traces"),
                        help="where counterexample traces are written (default: ./traces)")
-    check.add_argument("--no-progress", action="store_true", help="no progress line, even on a terminal")
+    check.add_argument("--no-progress", action="store_true",
+                       help="no progress line, even on a terminal (the one-line warning that a search's growth "
+                            "projects past its budgets still prints)")
     check.add_argument("--report", type=Path, metavar="DIR", help="also write DIR/index.html: the run as one page, "
                        "each counterexample linked to its viewer page (DIR/traces/*.html)")
     check.add_argument("--no-symmetry", action="store_true",
@@ -33,6 +79,17 @@ def check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--workers", type=int, default=1, metavar="N",
                        help="compute successors in N worker processes (default 1; started for levels of "
                             "8,192 states or more): the same states, verdicts and trace lengths as one process")
+    check.add_argument("--time-limit", type=float, metavar="CPU_SECONDS",
+                       help="stop each model's search after CPU_SECONDS of CPU time (its process and workers; never "
+                            "wall time): the verdict is then incomplete (a violation found before stands); the "
+                            "progress line warns as soon as the levels' growth projects past it or past max_states")
+    check.add_argument("--estimate", action="store_true",
+                       help="explore only the first levels (--estimate-states) and print the growth per level and "
+                            "its projection: states and CPU time of the next levels, where max_states is reached, "
+                            "what to cut; no verdict unless the whole search fits")
+    check.add_argument("--estimate-states", type=int, metavar="N",
+                       help=f"with --estimate: the states explored (default {ESTIMATE_STATES:,}; the levels complete "
+                            "within them are projected)")
     swarm_arguments(check)
 
 

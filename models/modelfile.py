@@ -39,9 +39,10 @@ from models import registry
 from models.registry import BuildOptions
 
 BASE_KEYS = {"description", "protocol", "check"}  # every model file; the rest belong to the protocol's world
+DEFAULT_MAX_STATES = 5_000_000  # [check] max_states when a file does not set it
 CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness", "symmetry", "partial_order"}
 # defaults of the [check] keys that have one (docs/model-files.md is generated from these tables)
-CHECK_DEFAULTS: dict[str, Any] = {"max_states": 5_000_000, "symmetry": True, "partial_order": False}
+CHECK_DEFAULTS: dict[str, Any] = {"max_states": DEFAULT_MAX_STATES, "symmetry": True, "partial_order": False}
 
 
 class ModelError(Exception):
@@ -64,6 +65,7 @@ class Model:
     protocols: tuple[str, ...] = ()  # every protocol of the file, in order (several: side by side)
     symmetry: bool = True  # [check] symmetry: explore one state per orbit of interchangeable members
     partial_order: bool = False  # [check] partial_order: explore persistent sets only (checks/explore/reduction.py)
+    max_states_given: bool = False  # the file sets [check] max_states (else the default, DEFAULT_MAX_STATES)
 
     @property
     def side_by_side(self) -> bool:
@@ -263,7 +265,7 @@ class ModelReader:
         if partial_order and not callable(getattr(built.system, "enable_partial_order", None)):
             raise self.fail(key, f"false: partial-order reduction is not available for protocol {protocol}")
         return Model(self.path, description, protocol, built.variant, built.members, expect, selected, pinned,
-                     max_states, built.system, witness, self.names, symmetry, partial_order)
+                     max_states, built.system, witness, self.names, symmetry, partial_order, most is not None)
 
     def _selected(self, check: dict[str, Any], protocol: str, known: list[str]) -> tuple[str, ...]:
         """``check.properties`` (default all) minus ``check.exclude``."""

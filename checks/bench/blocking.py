@@ -15,10 +15,9 @@ messages/s delivered at every member.
 from __future__ import annotations
 
 import random
-import statistics
-import time
 from typing import Any
 
+from checks.bench import Stopwatch, median
 from impl.common import payload_number, spec_payload
 from impl.nakack4 import Config, Nakack4Engine, SendStatus
 
@@ -35,7 +34,7 @@ def nakack4_run(messages: int, loss: float, seed: int, capacity: int = 16384) ->
     sender = engines["A"]
     delivered = dict.fromkeys(MEMBERS, 0)
     now, sent, datagrams, rounds, blocked = 0, 0, 0, 0, 0
-    started = time.perf_counter()
+    watch = Stopwatch()
     while min(delivered.values()) < messages:
         rounds += 1
         if rounds > 100 * (messages // BURST + 10):
@@ -57,29 +56,34 @@ def nakack4_run(messages: int, loss: float, seed: int, capacity: int = 16384) ->
         now += config.xmit_interval
         for engine in engines.values():
             engine.handle_timer(now=now)
-    seconds = time.perf_counter() - started
+    figures = watch.figures(messages, "messages")
     sender.send_events()
-    return {"messages": messages, "seconds": seconds, "messages_per_s": messages / seconds,
-            "datagrams": datagrams, "purged": sender.stats.ack_purged, "blocked": blocked}
+    return {"messages": messages, **figures, "datagrams": datagrams, "purged": sender.stats.ack_purged,
+            "blocked": blocked}
 
 
 def nakack4_bench(messages: int, repeat: int, seed: int, n2_no_loss: float, n2_loss: float) -> dict[str, Any]:
     """NAKACK4, 3 members: medians of ``repeat`` runs with and without 5% loss at JGroups' capacity
     (16384) and their ratios to NAKACK2's figures of the same command (same seeds), then the
-    lossless and lossy medians at each capacity of ``CAPACITIES`` (sends held per run, too)."""
+    lossless and lossy medians at each capacity of ``CAPACITIES`` (sends held per run, too); runs with
+    and without loss interleaved, ratios of CPU rates."""
     by_capacity: dict[str, Any] = {}
     for capacity in CAPACITIES:
-        lossless = [nakack4_run(messages, 0.0, seed + i, capacity) for i in range(repeat)]
-        lossy = [nakack4_run(messages, 0.05, seed + i, capacity) for i in range(repeat)]
+        runs = [(nakack4_run(messages, 0.0, seed + i, capacity), nakack4_run(messages, 0.05, seed + i, capacity))
+                for i in range(repeat)]
+        lossless, lossy = [r for r, _ in runs], [r for _, r in runs]
         by_capacity[str(capacity)] = {
-            "messages_per_s_at_every_member": round(statistics.median(r["messages_per_s"] for r in lossless)),
-            "messages_per_s_at_every_member_5pct_loss": round(statistics.median(r["messages_per_s"] for r in lossy)),
-            "sends_blocked": round(statistics.median(r["blocked"] for r in lossless)),
-            "sends_blocked_5pct_loss": round(statistics.median(r["blocked"] for r in lossy))}
+            "messages_per_s_at_every_member": round(median(lossless, "messages_per_s")),
+            "cpu_messages_per_s_at_every_member": round(median(lossless, "cpu_messages_per_s")),
+            "messages_per_s_at_every_member_5pct_loss": round(median(lossy, "messages_per_s")),
+            "cpu_messages_per_s_at_every_member_5pct_loss": round(median(lossy, "cpu_messages_per_s")),
+            "sends_blocked": round(median(lossless, "blocked")),
+            "sends_blocked_5pct_loss": round(median(lossy, "blocked"))}
     default = by_capacity[str(CAPACITIES[-1])]
-    no_loss, with_loss = default["messages_per_s_at_every_member"], default["messages_per_s_at_every_member_5pct_loss"]
-    return {"members": 3, "capacity": CAPACITIES[-1], "messages_per_s_at_every_member": no_loss,
-            "messages_per_s_at_every_member_5pct_loss": with_loss,
+    no_loss = default["cpu_messages_per_s_at_every_member"]
+    with_loss = default["cpu_messages_per_s_at_every_member_5pct_loss"]
+    return {"members": 3, "capacity": CAPACITIES[-1], **{key: value for key, value in default.items()
+                                                         if key.startswith(("messages", "cpu_messages"))},
             "ratio_vs_nakack2": round(no_loss / n2_no_loss, 3),
             "ratio_5pct_loss_vs_nakack2_5pct_loss": round(with_loss / n2_loss, 3),
             "ratio_5pct_loss_vs_no_loss": round(with_loss / no_loss, 3), "by_capacity": by_capacity}

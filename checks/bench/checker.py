@@ -10,7 +10,9 @@ figure the OS reports without instrumenting the allocator) starts from the same 
 - ``baseline``: a textbook breadth-first search over the same transition system, keeping every
   full state in a Python ``set`` and checking nothing: what one would write first.
 
-Reported: medians over ``repeat`` runs of each, and the ratios checker / baseline.
+Reported: medians over ``repeat`` runs of each (the kinds interleaved: checker, plain, baseline,
+then again), by wall clock and by CPU time (``cpu_seconds``, ``cpu_states_per_s``), and the ratios
+checker / baseline and plain / checker, computed from CPU time (a busy machine changes wall time).
 ``bytes_per_state`` is the growth of peak RSS during the exploration divided by distinct states.
 """
 
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import json
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -26,6 +27,8 @@ from collections import deque
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
+
+from checks.bench import median
 
 
 def _rss_mb() -> float:
@@ -39,7 +42,7 @@ def measure(model_path: Path, mode: str) -> dict[str, Any]:
 
     model = load(model_path)
     before = _rss_mb()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     if mode in ("checker", "checker_plain"):
         result = explore(model.world, max_states=model.max_states, symmetry=mode == "checker")
         states, transitions = result.stats.distinct, result.stats.transitions
@@ -47,11 +50,12 @@ def measure(model_path: Path, mode: str) -> dict[str, Any]:
     else:
         states, transitions = _baseline_bfs(model.world)
         complete, unreduced = True, states
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     growth = _rss_mb() - before
     return {"states": states, "unreduced_states": unreduced, "transitions": transitions, "seconds": round(seconds, 3),
-            "complete": complete, "states_per_s": round(states / seconds),
-            "unreduced_states_per_s": round(unreduced / seconds), "peak_rss_mb": round(_rss_mb(), 1),
+            "cpu_seconds": round(cpu, 3), "complete": complete, "states_per_s": round(states / seconds),
+            "cpu_states_per_s": round(states / max(cpu, 1e-9)), "unreduced_states_per_s": round(unreduced / seconds),
+            "cpu_unreduced_states_per_s": round(unreduced / max(cpu, 1e-9)), "peak_rss_mb": round(_rss_mb(), 1),
             "bytes_per_state": round(growth * 1024 * 1024 / max(states, 1), 1),
             "bytes_per_unreduced_state": round(growth * 1024 * 1024 / max(unreduced, 1), 1)}
 
@@ -83,31 +87,33 @@ def run_bench(model_path: Path, *, repeat: int = 1) -> dict[str, Any]:
     from models.modelfile import load
 
     symmetric = getattr(load(model_path).world, "symmetry_group_size", 1) > 1
-    checker = [_in_fresh_process(model_path, "checker") for _ in range(repeat)]
-    plain = [_in_fresh_process(model_path, "checker_plain") for _ in range(repeat)] if symmetric else []
-    baseline = [_in_fresh_process(model_path, "baseline") for _ in range(repeat)]
-
-    def median(runs: list[dict[str, Any]], key: str) -> float:
-        return float(statistics.median(r[key] for r in runs))
+    kinds = ["checker", "checker_plain", "baseline"] if symmetric else ["checker", "baseline"]
+    runs: dict[str, list[dict[str, Any]]] = {kind: [] for kind in kinds}
+    for _ in range(repeat):  # interleaved: a change in the machine's load falls on every kind alike
+        for kind in kinds:
+            runs[kind].append(_in_fresh_process(model_path, kind))
+    checker, plain, baseline = runs["checker"], runs.get("checker_plain", []), runs["baseline"]
 
     out: dict[str, Any] = {"bench": "checker", "model": str(model_path), "repeat": repeat,
                            "states": checker[0]["states"], "transitions": checker[0]["transitions"],
                            "complete": checker[0]["complete"]}
-    keys = ("seconds", "states_per_s", "unreduced_states_per_s", "peak_rss_mb", "bytes_per_state",
-            "bytes_per_unreduced_state")
+    keys = ("seconds", "cpu_seconds", "states_per_s", "cpu_states_per_s", "unreduced_states_per_s",
+            "cpu_unreduced_states_per_s", "peak_rss_mb", "bytes_per_state", "bytes_per_unreduced_state")
+    plain_keys = ("seconds", "cpu_seconds", "states_per_s", "cpu_states_per_s", "bytes_per_state")
     out["unreduced_states"] = checker[0]["unreduced_states"]
     for key in keys:
         out[key] = median(checker, key)
-    out["baseline"] = {key: median(baseline, key) for key in ("seconds", "states_per_s", "bytes_per_state")}
+    out["baseline"] = {key: median(baseline, key) for key in plain_keys}
     out["baseline"]["states"] = baseline[0]["states"]
     # the baseline explores every state: compare it with the states the checker's stand for
-    out["speed_ratio_vs_baseline"] = round(out["unreduced_states_per_s"] / max(out["baseline"]["states_per_s"], 1), 2)
+    out["speed_ratio_vs_baseline"] = round(out["cpu_unreduced_states_per_s"]
+                                           / max(out["baseline"]["cpu_states_per_s"], 1), 2)
     out["memory_ratio_vs_baseline"] = round(out["bytes_per_unreduced_state"]
                                             / max(out["baseline"]["bytes_per_state"], 1), 3)
     if plain:
-        out["without_symmetry"] = {key: median(plain, key) for key in ("seconds", "states_per_s", "bytes_per_state")}
+        out["without_symmetry"] = {key: median(plain, key) for key in plain_keys}
         out["without_symmetry"]["states"] = plain[0]["states"]
-        out["symmetry_speedup"] = round(out["without_symmetry"]["seconds"] / max(out["seconds"], 1e-9), 2)
+        out["symmetry_speedup"] = round(out["without_symmetry"]["cpu_seconds"] / max(out["cpu_seconds"], 1e-9), 2)
     return out
 
 

@@ -44,6 +44,12 @@ Rules
    expanded state keeps only the successors of its persistent set unless a proviso makes it take
    all (``checks/explore/reduction.py``, with the argument that every verdict is kept). Symmetry
    is then off; depths are those of the reduced graph, so a counterexample may not be shortest.
+10. Growth (``checks/explore/growth.py``): at the end of every level the search projects the next
+   levels at the current rate (``Stats.projection``); the first time the projection passes
+   ``max_states`` or ``time_limit`` it records an ``Alarm`` with the budgets a sample of that level
+   has used, and reports progress at once. ``time_limit`` (CPU seconds of the search's process and
+   its workers, never wall time) stops a search as ``max_states`` does: the search is incomplete
+   (``Stats.stopped_by``); it never decides a verdict, and a violation found before stands.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ import numpy.typing as npt
 from checks.explore.fingerprint import Fingerprints, collision_probability, fingerprinter
 from checks.explore.fpset import FingerprintSet
 from checks.explore.frontier import Level, new_level
+from checks.explore.growth import Alarm, Projection, budget_sample, project
 from checks.explore.liveness import RecoveryRows
 from checks.explore.reduction import PartialOrderCounts, choose, offers_persistent_sets
 from checks.explore.system import Always, Liveness, Property, Sometimes, TransitionSystem
@@ -90,6 +97,11 @@ class Stats:
     # per liveness property that holds: states that reach its goal only through a cut state (rule 5)
     liveness_through_cuts: dict[str, int] = field(default_factory=dict)
     partial_order: PartialOrderCounts | None = None  # rule 9: None when the search did not reduce
+    cpu_seconds: float = 0.0  # CPU time of the search: this process's and its worker processes'
+    level_cpu: list[float] = field(default_factory=list)  # per complete level of ``levels``: CPU seconds then
+    stopped_by: str = ""  # what stopped a search early: max_states | time_limit | violation | interrupted
+    projection: Projection | None = None  # rule 10: at the last complete level
+    alarm: Alarm | None = None  # rule 10: the first projection that passed a budget
 
     @property
     def reduction(self) -> float:
@@ -104,6 +116,7 @@ class Stats:
     def collision_probability(self) -> float:
         """The probability that a fingerprint collision merged two of the distinct states."""
         return collision_probability(self.distinct)
+
 
 
 @dataclass
@@ -136,8 +149,10 @@ _NOTHING: _Verdict = ((), (), ())
 class _Search:
     def __init__(self, system: TransitionSystem, properties: Sequence[Property], *,
                  stop_at_first: bool, max_states: int, check_deadlock: bool, progress: Progress | None,
-                 symmetry: bool = True, partial_order: bool = False) -> None:
+                 symmetry: bool = True, partial_order: bool = False, time_limit: float | None = None) -> None:
         self.system = system
+        self.time_limit = time_limit
+        self.cpu_started = time.process_time()
         self.always = [p for p in properties if isinstance(p, Always)]
         self.sometimes = [p for p in properties if isinstance(p, Sometimes)]
         self.liveness = [p for p in properties if isinstance(p, Liveness)]
@@ -232,8 +247,16 @@ class _Search:
             self.goal[name].append(index)
 
     def _stop(self) -> bool:
-        return (self.stop_at_first and bool(self.findings)) or self.stats.distinct >= self.max_states \
-            or self.ctrl_c
+        stats = self.stats
+        if self.stop_at_first and self.findings:
+            stats.stopped_by = "violation"
+        elif self.ctrl_c:
+            stats.stopped_by = "interrupted"
+        elif stats.distinct >= self.max_states:
+            stats.stopped_by = "max_states"
+        elif self.time_limit is not None and stats.cpu_seconds >= self.time_limit:
+            stats.stopped_by = "time_limit"
+        return bool(stats.stopped_by)
 
     @contextlib.contextmanager
     def _flagging_ctrl_c(self) -> Iterator[None]:
@@ -271,7 +294,9 @@ class _Search:
         frontier.extend(init)
         self._check_all(init, 0)
         started = time.perf_counter()
+        self.cpu_started = time.process_time()
         self.stats.levels.append(len(init))
+        self.stats.level_cpu.append(0.0)
         try:
             with self._flagging_ctrl_c():
                 leftover = self._levels(frontier, 0, started)
@@ -279,7 +304,10 @@ class _Search:
             self.stats.interrupted, leftover = True, True
         if self.ctrl_c:  # an interrupt swallowed on the way still counts
             self.stats.interrupted, leftover = True, True
+        if self.stats.interrupted:
+            self.stats.stopped_by = "interrupted"
         self.stats.seconds = time.perf_counter() - started
+        self.stats.cpu_seconds = self.cpu()
         self.stats.complete = not leftover
         return init
 
@@ -301,6 +329,7 @@ class _Search:
                 self._expand(frontier.chunk(start, start + CHUNK), first + start, next_frontier)
                 now = time.perf_counter()
                 self.stats.seconds = now - started
+                self.stats.cpu_seconds = self.cpu()
                 if self.progress and now - last_report > 0.5:
                     last_report = now
                     self.progress(self.stats, len(frontier) - start + len(next_frontier))
@@ -311,6 +340,9 @@ class _Search:
             if len(next_frontier):
                 self.stats.depth += 1
                 self.stats.levels.append(len(next_frontier))
+                if not stopped:  # a level cut short is no complete level of the projection
+                    self.stats.level_cpu.append(self.stats.cpu_seconds)
+                    self._project(next_frontier)
             self.stats.max_frontier = max(self.stats.max_frontier, len(next_frontier))
             if stopped:
                 self.deepest = [(self.stats.depth - (1 if len(next_frontier) else 0), frontier),
@@ -318,22 +350,42 @@ class _Search:
             frontier, first = next_frontier, next_first
         return leftover or bool(len(frontier))
 
-    def budget_report(self, sample: int = 2000) -> None:
-        """``Stats.budgets`` for the levels the search stopped in (``BudgetUsage``)."""
+    def _project(self, level: Level) -> None:
+        """Rule 10, at the end of a level (``level``, the one just generated)."""
+        stats = self.stats
+        stats.projection = project(stats.levels, stats.level_cpu, distinct=stats.distinct, cpu=stats.cpu_seconds,
+                                   max_states=self.max_states, time_limit=self.time_limit)
+        if stats.alarm is None and stats.projection is not None and stats.projection.alarm is not None:
+            usage = self._budget_sample(level)
+            stats.alarm = Alarm(stats.projection.alarm, stats.projection, stats.cpu_seconds,
+                                None if usage is None else (stats.depth, usage))
+            if self.progress:
+                self.progress(stats, len(level))
+
+    def _budget_sample(self, level: Level, sample: int = 2000) -> dict[str, tuple[float, int]] | None:
+        """The mean use of each budget (``BudgetUsage``) over a sample of ``level``'s states; None
+        when the system reports none."""
         usage = getattr(self.system, "budget_usage", None)
-        if not callable(usage):
-            return
+        if not callable(usage) or not len(level):
+            return None
+        step = max(1, len(level) // sample)
+        return budget_sample(usage, [s for start in range(0, len(level), step) for s in level.chunk(start, start + 1)])
+
+    def budget_report(self) -> None:
+        """``Stats.budgets`` for the levels the search stopped in (``BudgetUsage``)."""
         for depth, level in self.deepest:
-            if not len(level):
-                continue
-            step = max(1, len(level) // sample)
-            states = [s for start in range(0, len(level), step) for s in level.chunk(start, start + 1)]
-            totals: dict[str, list[int]] = {}
-            for state in states:
-                for name, (used, budget) in usage(state).items():
-                    totals.setdefault(name, [0, budget])[0] += used
-            self.stats.budgets.append((depth, {name: (used / len(states), budget)
-                                               for name, (used, budget) in totals.items()}))
+            usage = self._budget_sample(level)
+            if usage is not None:
+                self.stats.budgets.append((depth, usage))
+
+    def cpu(self) -> float:
+        """CPU seconds of the search so far: this process's since it started, and its helpers'."""
+        return time.process_time() - self.cpu_started + self.helpers_cpu()
+
+    def helpers_cpu(self) -> float:
+        """CPU seconds of the processes working for this search while they run (a subclass's
+        workers); once they have ended ``explore`` counts them from the children's usage."""
+        return 0.0
 
     def _expand_generic(self, chunk: Sequence[Hashable]) -> tuple[list[Hashable], list[int], list[bool]]:
         """``BatchExpansion.expand_batch`` from the ``TransitionSystem`` methods."""
@@ -433,16 +485,19 @@ Search = _Search  # public: ``explore(search_type=...)`` takes a subclass (check
 def explore(system: TransitionSystem, properties: Sequence[Property] | None = None, *,
             stop_at_first: bool = True, max_states: int = 50_000_000, check_deadlock: bool = True,
             progress: Progress | None = None, symmetry: bool = True, partial_order: bool = False,
-            search_type: Callable[..., Search] | None = None) -> Result:
+            search_type: Callable[..., Search] | None = None, time_limit: float | None = None) -> Result:
     """Explore every reachable state breadth-first and check ``properties`` (default: all); one
     state per orbit if the system is ``Symmetric`` and ``symmetry`` is on; with ``partial_order``,
-    the successors of persistent sets only (rule 9)."""
+    the successors of persistent sets only (rule 9); stopped, incomplete, after ``time_limit``
+    CPU seconds (rule 10)."""
     props = list(system.properties if properties is None else properties)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    cpu_before = time.process_time() + _children_cpu()
     search = (search_type or Search)(system, props, stop_at_first=stop_at_first, max_states=max_states,
                      check_deadlock=check_deadlock, progress=progress, symmetry=symmetry,
-                     partial_order=partial_order)
+                     partial_order=partial_order, time_limit=time_limit)
     init = search.run()
+    search.stats.cpu_seconds = time.process_time() + _children_cpu() - cpu_before  # the workers ended with run()
     search.verdicts.clear()
     if not search.stats.complete and not search.stats.interrupted:
         search.budget_report()
@@ -462,6 +517,12 @@ def explore(system: TransitionSystem, properties: Sequence[Property] | None = No
             finding.path = rebuild_path(system, search.parents, _StoredFingerprints(search.seen),
                                         finding.state_index, init, search.representatives)
     return result
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's ended (waited-for) child processes."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return children.ru_utime + children.ru_stime
 
 
 def _as_tuples(canonical: Callable[[Sequence[Hashable]], tuple[Any, list[int]]]

@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import queue
 import signal
 import threading
@@ -179,6 +180,10 @@ class WorkerSearch(Search):
         for worker in self.workers:
             self._hand_out(worker)
 
+    def helpers_cpu(self) -> float:
+        """CPU seconds the running workers have used (``Search.helpers_cpu``)."""
+        return sum(process_cpu(worker.process.pid) for worker in self.workers if worker.process.pid is not None)
+
     def _expand_batch(self, chunk: Sequence[Hashable]) -> tuple[Any, Any, Any]:
         """``BatchExpansion.expand_batch`` of ``chunk``, the next chunk of the level in order: a
         worker's, its successors in this process's ids (rows of an array for packed states)."""
@@ -296,6 +301,17 @@ class WorkerSearch(Search):
 
 
 # -- the worker's side ---------------------------------------------------------------------------
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user and system) process ``pid`` has used so far, from ``/proc`` (0 where there
+    is none: the workers' time is then counted once they have ended, from the children's usage)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def _work(search: WorkerSearch, inbox: Connection, outbox: Connection, theirs: tuple[Connection, Connection],
           sizes: list[int]) -> None:
     """A worker process: expand the chunks it is sent until it is sent None or the coordinator's

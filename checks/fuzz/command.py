@@ -56,7 +56,7 @@ from checks.check import portable_path
 from checks.conform.engines import NoEngine, binding
 from checks.extras import require_spark
 from checks.fuzz import inprocess
-from checks.fuzz.coverage import KINDS, UNICAST, coverage_table, phase_legend, scheme_for
+from checks.fuzz.coverage import KINDS, UNICAST, coverage_table, phase_legend, scheme_for, world_kinds
 from checks.fuzz.inprocess import chosen_master
 from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, recorded_rows, resumed_ledger
 from checks.fuzz.model import write_scaled_model
@@ -376,7 +376,7 @@ def count_states(model: Model) -> tuple[int | None, str]:
     stats = explore(model.world, [], stop_at_first=False, check_deadlock=False, max_states=model.max_states).stats
     if not stats.complete:
         return None, f"unknown (--exhaustive stopped at max_states, {stats.distinct:,} states)"
-    return stats.distinct, f"{stats.distinct:,} (--exhaustive, {stats.seconds:.1f} s)"
+    return stats.distinct, f"{stats.distinct:,} (--exhaustive, {stats.seconds:.1f} s, CPU {stats.cpu_seconds:.1f} s)"
 
 
 # -- the report for people ------------------------------------------------------------------------
@@ -390,7 +390,8 @@ def report_lines(report: FuzzReport) -> list[str]:
         + (f", variant {','.join(report.model.variant) or 'as shipped'}" if o.variant is not None else "")
         + (f", engines {o.engines}" if o.engines is not None else "")
         + f"), expected {report.model.expect}",
-        f"schedule  seeds {o.seed}..{o.seed + o.runs - 1}, up to {o.steps} steps, weights {o.weights.text()}"
+        f"schedule  seeds {o.seed}..{o.seed + o.runs - 1}, up to {o.steps} steps, "
+        f"weights {o.weights.text(world_kinds(report.model.world))}"
         + (" (x a factor per kind and run: --swarm)" if o.swarm else "")
         + ("; deliveries by packet priority (--pct)" if o.pct else "")
         + ("; liveness judged at the end of each run" if o.liveness else "; liveness not checked"),

@@ -69,6 +69,14 @@ def _is(msg: Any, *names: str) -> bool:
     return type(msg).__name__ in names
 
 
+MULTICAST_KINDS = tuple(kind for kind in KINDS if kind not in ("sync", "remove"))  # no such actions there
+
+
+def world_kinds(world: Any) -> tuple[str, ...]:
+    """The kinds of ``KINDS`` that ``world`` has actions of (the multicast world: no sync, no remove)."""
+    return MULTICAST_KINDS if isinstance(world, MulticastWorld) else KINDS
+
+
 def kind_of(action: Any) -> str:
     """The action kind (one of ``KINDS``) of a world action."""
     if isinstance(action, FireTimer):

@@ -123,8 +123,9 @@ class Weights:
             values[name.strip()] = weight
         return Weights(**values)
 
-    def text(self) -> str:
-        return ",".join(f"{f.name}={getattr(self, f.name):g}" for f in fields(self))
+    def text(self, kinds: Sequence[str] | None = None) -> str:
+        """``kind=weight,...`` of every kind, or of ``kinds`` only (those a model's world has)."""
+        return ",".join(f"{f.name}={getattr(self, f.name):g}" for f in fields(self) if kinds is None or f.name in kinds)
 
     def swarm(self, seed: int) -> Weights:
         """The weights of run ``seed`` under ``--swarm`` (rule 2)."""

@@ -231,7 +231,7 @@ def check(protocols: Sequence[str], budget: Budget, work: Path) -> str:
         if not outcome.matches:
             name = f"{model.path.parent.name}/{model.path.name}"
             raise Killed(f"{name} [{model.protocol}]: {' '.join(str(outcome.mismatch_reason).split())[:200]}")
-    return f"{len(models)} models checked"
+    return f"{len(models)} model{'' if len(models) == 1 else 's'} checked"
 
 
 # -- the process --------------------------------------------------------------------------------

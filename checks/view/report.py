@@ -1,6 +1,6 @@
 """``seqcheck check --report DIR``: one static HTML page for a whole run, and a viewer page per counterexample.
 
-It owns the report's table (every model: expected and actual verdict, states, depth, seconds, a link
+It owns the report's table (every model: expected and actual verdict, states, depth, wall and CPU seconds, a link
 to the counterexample's viewer page, written beside it by ``checks/view/html.py``). Every string is
 escaped with ``html.escape``; the page has no script.
 """
@@ -54,16 +54,18 @@ def write_check_report(folder: Path, outcomes: Sequence[Any], labels: Sequence[s
         trace = f'<a href="{html.escape(link)}">{len(outcome.trace.actions)} steps</a>' if link else "-"
         mark = "ok" if outcome.matches else f"MISMATCH: {outcome.mismatch_reason}"
         cells = [html.escape(label), html.escape(outcome.model.expect), html.escape(outcome.verdict),
-                 f"{stats.distinct:,}", str(stats.depth), f"{outcome.seconds:.1f}", trace, html.escape(mark)]
-        kinds = ["", "", "", "num", "num", "num", "", ""]
+                 f"{stats.distinct:,}", str(stats.depth), f"{outcome.seconds:.1f}", f"{outcome.cpu_seconds:.1f}", trace,
+                 html.escape(mark)]
+        kinds = ["", "", "", "num", "num", "num", "num", "", ""]
         tds = "".join(f'<td class="{k}">{c}</td>' if k else f"<td>{c}</td>" for k, c in zip(kinds, cells))
         rows.append(f'<tr class="{"ok" if outcome.matches else "mismatch"}">{tds}</tr>')
     bad = sum(not o.matches for o in outcomes)
-    total = sum(o.seconds for o in outcomes)
-    caption = (f"{len(outcomes)} models, {len(outcomes) - bad} as expected, {bad} not; {total:.1f} s. Verdicts hold "
-               "within each model's bounds (sends, fault budgets, views).")
+    wall, cpu = sum(o.seconds for o in outcomes), sum(o.cpu_seconds for o in outcomes)
+    models = "1 model" if len(outcomes) == 1 else f"{len(outcomes)} models"
+    caption = (f"{models}, {len(outcomes) - bad} as expected, {bad} not; {wall:.1f} s (CPU {cpu:.1f} s). Verdicts "
+               "hold within each model's bounds (sends, fault budgets, views).")
     head = "".join(f"<th>{h}</th>" for h in ("model", "expected", "verdict", "states", "depth", "seconds",
-                                              "counterexample", ""))
+                                              "CPU seconds", "counterexample", ""))
     page = (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>seqcheck check report</title>'
             f"<style>{_STYLE}</style></head><body><h1>seqcheck check</h1>\n<table><caption>{html.escape(caption)}"
             f"</caption>\n<tr>{head}</tr>\n" + "\n".join(rows) + "\n</table></body></html>\n")

@@ -67,7 +67,7 @@ def test_small_shipped_models_check_ok(table_run: tuple[subprocess.CompletedProc
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == ""
     lines = done.stdout.splitlines()
-    assert lines[0].split() == ["model", "expected", "verdict", "states", "depth", "cut", "trace", "seconds"]
+    assert lines[0].split() == ["model", "expected", "verdict", "states", "depth", "cut", "trace", "seconds", "cpu"]
     found = rows(done.stdout)
     assert len(found) == len(SMALL)
     for path in SMALL:
@@ -163,7 +163,7 @@ def test_wrong_expectation_exits_1_with_a_mismatch_row(tmp_path: Path, capsys: p
     verdict = VIOLATING.get(source, "pass")
     (row,) = [line for line in out.splitlines() if line.startswith(str(copy))]
     assert row.endswith(f"MISMATCH: expected {wrong}, got {verdict}")
-    assert "1 models, 0 as expected, 1 not" in out
+    assert "1 model, 0 as expected, 1 not" in out
 
 
 def test_one_mismatch_among_matches_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

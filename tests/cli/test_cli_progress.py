@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import checks.cli as cli
+import checks.check_output as check_output
 from checks import cpu_limit
 from checks.cli import MODELS_DIR, main
 from models.modelfile import load
@@ -35,7 +35,7 @@ def test_every_verdict_reports_its_collision_bound(tmp_path: Path, capsys: pytes
 
 def test_progress_goes_to_a_log_as_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "LOG_PROGRESS_EVERY", 0.0)  # every report (stderr is captured: not a terminal)
+    monkeypatch.setattr(check_output, "LOG_PROGRESS_EVERY", 0.0)  # every report (stderr is captured: not a terminal)
     assert main(["check", "--trace-dir", str(tmp_path), str(SMALL)]) == 0
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "states/s" in line]

@@ -395,7 +395,7 @@ def test_pinned_state_count_mismatch_exits_1_with_a_mismatch_row(tmp_path: Path,
     rows = [line for line in out.splitlines() if line.startswith(str(path))]
     assert len(rows) == 1
     assert "MISMATCH: expected 1 distinct states, got " in rows[0]
-    assert "1 models, 0 as expected, 1 not" in out
+    assert "1 model, 0 as expected, 1 not" in out
 
 
 def test_pinned_state_count_that_matches_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -433,6 +433,6 @@ def test_show_draws_one_protocol_of_a_side_by_side_file(checked: Checked, capsys
     capsys.readouterr()
     assert main(["show", str(written)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith(f"{case.path} [{case.protocol}]: ")
+    assert lines[0].startswith(f"{case.path.relative_to(MODELS_ROOT)} [{case.protocol}]: ")  # never absolute
     assert outcome.trace is not None
     assert lines[1].startswith("violates ") and f" property {outcome.trace.prop} after " in lines[1]
