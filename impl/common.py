@@ -198,7 +198,7 @@ class HeldBytes:
 
 
 def evict_stalest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
-    """``receive_evict_idle`` (both engines): ``remove`` the receive entry whose window has gone
+    """``receive_evict_idle`` (UNICAST2, UNICAST3, UNICAST4): ``remove`` the receive entry whose window has gone
     longest without progress, if that is this long. Progress is a delivery beyond the DATA that
     created the window (``stale_since``: creation, or the last such delivery); duplicates, resends
     and a replacement of the window (a first DATA with another conn_id keeps the old entry's
@@ -225,21 +225,6 @@ def evict_stalest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
     if len(evicted) >= m.config.max_receive_entries:
         del evicted[next(iter(evicted))]
     evicted[peer] = (entry.conn_id, entry.delivered)
-    remove(peer)
-    m.stats.receive_evicted += 1
-    return True
-
-
-def evict_idlest(m: Any, remove: Callable[[Any], None], *, now: int) -> bool:
-    """Eviction by touch (``touched``): what UNICAST4 still uses. UNICAST2 and UNICAST3 evict by
-    progress (``evict_stalest``), since an attacker that touches every entry kept a new peer out."""
-    idle = m.config.receive_evict_idle
-    if idle == 0 or now < m.evict_not_before:
-        return False
-    peer = min(m.recv, key=lambda p: m.recv[p].touched)
-    if now - m.recv[peer].touched < idle:
-        m.evict_not_before = m.recv[peer].touched + idle
-        return False
     remove(peer)
     m.stats.receive_evicted += 1
     return True

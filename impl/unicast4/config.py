@@ -77,8 +77,11 @@ class Config:
     max_receive_entries: int = 4_096
     """Most receive entries, and most peers in last_sync_sent: a first DATA from yet another sender
     is dropped (and counted) unless an entry idle for ``receive_evict_idle`` can be evicted."""
-    receive_evict_idle: int = 60_000
-    """Lock-out guard for a full receive table: evict the entry idle longest if idle this long; 0 never."""
+    receive_evict_idle: int = 5_000
+    """Lock-out guard for a full receive table: evict the entry longest without progress (a delivery
+    beyond its creating DATA) if that long; 0 never. Below ``conn_expiry_timeout``: a sender kept out
+    for conn_expiry_timeout + conn_close_timeout discards what it has not had acknowledged (JGRP-2929's
+    10 s defaults), so the guard must let an honest peer in first (UNICAST2/UNICAST3 keep 60 s)."""
     max_window_bytes: int = 64 << 20
     """Most bytes one receive window holds undelivered (payload + ``impl.common.HELD_OVERHEAD`` each):
     a DATA that would pass it is dropped like a loss and comes again once the gap is filled."""

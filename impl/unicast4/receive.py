@@ -8,7 +8,9 @@ the spec function named in its docstring; the only additions are the hostile-inp
 
 - DATA with seqno 0 is dropped (seqnos start at 1).
 - A first DATA that would create receive entry number ``max_receive_entries + 1`` is dropped,
-  unless the entry idle longest can be evicted (``receive_evict_idle``).
+  unless the entry longest without progress can be evicted (``receive_evict_idle``,
+  ``impl.common.evict_stalest``: by progress, not by touch; what an evicted window delivered is
+  never delivered again).
 - A DATA that would be held undelivered past ``max_window_bytes`` / ``max_receive_bytes`` is
   dropped before it is counted towards the ACK.
 - An XMIT_REQ is served for at most ``max_xmit_served`` seqnos; an answer resends at most
@@ -20,9 +22,10 @@ from __future__ import annotations
 from impl.common import (
     LocalProtocolError,
     SendWindowFull,
-    evict_idlest,
+    evict_stalest,
     held_size,
     next_conn_id,
+    reopen_offset,
     resend_all,
     resend_budget,
 )
@@ -130,22 +133,27 @@ def _receive_entry(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry
         m.request_first_seqno(src, now=now)
         m.cache_add(src, msg)
         return None
-    if entry is None and len(m.recv) >= m.config.max_receive_entries and not _evict_idlest(m, now=now):
+    offset = reopen_offset(m, src, msg.conn_id, msg.seqno - 1)
+    if entry is None and len(m.recv) >= m.config.max_receive_entries and not _evict_stalest(m, now=now):
         m.stats.receive_table_full += 1
         return None
     if entry is not None:
         m.stats.windows_replaced += 1
         m.remove_recv(src)
-    created = m.recv[src] = RecvEntry(msg.conn_id, msg.seqno - 1, m.config.capacity, now=now)
+    created = m.recv[src] = RecvEntry(msg.conn_id, offset, m.config.capacity, now=now)
+    if entry is not None:
+        created.stale_since = entry.stale_since  # a new window of the same peer is no progress
+    if m.evicted:
+        m.evicted.pop(src, None)
     return created
 
 
-def _evict_idlest(m: Member[P], *, now: int) -> bool:
+def _evict_stalest(m: Member[P], *, now: int) -> bool:
     def remove(peer: P) -> None:
         m.send_pending_acks()
         m.remove_recv(peer)
 
-    return evict_idlest(m, remove, now=now)
+    return evict_stalest(m, remove, now=now)
 
 
 def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
@@ -155,6 +163,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     if msg.seqno == 0:
         m.stats.bad_seqno += 1
         return
+    before = m.recv.get(src)
     entry = _receive_entry(m, src, msg, now=now)
     if entry is None:
         return
@@ -169,6 +178,8 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
             entry.held_bytes = still
         m.count_acks(src, entry, len(items))
         m.deliver_all(src, items)
+        if entry is before:
+            entry.stale_since = now  # progress (receive_evict_idle); a window's creating DATA is none
 
 
 def _add_message(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int) -> None:

@@ -76,10 +76,11 @@ class SendEntry:
 class RecvEntry:
     """ReceiverEntry: a FixedBuffer at the first seqno - 1 holding the DATA as received."""
 
-    __slots__ = ("ack_pending", "acks_counted", "conn_id", "held_bytes", "state", "touched", "window")
+    __slots__ = ("ack_pending", "acks_counted", "conn_id", "held_bytes", "stale_since", "state", "touched", "window")
 
     def __init__(self, conn_id: int, offset: int, capacity: int, *, now: int) -> None:
         self.conn_id, self.state, self.touched = conn_id, OPEN, now
+        self.stale_since = now  # no delivery beyond the creating DATA since (receive_evict_idle)
         self.window: FixedBuffer[DataMsg] = FixedBuffer(capacity, offset)
         self.ack_pending = False
         self.acks_counted = 0
@@ -113,7 +114,8 @@ class Member(Generic[P]):
         self.cache_count = self.cache_bytes = 0
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)
-        self.evict_not_before = 0
+        self.evict_not_before = 0  # no receive entry can be stale enough to evict before this time
+        self.evicted: dict[P, tuple[int, int]] = {}  # peer -> (conn_id, delivered) of an evicted window
         self.answering = (0, 0)  # the datagram being handled: its size and arrival time (resend_factor)
 
     # ------------------------------------------------------------------ outputs

@@ -1,4 +1,4 @@
-"""A full receive table does not lock an honest peer out (issue 18, item 4), both engines: with
+"""A full receive table does not lock an honest peer out (issue 18, item 4), UNICAST2, UNICAST3 and UNICAST4: with
 ``max_receive_entries`` windows held by one-datagram connections, a new sender's first DATA evicts
 the entry idle longest once it has been idle ``receive_evict_idle``; a busy entry is never the one
 evicted, and the evicted sender's traffic goes on (it resynchronises, nothing is lost or doubled)."""
@@ -12,12 +12,15 @@ import pytest
 from impl import common
 from impl import unicast2 as u2
 from impl import unicast3 as u3
+from impl import unicast4 as u4
 from impl.unicast2 import codec as u2_codec
 from impl.unicast3 import codec as u3_codec
+from impl.unicast4 import codec as u4_codec
 
 PROTOCOLS: dict[str, tuple[Any, Any, Any]] = {
     "unicast3": (u3.Config, u3.Unicast3Engine, u3_codec),
     "unicast2": (u2.Config, u2.Unicast2Engine, u2_codec),
+    "unicast4": (u4.Config, u4.Unicast4Engine, u4_codec),
 }
 ATTACKERS = [f"X{i}" for i in range(4)]
 ENTRIES = 512  # the attack's table (4,096 by default: the same, eight times slower to run)
