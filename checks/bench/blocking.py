@@ -39,9 +39,13 @@ def nakack4_run(messages: int, loss: float, seed: int, capacity: int = 16384) ->
         rounds += 1
         if rounds > 100 * (messages // BURST + 10):
             raise AssertionError(f"no progress: delivered {delivered} of {messages} after {rounds} rounds")
-        for _ in range(min(BURST, messages - sent)):
+        # the application thread: a send that blocks stops the burst, and no send goes while one is held
+        # (without it the held sends grew past max_blocked_sends at 100,000 messages: SendWindowFull)
+        for _ in range(min(BURST, messages - sent) if not sender.held_sends else 0):
             sent += 1
-            blocked += sender.multicast(spec_payload(sent), now=now)[1] is SendStatus.BLOCKED
+            if sender.multicast(spec_payload(sent), now=now)[1] is SendStatus.BLOCKED:
+                blocked += 1
+                break
         for _ in range(3):  # a request and its answer, and the loopback of the answer
             for src, engine in engines.items():
                 for dst, data in engine.datagrams_to_send():

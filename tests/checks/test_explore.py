@@ -521,7 +521,8 @@ def test_max_states_equal_to_the_state_count_leaves_the_last_level_unexpanded() 
 
 def test_progress_is_reported_with_a_virtual_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     ticks = iter(range(1000))
-    monkeypatch.setattr(explore_module, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    monkeypatch.setattr(explore_module, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks)),
+                                                                      process_time=lambda: 0.0))
     calls: list[tuple[int, int]] = []
 
     def progress(stats: Stats, frontier: int) -> None:

@@ -37,7 +37,8 @@ def test_a_planted_wrong_invariant_is_not_inductive() -> None:
         return o.Implies(o.And(p.s_exists, p.r_exists, p.r_conn == p.s_conn), p.r_hd >= p.s_hs)
 
     planted = Invariant("delivered_all", "wrong on purpose", state=delivered_all)
-    results = {r.name: r.result for r in obligations(TARGETS + STRENGTHENINGS + (planted,), SHIPPED,
+    send = tuple(a for a in ACTIONS if a.name == "send")  # the step that breaks it (the others cost minutes of z3)
+    results = {r.name: r.result for r in obligations(TARGETS + STRENGTHENINGS + (planted,), SHIPPED, actions=send,
                                                       only=lambda a, i: i == "delivered_all")}
     assert results["init / delivered_all"] == PROVED
     assert results["send / delivered_all"] == COUNTEREXAMPLE
