@@ -360,14 +360,15 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
 
 
 def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
-    """DATA (handleDataReceived, decision 7): find or create the receive entry; add the cached DATA
-    of its connection and the message, set ACK pending, deliver in order.
+    """DATA (handleDataReceived, decisions 7 and 12): find or create the receive entry; add the
+    cached DATA of its connection and the message (an OOB one delivered when added), set ACK
+    pending, then deliver in order.
 
     A first DATA with no entry, or with a conn_id different from the entry's, starts a new window
     just below its seqno (replacing the old one). A non-first DATA without a matching entry triggers
     a (rate-limited) SEND_FIRST_SEQNO and is cached (dropped under ``no_message_cache``). Once there
     is a usable entry, the cache for ``src`` is drained: DATA of the entry's connection are added
-    (in seqno order; any order adds the same), the others dropped.
+    (in seqno order; any order adds the same, but for the order of OOB deliveries), the others dropped.
     """
     entry = node.recv[src]
     effects: list[Effect] = []

@@ -88,3 +88,19 @@ def test_harness_catches_planted_defect(model: Model, planted: str) -> None:
         if random_walk(model, seed, STEPS).divergence is not None:
             return
     raise AssertionError(f"{planted}: no divergence in {WALKS} walks")
+
+
+def test_a_script_of_an_oob_path_sends_oob_and_exempts_it_from_in_order() -> None:
+    """``seqcheck replay``'s script (checks/conform/replay.py): the witness of oob-message-cache sends
+    its second message OOB, and the engine's delivery of #2 before #1 breaks nothing."""
+    from checks.check import replay_witness
+    from checks.conform.replay import script_calls
+    from checks.conform.script import EngineScript
+
+    model = load(MODELS_DIR / "unicast3" / "oob-message-cache.toml")
+    calls = script_calls(model, replay_witness(model))
+    assert [call.kwargs for call, _ in calls if call.method == "send"] == [(), (("oob", True),)]
+    net = EngineScript(model.members)
+    for call, _ in calls:
+        call.run(net)
+    assert net.violations == set() and net.delivered[("A", "B")] == {1, 2}
