@@ -143,7 +143,7 @@ def no_duplicate(channel: Channel) -> bool:
 
 def in_order(channel: Channel) -> bool:
     """Within one incarnation, each delivery is the successor of the previous one (FIFO, no gap);
-    OOB messages are exempt: one may be delivered ahead, and the run passes over it (rule 4)."""
+    OOB messages are exempt: one may be delivered ahead, and the run passes over it (``reliable_fifo`` rule 4)."""
     return not channel.violations & OUT_OF_ORDER
 
 
