@@ -52,8 +52,10 @@ def redeliver_drained(m: Member[int], src: int, items: list[DataMsg]) -> bool:
 ORIGINAL_ADD_ONLY = receive._add_only
 
 
-def oob_only_by_the_drain(m: Member[int], src: int, entry: receive.RecvEntry, msg: DataMsg, *, now: int) -> bool:
-    return ORIGINAL_ADD_ONLY(m, src, entry, DataMsg(msg.seqno, msg.conn_id, msg.first, msg.payload), now=now)
+def oob_only_by_the_drain(m: Member[int], src: int, entry: receive.RecvEntry, msg: DataMsg, *, now: int,
+                          cached: bool) -> bool:
+    plain = DataMsg(msg.seqno, msg.conn_id, msg.first, msg.payload)
+    return ORIGINAL_ADD_ONLY(m, src, entry, plain, now=now, cached=cached)
 
 
 ORIGINAL_RESEND = state.Member.resend
