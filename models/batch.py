@@ -322,7 +322,7 @@ class BatchExpander:
         for src, dst in world.pairs:
             sent = channels[src * n + dst].sent
             if sent < world.bounds.sends[src * n + dst]:
-                out.append((src, self.stimuli(("send", dst, sent + 1))))
+                out.append((src, self.stimuli(world.send_stimulus(src, dst, sent + 1))))
         found = self.sends[hist_id] = tuple(out)
         return found
 

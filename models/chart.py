@@ -195,7 +195,7 @@ def _stimulus(world: World, before: WorldView, action: Any) -> tuple[int, Any] |
     """(member, handler input) of a world action, as ``World.step_effects`` derives them."""
     if isinstance(action, AppSend):
         sent = before.channel(action.src, action.dst).sent
-        return action.src, ("send", action.dst, sent + 1)
+        return action.src, world.send_stimulus(action.src, action.dst, sent + 1)
     if isinstance(action, (DeliverPacket, DuplicatePacket)):
         return action.packet.dst, action.packet
     if isinstance(action, FireTimer):
@@ -220,6 +220,9 @@ def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterat
                     yield from _changes(x, y, names, f"{path}{name}[{names[peer]}]")
             else:
                 yield from _changes(a, b, names, f"{path}.{name}" if path else name)
+        return
+    if path.endswith(".oob") and isinstance(old, frozenset):  # UNICAST3: the unacked seqnos sent OOB
+        yield f"{path}: {_seqno_set(old)} -> {_seqno_set(new)}"
         return
     if path.endswith(".state") and isinstance(old, int) and isinstance(new, int):
         yield f"{path}: {STATE_NAMES[old]} -> {STATE_NAMES[new]}"
@@ -250,6 +253,8 @@ def _value(value: Any, names: Sequence[str]) -> str:
             item = getattr(value, f.name)
             if isinstance(item, bool):
                 parts.extend([f.name] if item else [])
+            elif f.name == "oob" and isinstance(item, frozenset):
+                parts.extend([f"oob={_seqno_set(item)}"] if item else [])
             elif f.name == "state" and isinstance(item, int):
                 parts.append(STATE_NAMES[item] if item < len(STATE_NAMES) else str(item))
             else:
@@ -258,6 +263,10 @@ def _value(value: Any, names: Sequence[str]) -> str:
     if isinstance(value, tuple) and value and all(v is None or hasattr(v, "seqno") for v in value):
         return "[" + ", ".join("_" if v is None else f"#{v.seqno}" for v in value) + "]"
     return repr(value)
+
+
+def _seqno_set(seqnos: frozenset[int]) -> str:
+    return "{" + ", ".join(f"#{s}" for s in sorted(seqnos)) + "}"
 
 
 def summary_lines(world: World, view: WorldView, describe: Callable[[Any, Sequence[str]], list[str]]) -> list[str]:

@@ -52,6 +52,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
     "point-to-point": {
         **SHARED,
         "sends": '`"A->B" = n`: application messages per ordered pair',
+        "oob": '`"A->B" = [2]`: which of those sends (1 = the first) the application flags OOB: delivered '
+               "on receipt, still reliable (UNICAST3 only; spec decision 12)",
         "faults.receiver_removals": "receive windows dropped via the test hook",
         "faults.stale_packets": 'true lifts the "2 x MSL" assumption (`models/world.py` rule 6); "replies": '
                                 "lifted for ACK/SEND_FIRST_SEQNO/XMIT_REQ, not for DATA",
@@ -168,7 +170,7 @@ def _value(value: Any) -> str:
     return f"`{value}`"
 
 
-ORDER = ("description", "protocol", "variant", "members", "sends", "faults", "views", "joins", "stops", "timers",
+ORDER = ("description", "protocol", "variant", "members", "sends", "oob", "faults", "views", "joins", "stops", "timers",
          "config", "window_bound", "sends_after_joins", "views_are_progress", "merges", "check")
 
 

@@ -6,8 +6,8 @@ Rules
 -----
 1. A permutation ``p`` of the members (member ``m`` becomes ``p[m]``) is a symmetry of the model
    when it maps every bound onto itself: the application sends of each pair ``(p[s], p[d])``
-   equal those of ``(s, d)``; the view script of ``p[m]`` is ``m``'s with every member renamed;
-   so is the initial view; the protocol can rename members in a node
+   equal those of ``(s, d)``, and so do the sends flagged OOB; the view script of ``p[m]`` is
+   ``m``'s with every member renamed; so is the initial view; the protocol can rename members in a node
    (``ProtocolAdapter.permute_node`` is not None); and the initial world is its own image. (A
    member stamps what it sends to all its peers from one counter; rule 5 ranks timestamps per
    stream, (issuer, holder), so the order in which it stamped for two peers is forgotten and
@@ -74,6 +74,8 @@ def model_symmetries(world: World) -> tuple[list[Perm], str]:
         if any(world.initial_views[perm[m]] != renamed(world.initial_views[m], perm) for m in range(n)):
             continue
         if any((perm[m] in bounds.dead) != (m in bounds.dead) for m in range(n)):
+            continue
+        if frozenset((perm[s], perm[d], k) for s, d, k in bounds.oob) != bounds.oob:
             continue
         found.append(perm)
     if not found:

@@ -122,6 +122,8 @@ class Bounds:
     # window (ACK, SEND_FIRST_SEQNO, XMIT_REQ, STABLE) in flight but no DATA ("replies")
     stale_packets: bool | str = False
     dead: frozenset[int] = frozenset()  # rule 7: members that crashed before the run (never act)
+    # the application sends flagged OOB, as (src, dst, n): src's n-th message to dst (UNICAST3)
+    oob: frozenset[tuple[int, int, int]] = frozenset()
 
 
 class Env(NamedTuple):
@@ -210,7 +212,7 @@ class World:
         for src, dst in self.pairs:
             sent = history.channels[src * n + dst].sent
             if sent < self.bounds.sends[src * n + dst]:
-                yield from self._after(world, src, AppSend(src, dst), ("send", dst, sent + 1), None, env)
+                yield from self._after(world, src, AppSend(src, dst), self.send_stimulus(src, dst, sent + 1), None, env)
         for packet in net:
             yield from self._after(world, packet.dst, DeliverPacket(packet), packet, packet, env)
             if env.duplicate:
@@ -467,7 +469,7 @@ class World:
         if isinstance(action, AppSend):
             member = action.src
             sent = self.hist_table.values[world[self.n + 2]].channels[action.src * self.n + action.dst].sent
-            stimulus = ("send", action.dst, sent + 1)
+            stimulus = self.send_stimulus(action.src, action.dst, sent + 1)
         elif isinstance(action, (DeliverPacket, DuplicatePacket)):
             member, stimulus = action.packet.dst, action.packet
         elif isinstance(action, FireTimer):
@@ -484,6 +486,13 @@ class World:
         _, packets, observed, _ = result
         delivered = tuple((e.src, e.payload) for kind, e in observed if kind == "Deliver")
         return member, packets, delivered
+
+    def send_stimulus(self, src: int, dst: int, payload: int) -> tuple[Any, ...]:
+        """The handler input of ``src``'s application sending its ``payload``-th message to ``dst``:
+        ``("send", dst, payload)``, with a fourth element True when the model flags it OOB."""
+        if (src, dst, payload) in self.bounds.oob:
+            return ("send", dst, payload, True)
+        return ("send", dst, payload)
 
     def app_payload(self, world: tuple[int, ...], action: WorldAction) -> int:
         """The payload number an ``AppSend`` sends (its channel's next), else 0."""
@@ -565,7 +574,8 @@ class World:
             return self._lost(world, action.packet, env)
         elif isinstance(action, AppSend):
             sent = self.hist_table.values[world[n + 2]].channels[action.src * n + action.dst].sent
-            steps = self._after(world, action.src, action, ("send", action.dst, sent + 1), None, env)
+            steps = self._after(world, action.src, action, self.send_stimulus(action.src, action.dst, sent + 1),
+                                None, env)
         elif isinstance(action, FireTimer):
             steps = self._after(world, action.member, action, ("timer", action.timer), None, env)
         elif isinstance(action, InstallView):

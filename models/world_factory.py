@@ -1,8 +1,8 @@
 """The model-file section of ``models/world.py``: the factory (``models/registry.py``) of every
 protocol that runs in the point-to-point world (UNICAST2, UNICAST3).
 
-It reads the keys the world needs (``variant``, ``members``, ``sends``, ``faults``, ``views``,
-``timers``, ``config``), validates them against the protocol's adapter (its variants, timers and
+It reads the keys the world needs (``variant``, ``members``, ``sends``, ``oob``, ``faults``,
+``views``, ``timers``, ``config``), validates them against the protocol's adapter (its variants, timers and
 settings) and builds the ``World`` with the selected properties of ``models/properties.py``. A
 protocol with one-to-many sends and joins (NAKACK2, NAKACK4) gets a world and a factory of its own
 beside this one.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}  # budgets: default
 FAULT_OPTIONS = {"stale_packets": False, "dead": ()}  # the other [faults] keys: default
 VIEW_KEYS = ("member", "view")  # each [[views]] entry
-WORLD_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "timers", "config"})
+WORLD_KEYS = frozenset({"variant", "members", "sends", "oob", "faults", "views", "timers", "config"})
 
 
 class WorldFactory:
@@ -58,8 +58,10 @@ class WorldFactory:
         faults = {k: reader.natural(f"faults.{k}", v) for k, v in fault_table.items()}
         if faults["max_in_flight"] < 1:
             raise reader.fail("faults.max_in_flight", "at least 1")
-        bounds = Bounds(_sends(reader, members), faults["loss"], faults["duplicate"], faults["receiver_removals"],
-                        _views(reader, members), faults["max_in_flight"], stale, dead)
+        sends = _sends(reader, members)
+        bounds = Bounds(sends, faults["loss"], faults["duplicate"], faults["receiver_removals"],
+                        _views(reader, members), faults["max_in_flight"], stale, dead,
+                        _oob(reader, members, sends, adapter))
         _check_dead(reader, members, bounds)
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = World(name, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],
@@ -129,6 +131,31 @@ def _sends(reader: ModelReader, members: tuple[str, ...]) -> tuple[int, ...]:
             raise reader.fail(f"sends.{pair}", "two different members")
         sends[s * n + d] = reader.natural(f"sends.{pair}", count)
     return tuple(sends)
+
+
+def _oob(reader: ModelReader, members: tuple[str, ...], sends: tuple[int, ...],
+         adapter: ProtocolAdapter) -> frozenset[tuple[int, int, int]]:
+    """``[oob]``: per pair ``"A->B"``, the numbers (1 = the first) of A's sends to B that the
+    application flags OOB, as (src, dst, n)."""
+    raw = reader.raw.get("oob")
+    if raw is None:
+        return frozenset()
+    if not adapter.oob_flag:
+        raise reader.fail("oob", f"no [oob] table: protocol {adapter.name} has no OOB flag (UNICAST3 has)")
+    n, chosen = len(members), set[tuple[int, int, int]]()
+    for pair, numbers in reader.table("oob", set()).items():
+        key = f"oob.{pair}"
+        src, sep, dst = pair.partition("->")
+        if not sep:
+            raise reader.fail(key, "a key of the form \"A->B\"")
+        s, d = (_member_index(reader, key, name.strip(), members) for name in (src, dst))
+        count = sends[s * n + d]
+        if (not isinstance(numbers, list) or len(set(map(repr, numbers))) != len(numbers)
+                or not all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= count for k in numbers)):
+            raise reader.fail(key, f"a list of distinct send numbers from 1 to {count} (sends.{pair}), "
+                                   f"got {numbers!r}")
+        chosen.update((s, d, k) for k in numbers)
+    return frozenset(chosen)
 
 
 def _dead(reader: ModelReader, members: tuple[str, ...], names: Any) -> frozenset[int]:

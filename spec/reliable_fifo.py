@@ -10,7 +10,13 @@ Rules
    the sender. Within an incarnation, deliveries form a contiguous, increasing, duplicate-free run
    of sent payloads. A new incarnation may start anywhere (messages of an earlier incarnation may be
    missing after a sender-side reset, or repeated after a receiver-side reset: digest P1, P2).
-4. Liveness ("what eventually"): every sent payload is delivered at least once, unless the sender
+4. OOB (UNICAST3's out-of-band flag): the sender's application may flag a message OOB (``send``
+   with ``oob``). An OOB message may be delivered before earlier payloads (JGroups delivers it on
+   receipt); the others stay in order relative to each other: a non-OOB delivery is the successor
+   of the previous in-order position, skipping only OOB payloads already delivered in the same
+   incarnation (JGroups' drain passes over their placeholders). No payload, OOB or not, is
+   delivered twice within an incarnation. With no OOB sends the channel is exactly the FIFO one.
+5. Liveness ("what eventually"): every sent payload is delivered at least once, unless the sender
    discarded it after the grace period the protocol promises (UNICAST3: conn_close_timeout of
    CLOSING, digest P11). Those payloads are *excused*.
 
@@ -40,6 +46,8 @@ class Channel:
     run_first: int = 0  # first payload delivered in the current incarnation; 0 = none yet
     run_last: int = 0  # last payload delivered in the current incarnation
     violations: int = 0  # DUPLICATE | OUT_OF_ORDER | NOT_SENT bits
+    oob: int = 0  # bit n-1 set: payload n was sent OOB (rule 4)
+    early: int = 0  # bit n-1 set: payload n > run_last delivered (OOB) in the current incarnation
 
     def all_delivered(self) -> bool:
         """Every sent payload delivered at least once, or excused."""
@@ -47,13 +55,17 @@ class Channel:
         return (self.delivered | self.excused) & everything == everything
 
 
-def send(channel: Channel) -> Channel:
-    """The sender's application sends the next payload (number ``sent + 1``)."""
+def send(channel: Channel, oob: bool = False) -> Channel:
+    """The sender's application sends the next payload (number ``sent + 1``), flagged OOB or not."""
+    if oob:
+        return replace(channel, sent=channel.sent + 1, oob=channel.oob | 1 << channel.sent)
     return replace(channel, sent=channel.sent + 1)
 
 
 def deliver(channel: Channel, payload: int) -> Channel:
     """The receiver delivers ``payload``; record which clause, if any, this breaks."""
+    if channel.oob or channel.early:
+        return _deliver_oob(channel, payload)
     violations = channel.violations
     if not 1 <= payload <= channel.sent:
         violations |= NOT_SENT
@@ -71,11 +83,48 @@ def deliver(channel: Channel, payload: int) -> Channel:
     )
 
 
+def _deliver_oob(channel: Channel, payload: int) -> Channel:
+    """``deliver`` on a channel with OOB sends (rule 4). ``early`` holds the payloads above
+    ``run_last`` already delivered in this incarnation (OOB ones); ``run_last`` moves over them as
+    soon as the run reaches them. Before the incarnation's first non-OOB delivery ``run_first`` is
+    0 and the run starts at the lowest payload delivered so far."""
+    violations, early = channel.violations, channel.early
+    bit = 1 << (payload - 1) if payload >= 1 else 0
+    oob = bool(channel.oob & bit)
+    if not 1 <= payload <= channel.sent:
+        violations |= NOT_SENT
+    run_first, run_last = channel.run_first, channel.run_last
+    if (run_first and run_first <= payload <= run_last) or early & bit:
+        violations |= DUPLICATE
+    elif run_first and payload < run_first:
+        violations |= OUT_OF_ORDER  # below the incarnation's start: never in its window
+    elif not oob:
+        start = run_last + 1 if run_first else min(payload, _lowest(early) or payload)
+        skipped = ((1 << (payload - 1)) - 1) & ~((1 << (start - 1)) - 1) if payload > start else 0
+        if skipped & ~early:
+            violations |= OUT_OF_ORDER  # a payload between was neither delivered nor OOB-delivered
+        run_first = run_first or start
+        run_last = max(payload, run_last)
+    early |= bit
+    if run_first:
+        early &= ~((1 << run_last) - 1)  # what the run has passed
+        while early & (1 << run_last):
+            early &= ~(1 << run_last)
+            run_last += 1
+    return Channel(channel.sent, channel.delivered | bit, channel.excused, run_first, run_last, violations,
+                   channel.oob, early)
+
+
+def _lowest(bits: int) -> int:
+    """The lowest payload whose bit is set in ``bits`` (0: none)."""
+    return (bits & -bits).bit_length()
+
+
 def new_incarnation(channel: Channel) -> Channel:
     """The receiver's window for the sender was created or removed: a new run starts."""
-    if channel.run_first == 0:
+    if channel.run_first == 0 and channel.early == 0:
         return channel
-    return replace(channel, run_first=0, run_last=0)
+    return replace(channel, run_first=0, run_last=0, early=0)
 
 
 def excuse(channel: Channel, payloads: tuple[int, ...]) -> Channel:
@@ -93,7 +142,8 @@ def no_duplicate(channel: Channel) -> bool:
 
 
 def in_order(channel: Channel) -> bool:
-    """Within one incarnation, each delivery is the successor of the previous one (FIFO, no gap)."""
+    """Within one incarnation, each delivery is the successor of the previous one (FIFO, no gap);
+    OOB messages are exempt: one may be delivered ahead, and the run passes over it (``reliable_fifo`` rule 4)."""
     return not channel.violations & OUT_OF_ORDER
 
 

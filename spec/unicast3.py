@@ -78,9 +78,12 @@ Decisions (digest section 6), each with JGroups' code as the reference
    first added stays, and every copy is the same message (a (conn_id, seqno) names one payload);
    nothing is delivered until every message has been added, and the window's contiguous run is the
    same whatever the order of adds; ``update`` and the pending ACK happen whatever was added, and
-   the message itself is always added. ``_on_data`` adds the cached DATA in seqno order and delivers
-   after each add, which delivers the same payloads in the same order. Left out: OOB messages (an
-   OOB DATA is delivered when added) and ``ack_threshold <= 1`` (an ACK per add), as decision 2.
+   the message itself is always added. ``_on_data`` adds the cached DATA in seqno order, then the
+   message, then drains once. OOB DATA (decision 12) are the exception to "order does not matter":
+   each is delivered when added, so JGroups delivers cached OOB DATA in the queue's (arrival) order
+   and the spec in seqno order; both are orders ``in_order`` allows, and the JGroups lockstep meets
+   the difference only with two OOB DATA cached out of order. Left out: ``ack_threshold <= 1``
+   (an ACK per add), as decision 2.
    The batch path (``up(MessageBatch)``) caches a non-first DATA only while the sender has no entry
    at all (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO); batches are not modelled.
    Handlers are atomic here (decision 9): in JGroups a DATA that one thread caches just after another
@@ -96,6 +99,19 @@ Decisions (digest section 6), each with JGroups' code as the reference
     incarnation).
 11. HS resend: on a run where HA < HS and (HA, HS) equals the previous run's watermark, resend the
     message HS with its original header; repeat on every run while stalled.
+12. OOB (JGRP-377): the application may flag a send OOB (``on_send(..., oob=True)``); the DATA
+    carries it (``Data.oob``; JGroups keeps it in the message's flags, so every resend, the answer
+    to a SEND_FIRST_SEQNO and the HS resend carry it too) and the send entry remembers which of its
+    unacknowledged seqnos are OOB (``SendEntry.oob``). The receiver adds an OOB DATA like any other
+    (acknowledged, retransmitted, never added twice), and delivers it at once when the add took
+    it (``UNICAST3.addMessage``: ``win.add(seqno, oob? DUMMY_OOB_MSG : msg)``, then ``if(oob &&
+    added) deliverMessage``), whether or not its seqno is next in line; the drain
+    (``removeAndDeliver``) removes its placeholder without delivering it
+    (``drop_oob_and_dont_loopback_msgs_filter`` drops ``DUMMY_OOB_MSG``). A cached OOB DATA is
+    delivered when the drain of the cache adds it, not when cached. The window's slot holds a
+    placeholder as JGroups' does: the DATA with ``oob`` set, payload 0 and no first mark (all a
+    ``DUMMY_OOB_MSG`` in its slot tells; its conn_id is the window's). Variant ``oob_redelivers``
+    (a defect, no release has it) keeps the message itself there and lets the drain deliver it again.
 20. XMIT_REQ carries no conn_id: it is served from the current send window.
 22. max_xmit_req_size (JGroups scans only that many seqnos above the highest deliverable one for
     gaps): not modelled; every gap is requested. Model windows are far smaller than the limit.
@@ -111,6 +127,8 @@ Two more make the spec JGroups 3.4.x, as the lockstep with JGroups 3.4.8 showed
 sendPendingAcks) and ``close_to_non_members`` (removeSendConnection sends CLOSE whatever the view).
 And ``stale_xmit_record_asks_all`` (JGRP-2573) makes it 3.6.0 to 5.1.x, whose SeqnoList lets a
 previous-batch record below the window's hd filter nothing (seen in lockstep with 3.6.20).
+``oob_redelivers`` is a plausible defect of decision 12, no release's: the drain delivers an OOB
+message a second time.
 """
 
 from __future__ import annotations
@@ -121,8 +139,9 @@ from typing import NamedTuple, TypeVar
 from spec.effects import Deliver, Discarded, Effect, Purged, Send, SyncRequested, WindowCreated, WindowRemoved
 from spec.unicast_common import (  # noqa: F401  (the properties, re-exported)
     acks_monotone,
-    add_and_deliver,
+    add_to_window,
     conn_id_purity,
+    drain_window,
     missing_requests,
     nothing_unacked,
     purge_covered,
@@ -148,6 +167,7 @@ class Data(NamedTuple):
     conn_id: int
     first: bool
     payload: int
+    oob: bool = False  # the message's OOB flag (decision 12)
 
 
 class Ack(NamedTuple):
@@ -209,6 +229,7 @@ class Variant:
     # JGRP-2573 (3.6.0 to 5.1.x: SeqnoList.removeHigherThan clears nothing below its offset): a
     # previous-batch record below the window's highest delivered seqno filters nothing
     stale_xmit_record_asks_all: bool = False
+    oob_redelivers: bool = False  # a defect (decision 12): the drain delivers an OOB message again
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +260,7 @@ class SendEntry:
     unacked: tuple[int, ...]  # payloads of seqnos acked+1 .. HS, all still stored
     watermark: tuple[int, int]  # (HA, HS) as read by the previous retransmit run
     last_ts: int  # newest ACK / SEND_FIRST_SEQNO timestamp accepted; 0 = none yet
+    oob: frozenset[int] = frozenset()  # the unacked seqnos sent OOB (decision 12)
 
     @property
     def highest_sent(self) -> int:
@@ -296,8 +318,8 @@ def _set(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
 
 # ---------------------------------------------------------------------------------------------
 # Application send (UNICAST3.down, getSenderEntry).
-def on_send(cfg: Config, node: Node, dst: int, payload: int) -> Step:
-    """The application sends ``payload`` to ``dst``.
+def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False) -> Step:
+    """The application sends ``payload`` to ``dst``, flagged OOB or not (decision 12).
 
     No entry: open a connection with a fresh conn_id. CLOSING: reopen. The message gets the next
     seqno, is stored before it is sent (so a failed send is retransmitted later), and is marked
@@ -309,9 +331,17 @@ def on_send(cfg: Config, node: Node, dst: int, payload: int) -> Step:
         entry = SendEntry(next_conn_id, OPEN, 0, (), (0, 0), 0)
         next_conn_id += 1
     seqno = entry.highest_sent + 1
-    entry = replace(entry, state=OPEN, unacked=entry.unacked + (payload,))
+    entry = replace(entry, state=OPEN, unacked=entry.unacked + (payload,),
+                    oob=entry.oob | {seqno} if oob else entry.oob)
     node = replace(node, send=_set(node.send, dst, entry), next_conn_id=next_conn_id)
-    return Step(node, (Send(dst, Data(seqno, entry.conn_id, seqno == 1, payload)),))
+    return Step(node, (Send(dst, _stored(entry, seqno)),))
+
+
+def _stored(entry: SendEntry, seqno: int, first: bool | None = None) -> Data:
+    """The stored message ``seqno`` of a send entry as it goes on the wire: its original header
+    (first iff seqno 1, unless ``first`` says otherwise) and its OOB flag."""
+    return Data(seqno, entry.conn_id, seqno == 1 if first is None else first,
+                entry.unacked[seqno - entry.acked - 1], seqno in entry.oob)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,14 +360,15 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
 
 
 def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
-    """DATA (handleDataReceived, decision 7): find or create the receive entry; add the cached DATA
-    of its connection and the message, set ACK pending, deliver in order.
+    """DATA (handleDataReceived, decisions 7 and 12): find or create the receive entry; add the
+    cached DATA of its connection and the message (an OOB one delivered when added), set ACK
+    pending, then deliver in order.
 
     A first DATA with no entry, or with a conn_id different from the entry's, starts a new window
     just below its seqno (replacing the old one). A non-first DATA without a matching entry triggers
     a (rate-limited) SEND_FIRST_SEQNO and is cached (dropped under ``no_message_cache``). Once there
     is a usable entry, the cache for ``src`` is drained: DATA of the entry's connection are added
-    (in seqno order; any order adds the same), the others dropped.
+    (in seqno order; any order adds the same, but for the order of OOB deliveries), the others dropped.
     """
     entry = node.recv[src]
     effects: list[Effect] = []
@@ -347,10 +378,13 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
         entry = RecvEntry(msg.conn_id, OPEN, msg.seqno - 1, (), False)
         effects.append(WindowCreated(src, msg.conn_id, msg.seqno - 1))
     queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
-    delivered, buffered = entry.delivered, entry.buffered
-    for added in (*queued, msg):  # addMessage each; delivering after each add delivers the same
-        delivered, buffered, payloads = add_and_deliver(delivered, buffered, added)
-        effects.extend(Deliver(src, payload) for payload in payloads)
+    buffered, payloads = entry.buffered, []
+    for added in (*queued, msg):  # addMessage each (an OOB one is delivered when added) ...
+        buffered, now = add_to_window(entry.delivered, buffered, added, keep_oob_payload=cfg.variant.oob_redelivers)
+        payloads += now
+    # ... then one removeAndDeliver
+    delivered, buffered, drained = drain_window(entry.delivered, buffered, redeliver_oob=cfg.variant.oob_redelivers)
+    effects.extend(Deliver(src, payload) for payload in payloads + drained)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
     # messages that delivered something new.
     ack_pending = True
@@ -407,7 +441,8 @@ def _on_ack(cfg: Config, node: Node, src: int, msg: Ack) -> Step:
     upto = min(msg.seqno, entry.highest_sent)
     effects: tuple[Effect, ...] = ()
     if upto > entry.acked:
-        entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked :])
+        entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked :],
+                        oob=frozenset(s for s in entry.oob if s > upto) if entry.oob else entry.oob)
         effects = (Purged(src, entry.conn_id, upto),)
     entry = replace(entry, last_ts=last_ts)
     return Step(replace(node, send=_set(node.send, src, entry)), effects)
@@ -423,8 +458,7 @@ def _on_send_first_seqno(cfg: Config, node: Node, src: int, msg: SendFirstSeqno)
         node = replace(node, send=_set(node.send, src, entry))
     if not entry.unacked:
         return Step(node, ())
-    lowest = Data(entry.acked + 1, entry.conn_id, True, entry.unacked[0])
-    return Step(node, (Send(src, lowest),))
+    return Step(node, (Send(src, _stored(entry, entry.acked + 1, first=True)),))
 
 
 def _on_xmit_req(node: Node, src: int, msg: XmitReq) -> Step:
@@ -432,11 +466,7 @@ def _on_xmit_req(node: Node, src: int, msg: XmitReq) -> Step:
     entry = node.send[src]
     if entry is None:
         return Step(node, ())
-    resent = tuple(
-        Send(src, Data(s, entry.conn_id, s == 1, entry.unacked[s - entry.acked - 1]))
-        for s in msg.seqnos
-        if entry.acked < s <= entry.highest_sent
-    )
+    resent = tuple(Send(src, _stored(entry, s)) for s in msg.seqnos if entry.acked < s <= entry.highest_sent)
     return Step(node, resent)
 
 
@@ -562,8 +592,7 @@ def _retransmit_task(cfg: Config, node: Node, only: int | None = None) -> Step:
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == mark:
             if not cfg.variant.no_hs_resend:
-                hs = mark[1]
-                effects.append(Send(peer, Data(hs, entry.conn_id, hs == 1, entry.unacked[-1])))
+                effects.append(Send(peer, _stored(entry, mark[1])))
         elif entry.watermark != mark:
             send[peer] = replace(entry, watermark=mark)
     return Step(replace(node, send=tuple(send)), tuple(effects))

@@ -15,19 +15,42 @@ from typing import Any
 
 # ---------------------------------------------------------------------------------------------
 # Receive window (Table.add, then removeMany).
-def add_and_deliver(delivered: int, buffered: tuple[Any, ...], msg: Any
+def add_and_deliver(delivered: int, buffered: tuple[Any, ...], msg: Any, *, redeliver_oob: bool = False
                     ) -> tuple[int, tuple[Any, ...], list[int]]:
     """Add DATA ``msg`` to the window (hd = ``delivered``, slots ``buffered``), rejecting a seqno
     already delivered or held, then deliver in order from hd+1 up to the first gap.
 
-    Returns the new hd, the new slots and the payloads delivered, in order."""
+    An OOB DATA (UNICAST3's ``Data.oob``; UNICAST2 has none) is delivered when the add takes it,
+    and the in-order drain removes it without delivering it again (``redeliver_oob``: a defect,
+    it does). Returns the new hd, the new slots and the payloads delivered, in order."""
+    buffered, payloads = add_to_window(delivered, buffered, msg, keep_oob_payload=redeliver_oob)
+    delivered, buffered, drained = drain_window(delivered, buffered, redeliver_oob=redeliver_oob)
+    return delivered, buffered, payloads + drained
+
+
+def add_to_window(delivered: int, buffered: tuple[Any, ...], msg: Any, *, keep_oob_payload: bool = False
+                  ) -> tuple[tuple[Any, ...], list[int]]:
+    """Table.add of DATA ``msg`` (refused at or below hd or where a slot is held): the new slots,
+    and the payload the add delivers at once (an OOB DATA the add took, else none). An OOB DATA
+    is held as a placeholder, itself without payload (0) and first mark (JGroups' DUMMY_OOB_MSG
+    has neither), unless ``keep_oob_payload``."""
     index = msg.seqno - delivered - 1
-    if index >= 0 and (index >= len(buffered) or buffered[index] is None):
-        padded = buffered + (None,) * (index - len(buffered) + 1)
-        buffered = padded[:index] + (msg,) + padded[index + 1 :]
+    if index < 0 or (index < len(buffered) and buffered[index] is not None):
+        return buffered, []
+    oob = getattr(msg, "oob", False)
+    held = msg._replace(first=False, payload=0) if oob and not keep_oob_payload else msg
+    padded = buffered + (None,) * (index - len(buffered) + 1)
+    return padded[:index] + (held,) + padded[index + 1 :], [msg.payload] if oob else []
+
+
+def drain_window(delivered: int, buffered: tuple[Any, ...], *, redeliver_oob: bool = False
+                 ) -> tuple[int, tuple[Any, ...], list[int]]:
+    """removeMany from hd+1 up to the first gap: the new hd and slots and the payloads delivered,
+    OOB ones passed over (delivered when added) unless ``redeliver_oob``."""
     payloads = []
     while buffered and buffered[0] is not None:
-        payloads.append(buffered[0].payload)
+        if redeliver_oob or not getattr(buffered[0], "oob", False):
+            payloads.append(buffered[0].payload)
         buffered = buffered[1:]
         delivered += 1
     return delivered, buffered, payloads

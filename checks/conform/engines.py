@@ -59,6 +59,7 @@ class WorldEngines:
     # rule 9); None: the clock stands still at 0 and the world fires the spec's timers.
     timed: Any = None
     dead: frozenset[int] = frozenset()  # members that never act (``models/world.py`` rule 7)
+    oob: frozenset[tuple[int, int, int]] = frozenset()  # the sends flagged OOB, (src, dst, n) (UNICAST3)
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
         config = self.engine_config(spec_cfg)
@@ -89,6 +90,7 @@ class WorldEngines:
         """The engines standing for the members of ``world``."""
         engines = cls(world.cfg, world.n, world.initial_views)
         engines.dead = getattr(world.bounds, "dead", frozenset())
+        engines.oob = getattr(world.bounds, "oob", frozenset())
         return engines
 
     def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
@@ -100,7 +102,10 @@ class WorldEngines:
         if acting is not None and acting in self.dead:
             return acting  # a dead member handles nothing (its packets are consumed)
         if isinstance(action, AppSend):
-            self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now)
+            if (action.src, action.dst, payload_number) in self.oob:  # only UNICAST3's engine takes oob
+                self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now, oob=True)
+            else:
+                self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now)
             return int(action.src)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
             packet = action.packet

@@ -78,10 +78,12 @@ def payload(number: int) -> bytes:
 
 
 def unicast3(msg: Any) -> bytes:
-    """UNICAST3: MAGIC 0x55, type DATA=0, ACK=1, SEND_FIRST_SEQNO=2, XMIT_REQ=3, CLOSE=4."""
+    """UNICAST3: MAGIC 0x55, type DATA=0, ACK=1, SEND_FIRST_SEQNO=2, XMIT_REQ=3, CLOSE=4; DATA's
+    flags byte has ``first`` in bit 0 and ``oob`` in bit 1."""
     head = bytes((UNICAST3_MAGIC,))
     if isinstance(msg, u3.Data):
-        return head + b"\x00" + c_number(msg.seqno) + conn_id(msg.conn_id) + flag(msg.first) + payload(msg.payload)
+        flags = bytes((int(msg.first) | int(msg.oob) << 1,))
+        return head + b"\x00" + c_number(msg.seqno) + conn_id(msg.conn_id) + flags + payload(msg.payload)
     if isinstance(msg, u3.Ack):
         return head + b"\x01" + c_number(msg.seqno) + conn_id(msg.conn_id) + c_number(msg.ts)
     if isinstance(msg, u3.SendFirstSeqno):

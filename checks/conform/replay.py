@@ -168,9 +168,16 @@ def script_calls(model: Model, path: Sequence[tuple[Hashable, Hashable]]) -> lis
     world = model.world
     names, protocol = model.members, binding(model.protocol).script
     calls = []
+    before = world.init_states()[0]
     for action, after in path:
         call = _mcast_call(world, action, after, names, protocol) if isinstance(world, MulticastWorld) else None
-        calls.append((call or _call(world.action_to_json(action), names, protocol), world.format_action(action)))
+        call = call or _call(world.action_to_json(action), names, protocol)
+        sent: Any = action
+        if type(sent).__name__ == "AppSend" and (
+                (sent.src, sent.dst, world.app_payload(before, sent)) in getattr(world.bounds, "oob", ())):
+            call = ScriptCall("send", call.args, (("oob", True),))  # UNICAST3's OOB sends ([oob])
+        calls.append((call, world.format_action(action)))
+        before = after
     return calls
 
 

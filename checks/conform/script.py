@@ -24,6 +24,7 @@ from typing import Any
 from checks.conform.engines import binding
 from impl.common import LocalProtocolError, payload_number, spec_payload
 from models import registry
+from spec import reliable_fifo as fifo
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,8 @@ class EngineScript:
     delivered: dict[tuple[str, str], set[int]] = field(default_factory=dict)
     syncs: dict[tuple[str, str], int] = field(default_factory=dict)  # SEND_FIRST_SEQNO since expiry
     violations: set[str] = field(default_factory=set)
-    runs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (first, last) this incarnation
+    # per (sender, receiver): spec/reliable_fifo's channel (this incarnation's run; OOB sends exempt from in_order)
+    channels: dict[tuple[str, str], fifo.Channel] = field(default_factory=dict)
     windows: dict[tuple[str, str], tuple[int, int, int | None]] = field(default_factory=dict)  # conn_id, hd, state
 
     def __post_init__(self) -> None:
@@ -91,10 +93,14 @@ class EngineScript:
         self.engines = {m: self.spec.engine(self.variant, self.members, self.settings) for m in self.members}
 
     # -- events ------------------------------------------------------------------------------------
-    def send(self, src: str, dst: str) -> None:
-        """The application of ``src`` sends its next message to ``dst``."""
+    def send(self, src: str, dst: str, oob: bool = False) -> None:
+        """The application of ``src`` sends its next message to ``dst`` (flagged OOB: UNICAST3 only)."""
         number = self.sent[src, dst] = self.sent.get((src, dst), 0) + 1
-        self.engines[src].send(dst, spec_payload(number), now=0)
+        if oob:
+            self.engines[src].send(dst, spec_payload(number), now=0, oob=True)
+        else:
+            self.engines[src].send(dst, spec_payload(number), now=0)
+        self.channels[src, dst] = fifo.send(self.channels.get((src, dst), fifo.Channel()), oob)
         self._collect(src, ("send",))
 
     def deliver(self, src: str, dst: str, kind: str, **fields: object) -> None:
@@ -220,7 +226,7 @@ class EngineScript:
             if before is not None and (now is None or now[0] != before[0]):
                 self._window_ended(src, before, None if now is None else now[0], what)
             if now is None or before is None or now[0] != before[0] or now[1] < before[1]:
-                self.runs.pop((src, member), None)
+                self.channels[src, member] = fifo.new_incarnation(self.channels.get((src, member), fifo.Channel()))
             if now is not None:
                 self.windows[src, member] = now
         for src, payload in delivered:
@@ -228,12 +234,12 @@ class EngineScript:
             self.delivered.setdefault((src, member), set()).add(number)
             if not 1 <= number <= self.sent.get((src, member), 0):
                 self.violations.add("delivered_was_sent")
-            first, last = self.runs.get((src, member), (number, number - 1))
-            if first <= number <= last:
+            channel = fifo.deliver(self.channels.get((src, member), fifo.Channel()), number)
+            self.channels[src, member] = channel
+            if not fifo.no_duplicate(channel):
                 self.violations.add("no_duplicate")
-            elif number != last + 1:
+            if not fifo.in_order(channel):
                 self.violations.add("in_order")
-            self.runs[src, member] = (first, max(last, number))
 
     def _window_ended(self, src: str, before: tuple[int, int, int | None], after: int | None,
                       what: tuple[Any, ...]) -> None:

@@ -29,7 +29,7 @@ from spec import unicast3 as u3
 def wire_message(msg: u3.Msg) -> WireMsg:
     """The codec message a spec message stands for (payload n is ``spec_payload(n)``)."""
     if isinstance(msg, u3.Data):
-        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload))
+        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload), msg.oob)
     if isinstance(msg, u3.Ack):
         return AckMsg(msg.seqno, msg.conn_id, msg.ts)
     if isinstance(msg, u3.SendFirstSeqno):
@@ -94,7 +94,7 @@ def view_of_spec_node(node: u3.Node) -> EngineView[int]:
     """The view of a spec member, peers being the spec's member numbers."""
     send = tuple(
         (peer, SendView(e.conn_id, e.state, e.acked, tuple(spec_payload(p) for p in e.unacked),
-                        e.watermark, e.last_ts))
+                        e.watermark, e.last_ts, tuple(sorted(e.oob))))
         for peer, e in enumerate(node.send)
         if e is not None
     )

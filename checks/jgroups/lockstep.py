@@ -56,6 +56,8 @@ class Divergence:
     member: int = -1
     spec_packets: tuple[Packet, ...] = ()  # for "packets": what each side sent
     jgroups_packets: tuple[Packet, ...] = ()
+    spec_delivered: tuple[tuple[int, int], ...] = ()  # for "deliveries": (src, payload) of each side, in order
+    jgroups_delivered: tuple[tuple[int, int], ...] = ()
 
     def __str__(self) -> str:
         return (f"step {self.step} ({self.action}): {self.what} differ\n  spec:    {self.spec}\n"
@@ -114,7 +116,8 @@ class JGroupsLockstep:
         want_up = [(src, payload) for src, payload in delivered]
         got_up = [(d["src"], payload_number(bytes.fromhex(d["payload"]))) for d in answer["delivered"]]
         if got_up != want_up:
-            return self._divergence(f"deliveries of {name}", repr(want_up), repr(got_up), "deliveries", member)
+            return replace(self._divergence(f"deliveries of {name}", repr(want_up), repr(got_up), "deliveries", member),
+                           spec_delivered=tuple(want_up), jgroups_delivered=tuple(got_up))
         return self._compare_state(member, answer["state"])
 
     def _packet(self, sent: dict[str, Any]) -> Packet:
@@ -131,7 +134,10 @@ class JGroupsLockstep:
                 command("drop", ids=self.inflight.pop(action.packet))
             return {"packets": [], "delivered": [], "state": command("state", m=member)["state"]}
         if isinstance(action, AppSend):
-            payload = spec_payload(self.world.app_payload(before, action)).hex()
+            number = self.world.app_payload(before, action)
+            payload = spec_payload(number).hex()
+            if (action.src, action.dst, number) in getattr(self.world.bounds, "oob", ()):  # UNICAST3's OOB sends
+                return command("send", m=action.src, dst=action.dst, payload=payload, oob=True, state=True)
             return command("send", m=action.src, dst=action.dst, payload=payload, state=True)
         if isinstance(action, DeliverPacket):
             ids = self.inflight.pop(action.packet)

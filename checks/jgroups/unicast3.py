@@ -8,16 +8,22 @@ receive entry's ``delivered`` is its table's highest delivered seqno and ``buffe
 it holds above it; ``sync_sent`` is the key set of ``last_sync_sent``; ``xmit_last`` the
 ``xmit_task_map``; ``next_conn_id`` is ``last_conn_id`` (the id the next send entry gets); the
 message cache is ``msg_cache``'s queue per sender as a set (5.2 on; the spec's decision 7 says why a
-set is the queue), empty for the releases without one.
+set is the queue), empty for the releases without one. OOB (decision 12): a DATA's ``oob`` is its
+Message.Flag.OOB, a send entry's ``oob`` the seqnos of its OOB messages, and a window slot holding
+JGroups' DUMMY_OOB_MSG is the spec's placeholder (payload 0, not first, the window's conn_id).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
+from checks.jgroups.explained import Difference
 from impl.common import payload_number
 from spec import unicast3 as u3
+
+if TYPE_CHECKING:
+    from checks.jgroups.lockstep import Divergence
 
 _STATES = {"OPEN": u3.OPEN, "CLOSING": u3.CLOSING}
 
@@ -25,7 +31,8 @@ _STATES = {"OPEN": u3.OPEN, "CLOSING": u3.CLOSING}
 def message(m: dict[str, Any]) -> u3.Msg:
     kind = m["type"]
     if kind == "DATA":
-        return u3.Data(m["seqno"], m["conn_id"], m["first"], payload_number(bytes.fromhex(m["payload"])))
+        return u3.Data(m["seqno"], m["conn_id"], m["first"], payload_number(bytes.fromhex(m["payload"])),
+                       bool(m.get("oob", False)))
     if kind == "ACK":
         return u3.Ack(m["seqno"], m["conn_id"], m["ts"])
     if kind == "SEND_FIRST_SEQNO":
@@ -40,12 +47,18 @@ def message(m: dict[str, Any]) -> u3.Msg:
 def _send_entry(e: dict[str, Any]) -> u3.SendEntry:
     unacked = tuple(payload_number(bytes.fromhex(p)) if p is not None else -1 for p in e["unacked"])
     return u3.SendEntry(e["conn_id"], _STATES[e["state"]], e["acked"], unacked, tuple(e["watermark"]),
-                        e["last_ts"])
+                        e["last_ts"], frozenset(e.get("oob", ())))
 
 
 def _recv_entry(e: dict[str, Any]) -> u3.RecvEntry:
-    buffered = tuple(message(m) if m is not None else None for m in e["buffered"])
+    buffered = tuple(None if m is None else _placeholder(e, i) if m["type"] == "OOB_PLACEHOLDER" else message(m)
+                     for i, m in enumerate(e["buffered"]))
     return u3.RecvEntry(e["conn_id"], _STATES[e["state"]], e["delivered"], buffered, e["ack_pending"])  # type: ignore[arg-type]
+
+
+def _placeholder(e: dict[str, Any], index: int) -> u3.Data:
+    """The spec's placeholder for DUMMY_OOB_MSG in slot ``index`` above the window's hd (decision 12)."""
+    return u3.Data(e["delivered"] + 1 + index, e["conn_id"], False, 0, True)
 
 
 def node(state: dict[str, Any], me: int, n: int) -> u3.Node:
@@ -70,6 +83,37 @@ def timer(t: u3.Timer) -> tuple[str, int | None]:
     return u3.TIMER_NAMES[t.kind], None if t.peer < 0 else t.peer
 
 
+def _oob_cache_order(divergence: Divergence, run: Any) -> bool:
+    """A drain of a cache holding two OOB DATA or more: JGroups delivers them in the order they
+    arrived (its queue's), the spec in seqno order (decision 7: a set). The step was a DATA from a
+    sender whose cached OOB DATA (in the member's spec cache before the step) were drained, and the two
+    delivery lists differ only in the order of those payloads: every other position agrees."""
+    if divergence.kind != "deliveries" or divergence.member < 0:
+        return False
+    packet = getattr(run.path[-1][0], "packet", None)
+    if packet is None or not isinstance(packet.msg, u3.Data):
+        return False
+    cached = run.world.view(run.before).nodes[divergence.member].cache[packet.src]
+    oob = {(packet.src, m.payload) for m in cached if m.oob}
+    spec, jgroups = divergence.spec_delivered, divergence.jgroups_delivered
+    if len(oob) < 2 or len(spec) != len(jgroups) or sorted(spec) != sorted(jgroups):
+        return False
+    return all(a == b or (a in oob and b in oob) for a, b in zip(spec, jgroups))
+
+
+DIFFERENCES = (
+    Difference(
+        "oob-cache-order", "unicast3", "abstraction", "5.2.12 and later (the releases with msg_cache)",
+        "UNICAST3's msg_cache is a queue per sender; its drain adds the queued DATA in arrival order, and each "
+        "OOB one is delivered when added. The spec keeps the cache as a set (decision 7) and adds in seqno "
+        "order, so with two OOB DATA cached out of order JGroups delivers them in arrival order and the spec "
+        "in seqno order. Both are orders in_order allows (OOB messages are exempt); the schedule ends there.",
+        "spec/unicast3.py: decisions 7 and 12, _on_data (queued = sorted(cache))",
+        "UNICAST3.java (5.4.12.Final) handleDataReceived -> msg_cache.drain(sender) (a ConcurrentLinkedQueue) "
+        "-> addQueuedMessages -> addMessage: if(oob && added) deliverMessage",
+        _oob_cache_order),
+)
+
 BINDING = JGroupsBinding(
     "unicast3", "unicast3", message, node, timer,
     (ReleaseProfile((3, 3, 0), (3, 5, 0),
@@ -82,4 +126,4 @@ BINDING = JGroupsBinding(
                     "JGRP-1875's timestamps; JGRP-2573: SeqnoList (a bitset from 3.6.0, JGRP-1868) ignores a "
                     "previous-batch record below hd, fixed in 5.2.0; no message cache (JGRP-2327) (run on 3.6.20)"),
      ReleaseProfile((5, 2, 12), None, (), "UNICAST3 as shipped (run on 5.2.12, 5.4.x, master)")),
-    ())
+    DIFFERENCES)

@@ -30,7 +30,10 @@ _STATES = {"OPEN": u4.OPEN, "CLOSING": u4.CLOSING}
 def message(m: dict[str, Any]) -> u4.Msg:
     """A harness message as the spec's (UnicastHeader: UNICAST3's fields)."""
     msg = jg3.message(m)
-    return getattr(u4, type(msg).__name__)(*msg)
+    if getattr(msg, "oob", False):
+        raise ValueError("a UNICAST4 DATA flagged OOB: the spec has no OOB flag")
+    kind = getattr(u4, type(msg).__name__)
+    return kind(*msg[:len(kind._fields)])  # UNICAST3's DATA has the OOB flag besides
 
 
 def _payload(hexed: str | None) -> int | None:

@@ -77,7 +77,7 @@ class Payloads:
 # -- codec messages back to spec messages -----------------------------------------------------------
 def _u3_spec(msg: Any, pid: Callable[[bytes], int]) -> Any:
     if isinstance(msg, u3codec.DataMsg):
-        return u3spec.Data(msg.seqno, msg.conn_id, msg.first, pid(msg.payload))
+        return u3spec.Data(msg.seqno, msg.conn_id, msg.first, pid(msg.payload), msg.oob)
     if isinstance(msg, u3codec.AckMsg):
         return u3spec.Ack(msg.seqno, msg.conn_id, msg.timestamp)
     if isinstance(msg, u3codec.SendFirstSeqnoMsg):

@@ -11,12 +11,15 @@ Datagram layout (digest 1.2 (b) for the fields, 5.5 for the integer encoding)::
 
     byte 0   MAGIC (0x55): format identity and version; bump it on any incompatible change
     byte 1   type: DATA=0, ACK=1, SEND_FIRST_SEQNO=2, XMIT_REQ=3, CLOSE=4
-    DATA              c-long seqno, conn_id, bool first, c-int payload length, payload bytes
+    DATA              c-long seqno, conn_id, flags, c-int payload length, payload bytes
     ACK               c-long seqno, conn_id, c-int timestamp
     SEND_FIRST_SEQNO  c-int timestamp
     XMIT_REQ          SeqnoList: c-int count; if count > 0: c-long lowest, c-int nbytes, bitset
     CLOSE             conn_id
 
+DATA's flags byte: bit 0 ``first``, bit 1 ``oob`` (the message's OOB flag: JGroups carries it in
+the message's flags, not in UnicastHeader3; our datagram has one byte for both), the other bits 0.
+Before the OOB flag the byte was a bool (0 or 1): those datagrams decode as before.
 conn_id is 0..32767 (2 bytes big-endian); see ``impl/wire.py`` for every field encoding and for
 ``CodecLimits``; ``encode`` enforces the same limits as ``decode``.
 """
@@ -70,12 +73,14 @@ _TYPE_NAMES = {
 
 @dataclass(frozen=True, slots=True)
 class DataMsg:
-    """DATA: one application message; ``first`` marks the opening message of a connection."""
+    """DATA: one application message; ``first`` marks the opening message of a connection, ``oob``
+    a message the receiver delivers on receipt (JGroups' Message.Flag.OOB)."""
 
     seqno: int
     conn_id: int
     first: bool
     payload: bytes
+    oob: bool = False
 
     def __post_init__(self) -> None:
         seqno, conn_id = self.seqno, self.conn_id
@@ -86,6 +91,7 @@ class DataMsg:
             and 0 <= conn_id <= MAX_CONN_ID
             and type(self.first) is bool
             and type(self.payload) is bytes
+            and type(self.oob) is bool
         ):
             self._reject()
 
@@ -95,6 +101,8 @@ class DataMsg:
         check_range("DataMsg", "conn_id", self.conn_id, MAX_CONN_ID)
         if type(self.first) is not bool:
             raise ValueError(f"DataMsg.first must be a bool, got {self.first!r}")
+        if type(self.oob) is not bool:
+            raise ValueError(f"DataMsg.oob must be a bool, got {self.oob!r}")
         raise ValueError(f"DataMsg.payload must be bytes, got {type(self.payload).__name__}")
 
 
@@ -148,20 +156,21 @@ WireMsg = DataMsg | AckMsg | SendFirstSeqnoMsg | XmitReqMsg | CloseMsg
 # dataclass' __setattr__ does not guard.
 _new = object.__new__
 _SET_DATA: tuple[Callable[[DataMsg, Any], None], ...] = tuple(
-    getattr(DataMsg, name).__set__ for name in ("seqno", "conn_id", "first", "payload")
+    getattr(DataMsg, name).__set__ for name in ("seqno", "conn_id", "first", "payload", "oob")
 )
 _SET_ACK: tuple[Callable[[AckMsg, Any], None], ...] = tuple(
     getattr(AckMsg, name).__set__ for name in ("seqno", "conn_id", "timestamp")
 )
 
 
-def _trusted_data(seqno: int, conn_id: int, first: bool, payload: bytes) -> DataMsg:
+def _trusted_data(seqno: int, conn_id: int, first: bool, payload: bytes, oob: bool) -> DataMsg:
     msg: DataMsg = _new(DataMsg)
-    set_seqno, set_conn_id, set_first, set_payload = _SET_DATA
+    set_seqno, set_conn_id, set_first, set_payload, set_oob = _SET_DATA
     set_seqno(msg, seqno)
     set_conn_id(msg, conn_id)
     set_first(msg, first)
     set_payload(msg, payload)
+    set_oob(msg, oob)
     return msg
 
 
@@ -180,13 +189,13 @@ def _trusted_ack(seqno: int, conn_id: int, timestamp: int) -> AckMsg:
 def _encode_body(msg: WireMsg, limits: CodecLimits) -> tuple[int, bytes]:
     """(type code, encoded fields) for one message."""
     match msg:
-        case DataMsg(seqno, conn_id, first, payload):
+        case DataMsg(seqno, conn_id, first, payload, oob):
             if len(payload) > limits.max_payload:
                 raise EncodeError(
                     f"DATA payload is {len(payload)} bytes, more than"
                     f" max_payload={limits.max_payload}"
                 )
-            head = compact(seqno) + conn_id.to_bytes(2, "big") + bytes((int(first),))
+            head = compact(seqno) + conn_id.to_bytes(2, "big") + bytes((first | oob << 1,))
             return TYPE_DATA, head + compact(len(payload)) + payload
         case AckMsg(seqno, conn_id, timestamp):
             return TYPE_ACK, compact(seqno) + conn_id.to_bytes(2, "big") + compact(timestamp)
@@ -208,10 +217,11 @@ _ACK_HEAD = bytes((MAGIC, TYPE_ACK))
 
 
 def encode_data(
-    seqno: int, conn_id: int, first: bool, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS
+    seqno: int, conn_id: int, first: bool, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS,
+    oob: bool = False,
 ) -> bytes:
-    """``encode(DataMsg(seqno, conn_id, first, payload), limits)`` without building the message:
-    the same bytes, and the same exceptions (``ValueError`` from the constructor's checks,
+    """``encode(DataMsg(seqno, conn_id, first, payload, oob), limits)`` without building the
+    message: the same bytes, and the same exceptions (``ValueError`` from the constructor's checks,
     ``EncodeError`` from the limits)."""
     if (
         type(seqno) is int
@@ -220,6 +230,7 @@ def encode_data(
         and 0 <= conn_id <= MAX_CONN_ID
         and type(first) is bool
         and type(payload) is bytes
+        and type(oob) is bool
     ):
         length = len(payload)
         if length <= limits.max_payload:
@@ -227,13 +238,13 @@ def encode_data(
             data = b"".join((
                 _DATA_HEAD,
                 (seqno << 8 | n).to_bytes(n + 1, "little"),
-                (conn_id << 8 | first).to_bytes(3, "big"),
+                (conn_id << 8 | first | oob << 1).to_bytes(3, "big"),
                 SMALL_COMPACT[length] if length < 256 else compact(length),
                 payload,
             ))
             if len(data) <= limits.max_datagram:
                 return data
-    return _encode_generic(DataMsg(seqno, conn_id, first, payload), limits)
+    return _encode_generic(DataMsg(seqno, conn_id, first, payload, oob), limits)
 
 
 def _encode_ack(msg: AckMsg, limits: CodecLimits) -> bytes:
@@ -255,7 +266,7 @@ def encode(msg: WireMsg, limits: CodecLimits = DEFAULT_LIMITS) -> bytes:
     Field ranges are already guaranteed by the message constructors.
     """
     if type(msg) is DataMsg:
-        return encode_data(msg.seqno, msg.conn_id, msg.first, msg.payload, limits)
+        return encode_data(msg.seqno, msg.conn_id, msg.first, msg.payload, limits, msg.oob)
     if type(msg) is AckMsg:
         return _encode_ack(msg, limits)
     return _encode_generic(msg, limits)
@@ -272,13 +283,15 @@ def _encode_generic(msg: WireMsg, limits: CodecLimits) -> bytes:
 def _decode_data(r: Reader, limits: CodecLimits) -> DataMsg:
     seqno = r.seqno("DATA.seqno")
     conn_id = r.conn_id("DATA.conn_id")
-    first = r.flag("DATA.first")
+    flags = r.byte("DATA.flags")
+    if flags > 3:
+        raise DecodeError(f"DATA.flags: expected 0..3 (bit 0 first, bit 1 OOB), got {flags}")
     length = r.compact("DATA.payload length", INT_BYTES, MAX_CINT)
     if length > limits.max_payload:
         raise DecodeError(
             f"DATA.payload length: expected at most max_payload={limits.max_payload}, got {length}"
         )
-    return DataMsg(seqno, conn_id, first, r.take(length, "DATA.payload"))
+    return DataMsg(seqno, conn_id, bool(flags & 1), r.take(length, "DATA.payload"), flags > 1)
 
 
 def _decode_ack(r: Reader) -> AckMsg:
@@ -310,13 +323,13 @@ def _fast_data(raw: bytes, limits: CodecLimits) -> DataMsg | None:
     if (
         seqno > MAX_SEQNO
         or conn_id > MAX_CONN_ID
-        or flag > 1
+        or flag > 3
         or length > MAX_CINT
         or length > limits.max_payload
         or q + length != end
     ):
         return None
-    return _trusted_data(seqno, conn_id, flag == 1, raw[q:])
+    return _trusted_data(seqno, conn_id, bool(flag & 1), raw[q:], flag > 1)
 
 
 def _fast_ack(raw: bytes) -> AckMsg | None:

@@ -45,6 +45,7 @@ class Variant:
     remove_without_ack_flush: bool = False  # 3.4.x: removeReceiveConnection leaves pending ACKs unsent
     close_to_non_members: bool = False  # 3.4.x: a send entry's removal sends CLOSE to a non-member too
     stale_xmit_record_asks_all: bool = False  # JGRP-2573 (3.6 to 5.1): a record below hd filters nothing
+    oob_redelivers: bool = False  # a defect, no release's: the in-order drain delivers an OOB message again
 
 
 

@@ -52,8 +52,10 @@ class Unicast3Engine(Generic[P]):
 
     # ------------------------------------------------------------------ inputs
 
-    def send(self, dst: P, payload: bytes, *, now: int) -> int:
-        """The application sends ``payload`` to ``dst``; returns the seqno it got.
+    def send(self, dst: P, payload: bytes, *, now: int, oob: bool = False) -> int:
+        """The application sends ``payload`` to ``dst``, flagged OOB or not; returns the seqno it got.
+        (An OOB message is delivered by the receiver on receipt, ahead of earlier ones, and is
+        acknowledged and retransmitted like any other; every resend carries the flag.)
 
         No entry: opens a connection (fresh conn_id); CLOSING: reopens it. The message is stored
         before it is sent, so a lost datagram is retransmitted later. Raises ``SendWindowFull``
@@ -66,6 +68,8 @@ class Unicast3Engine(Generic[P]):
             self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"send: payload must be bytes, got {type(payload).__name__}")
+        if type(oob) is not bool:
+            raise LocalProtocolError(f"send: oob must be a bool, got {type(oob).__name__}")
         m, cfg = self._m, self._config
         entry = m.send.get(dst)
         if entry is None:
@@ -79,7 +83,7 @@ class Unicast3Engine(Generic[P]):
                     " (max_send_window)"
                 )
         try:
-            data = encode_data(seqno, conn_id, seqno == 1, payload, cfg.codec_limits)
+            data = encode_data(seqno, conn_id, seqno == 1, payload, cfg.codec_limits, oob)
         except ValueError as exc:  # EncodeError (too big for codec_limits), or seqno > 2**63 - 1
             raise LocalProtocolError(f"send to {dst!r}: {exc}") from exc
         if entry is None:
@@ -87,6 +91,8 @@ class Unicast3Engine(Generic[P]):
         else:
             entry.touch(now=now)
         entry.window.add(seqno, payload)
+        if oob:
+            entry.oob.add(seqno)
         m.outbox.append((dst, data))
         m.stats.datagrams_sent += 1
         return seqno
@@ -202,7 +208,7 @@ class Unicast3Engine(Generic[P]):
         m = self._m
         send = tuple(
             (peer, SendView(e.conn_id, int(e.state), e.acked, stored_payloads(e.window, e.acked, e.highest_sent),
-                            e.watermark, e.last_ts))
+                            e.watermark, e.last_ts, tuple(sorted(e.oob))))
             for peer, e in sorted(m.send.items())
         )
         recv = tuple(
@@ -231,6 +237,7 @@ class Unicast3Engine(Generic[P]):
             assert s.watermark[0] <= s.watermark[1] <= s.highest_sent, (peer, s.watermark)
             assert s.highest_sent - s.acked <= cfg.max_send_window, peer
             assert 0 <= s.resend_spent <= cfg.max_resend_bytes, (peer, s.resend_spent)
+            assert all(s.acked < seqno <= s.highest_sent for seqno in s.oob), (peer, s.oob)
         for peer, r in m.recv.items():
             r.window.check_invariants()
             assert r.window.hr == r.delivered or r.window.get(r.delivered + 1) is None, (peer, r.window)

@@ -71,43 +71,92 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         if entry is None:
             return
         opened = True
+    queued: list[DataMsg] = []
     if src in m.cache:
-        for queued in m.cache.drain(src):
-            if queued.conn_id == entry.conn_id:
-                _add(m, src, entry, queued, now=now, opened=opened, cached=True)
+        for cached in m.cache.drain(src):
+            if cached.conn_id == entry.conn_id:
+                queued.append(cached)
             else:
                 m.stats.cache_dropped += 1
-    _add(m, src, entry, msg, now=now, opened=opened)
+    if not queued and not msg.oob:
+        _add(m, src, entry, msg, now=now, opened=opened)  # the common case
+        return
+    hd = entry.window.hd
+    delivered = False
+    for added in (*queued, msg):  # addMessage each (an OOB one is delivered when added) ...
+        delivered = _add_only(m, src, entry, added, now=now, cached=added is not msg) or delivered
+    items = entry.window.remove_many()  # ... then one removeAndDeliver
+    if items:
+        m.held.account(entry, items[0], items, held=False)  # items[0] (at hd + 1) was never held
+        delivered = _deliver_drained(m, src, items) or delivered
+    if delivered and not opened:
+        entry.stale_since = now  # progress (receive_evict_idle)
+    if m.variant.ack_only_new:
+        entry.ack_pending = entry.ack_pending or entry.window.hd > hd
 
 
-def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, opened: bool,
-         cached: bool = False) -> None:
-    """addMessage, then removeAndDeliver: ``msg`` into ``entry``'s window, what it completes
-    delivered, ACK pending. Delivering after each add delivers what one removeAndDeliver after all
-    of a drain's adds does (the spec's ``_on_data``). What a window just ``opened`` delivers is no
-    progress for receive_evict_idle. A ``cached`` DATA (drained from the message cache) that a limit
-    drops is counted apart (``cache_drained_dropped``): the step's own DATA still goes on, so the
-    step is not a drop of its input as a whole."""
+def _add_only(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, cached: bool) -> bool:
+    """addMessage without the drain (spec ``add_to_window``): ``msg`` into ``entry``'s window (an
+    OOB one as a placeholder without its payload, JGroups' DUMMY_OOB_MSG, and delivered at once if
+    the window took it), ACK pending. A ``cached`` DATA that a limit drops is counted apart
+    (``cache_drained_dropped``, as in ``_add``). Returns whether it delivered something."""
     window = entry.window
     seqno = msg.seqno
+    stored = msg if not msg.oob or m.variant.oob_redelivers else DataMsg(seqno, msg.conn_id, msg.first, b"", True)
     held = will_hold(window, seqno)
-    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+    if held and not m.held.admits(entry.held_bytes, held_size(stored)):
         if cached:
             m.stats.cache_drained_dropped += 1
         else:
             m.stats.held_bytes_full += 1
-        return
+        return False
     try:
-        items = window.add_remove_many(seqno, msg)
+        added = window.add(seqno, stored)
     except WindowSpanError:
         if cached:
             m.stats.cache_drained_dropped += 1
         else:
-            m.stats.beyond_window += 1  # not a new window's first DATA (seqno - low = 1): a later one
-        return
-    m.held.account(entry, msg, items, held=held)
+            m.stats.beyond_window += 1
+        return False
+    if added and held:
+        m.held.account(entry, stored, [], held=True)
+    if not m.variant.ack_only_new:
+        entry.ack_pending = True
+    entry.touch(now=now)
+    if added and msg.oob:
+        m.deliver(src, msg.payload)
+        return True
+    return False
+
+
+def _deliver_drained(m: Member[P], src: P, items: list[DataMsg]) -> bool:
+    """Deliver what the drain removed, OOB placeholders passed over (variant ``oob_redelivers``:
+    delivered again). Returns whether it delivered something."""
+    if not m.variant.oob_redelivers:
+        items = [item for item in items if not item.oob]
     if items:
         m.deliver_all(src, items)
+    return bool(items)
+
+
+def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, opened: bool) -> None:
+    """addMessage, then removeAndDeliver, for a DATA that is neither OOB nor draining the message
+    cache (``on_data``'s common case; the others go through ``_add_only``): ``msg`` into ``entry``'s
+    window, what it completes delivered, ACK pending. What a window just ``opened`` delivers is no
+    progress for receive_evict_idle."""
+    window = entry.window
+    seqno = msg.seqno
+    held = will_hold(window, seqno)
+    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+        m.stats.held_bytes_full += 1
+        return
+    try:
+        items = window.add_remove_many(seqno, msg)  # msg is not OOB: on_data takes those elsewhere
+    except WindowSpanError:
+        m.stats.beyond_window += 1  # not a new window's first DATA (seqno - low = 1): a later one
+        return
+    m.held.account(entry, msg, items, held=held)
+    if items and _deliver_drained(m, src, items):
         if not opened:
             entry.stale_since = now  # progress (receive_evict_idle)
     # Every reception is acknowledged, duplicates included (JGRP-1578); the variant acks only
@@ -169,6 +218,8 @@ def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:
     upto = min(msg.seqno, entry.highest_sent)
     if upto > entry.acked:
         entry.window.purge(upto, force=True)
+        if entry.oob:
+            entry.oob = {seqno for seqno in entry.oob if seqno > upto}
 
 
 def on_send_first_seqno(m: Member[P], src: P, msg: SendFirstSeqnoMsg) -> None:

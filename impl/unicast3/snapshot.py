@@ -32,6 +32,7 @@ class SendView:
     unacked: tuple[bytes, ...]  # payloads of acked+1 .. HS
     watermark: tuple[int, int]
     last_ts: int  # 0 = none yet
+    oob: tuple[int, ...] = ()  # the unacked seqnos sent OOB, ascending
 
 
 @dataclass(frozen=True, slots=True)

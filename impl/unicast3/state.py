@@ -82,14 +82,14 @@ class Member(Generic[P]):
     def resend(self, dst: P, entry: SendEntry, seqnos: Sequence[int], budget: ResendBudget | None,
                *, marked: int = 0) -> None:
         """Resend stored ``seqnos`` in answer to one datagram, each with its original header
-        (``marked``: a seqno sent as a copy marked first), while ``budget`` admits them
+        and OOB flag (``marked``: a seqno sent as a copy marked first), while ``budget`` admits them
         (``impl.common.resend_all``)."""
-        window, conn_id, limits = entry.window, entry.conn_id, self.config.codec_limits
+        window, conn_id, limits, oob = entry.window, entry.conn_id, self.config.codec_limits, entry.oob
 
         def encoded(seqno: int) -> bytes:
             payload = window.get(seqno)
             assert payload is not None, seqno
-            return encode_data(seqno, conn_id, seqno == 1 or seqno == marked, payload, limits)
+            return encode_data(seqno, conn_id, seqno == 1 or seqno == marked, payload, limits, seqno in oob)
 
         resend_all(self, dst, seqnos, encoded, budget)
 

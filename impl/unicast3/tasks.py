@@ -43,7 +43,7 @@ def resend_highest(m: Member[P]) -> None:
                 hs = mark[1]
                 payload = entry.window.get(hs)
                 assert payload is not None
-                m.emit(peer, DataMsg(hs, entry.conn_id, hs == 1, payload))
+                m.emit(peer, DataMsg(hs, entry.conn_id, hs == 1, payload, hs in entry.oob))
         elif entry.watermark != mark:
             entry.watermark = mark
 

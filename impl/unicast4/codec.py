@@ -10,7 +10,9 @@ magic). ``decode`` is the trust boundary for bytes: every malformed input raises
 Datagram layout::
 
     byte 0   MAGIC (0x75, "u"): format identity and version
-    byte 1.. as ``impl/unicast3/codec.py`` (type, then the fields)
+    byte 1.. as ``impl/unicast3/codec.py`` (type, then the fields), except that DATA's flags byte
+             is 0 or 1 (``first``): the UNICAST4 engine has no OOB flag, so a DATA carrying one is
+             malformed here rather than silently delivered in order
 """
 
 from __future__ import annotations
@@ -45,4 +47,7 @@ def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_L
         raise DecodeError("magic: truncated, expected 1 byte, got 0")
     if raw[0] != MAGIC:
         raise DecodeError(f"magic: expected 0x{MAGIC:02x}, got 0x{raw[0]:02x}")
-    return u3.decode(_U3 + raw[1:], limits)
+    msg = u3.decode(_U3 + raw[1:], limits)
+    if type(msg) is DataMsg and msg.oob:
+        raise DecodeError(f"DATA.flags: expected 0 or 1 (UNICAST4 has no OOB flag), got {2 | msg.first}")
+    return msg

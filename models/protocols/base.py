@@ -72,6 +72,7 @@ class ProtocolAdapter:
     # properties of one node that read the model's Config (``config_property_holds``), and of
     # liveness goals of one node each (``goal_holds``), judged like eventually_delivered
     config_properties: tuple[tuple[str, str], ...] = ()
+    oob_flag: ClassVar[bool] = False  # the spec's on_send takes ``oob`` (a model file's [oob] table)
     liveness_goals: tuple[tuple[str, str], ...] = ()
 
     def step_bit(self, name: str) -> int:
@@ -96,7 +97,8 @@ class ProtocolAdapter:
         if isinstance(stimulus, tuple) and len(stimulus) == 4 and hasattr(stimulus, "msg"):
             step = spec.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
         elif stimulus[0] == "send":  # type: ignore[index]
-            step = spec.on_send(cfg, node, stimulus[1], stimulus[2])  # type: ignore[index]
+            oob = {"oob": True} if len(stimulus) > 3 else {}  # type: ignore[arg-type]  # World.send_stimulus
+            step = spec.on_send(cfg, node, stimulus[1], stimulus[2], **oob)  # type: ignore[index]
         elif stimulus[0] == "timer":  # type: ignore[index]
             step = spec.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif stimulus[0] == "view":  # type: ignore[index]
@@ -232,7 +234,7 @@ class ProtocolAdapter:
         violations, grace = history.step_violations, history.grace
         for kind, value in observed:
             if kind == "stimulus" and value[0] == "send":
-                channels[member * n + value[1]] = fifo.send(channels[member * n + value[1]])
+                channels[member * n + value[1]] = fifo.send(channels[member * n + value[1]], len(value) > 3)
             elif kind == "stimulus":
                 self.observe_timer(value[1], member, n, syncs)
             elif kind == "Deliver":

@@ -50,10 +50,12 @@ class Unicast3Adapter(UnicastAdapter):
         # JGroups 3.4.x (before JGRP-1875's redesign), as the lockstep with JGroups 3.4.8 showed
         "3.4.x-remove-without-ack-flush": "remove_without_ack_flush",
         "3.4.x-close-to-non-members": "close_to_non_members", "JGRP-2573": "stale_xmit_record_asks_all",
+        "oob-redelivers": "oob_redelivers",
     }
     timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": False, "conn_close": True,
                                              "xmit_per_connection": False}
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {}
+    oob_flag: ClassVar[bool] = True
     timer_text = (
         "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend){for_peer}",
         "send entry to {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",

@@ -184,5 +184,5 @@ def test_json_and_the_exit_status_follow_the_kill_rate(tmp_path: Path, capsys: p
     assert main(args) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["kill_rate"] == 0 and report["seed"] == 7 and report["budget"]["stages"] == ["fuzz"]
-    assert [(r["mutant"], r["killed_by"], r["detail"]) for r in report["rows"]] == [("x", None, "4 fuzz runs")]
+    assert [(r["mutant"], r["killed_by"], r["detail"]) for r in report["rows"]] == [("x", None, "6 fuzz runs")]
     assert main([*args, "--min-kill", "0"]) == 0

@@ -23,6 +23,15 @@ class Unicast3Agreement(WorldAgreement):
 TestUnicast3Agreement = Unicast3Agreement.TestCase
 
 
+class Unicast3OobAgreement(WorldAgreement):
+    """The same machine on the world with OOB sends on every pair (spec decision 12)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "unicast3-lockstep-oob.toml")
+
+
+TestUnicast3OobAgreement = Unicast3OobAgreement.TestCase
+
+
 def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None:
     """The machine, not just the random walks, catches a defect (and shrinks it to a short program)."""
     from test_u3_lockstep import purge_one_past_the_ack

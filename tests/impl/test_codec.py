@@ -49,7 +49,7 @@ def xmit_reqs(draw: st.DrawFn) -> XmitReqMsg:
 
 
 messages: st.SearchStrategy[WireMsg] = st.one_of(
-    st.builds(DataMsg, seqnos, conn_ids, st.booleans(), st.binary(max_size=300)),
+    st.builds(DataMsg, seqnos, conn_ids, st.booleans(), st.binary(max_size=300), st.booleans()),
     st.builds(AckMsg, seqnos, conn_ids, timestamps),
     st.builds(SendFirstSeqnoMsg, timestamps),
     xmit_reqs(),
@@ -85,6 +85,9 @@ def test_round_trip_of_a_maximal_xmit_req(lowest: int, data: st.DataObject) -> N
         (DataMsg(1, 0, True, b"hi"), "55 00 0101 0000 01 0102 6869"),
         (DataMsg(0, 5, False, b""), "55 00 00 0005 00 00"),
         (DataMsg(MAX_SEQNO, MAX_CONN_ID, True, b""), "55 00 08ffffffffffffff7f 7fff 01 00"),
+        # the OOB flag is bit 1 of the flags byte (a datagram without it is the same as before)
+        (DataMsg(2, 1, False, b"hi", oob=True), "55 00 0102 0001 02 0102 6869"),
+        (DataMsg(1, 0, True, b"", oob=True), "55 00 0101 0000 03 00"),
         (AckMsg(256, 2, 3), "55 01 020001 0002 0103"),
         (AckMsg(0, 0, MAX_TIMESTAMP), "55 01 00 0000 04ffffff7f"),
         (SendFirstSeqnoMsg(0), "55 02 00"),
@@ -127,6 +130,7 @@ def test_xmit_req_at_the_top_of_the_seqno_range() -> None:
         (lambda: DataMsg(1, 32768, True, b""), "DataMsg.conn_id"),
         (lambda: DataMsg(1, 0, 1, b""), "DataMsg.first"),  # type: ignore[arg-type]
         (lambda: DataMsg(1, 0, True, bytearray()), "DataMsg.payload"),  # type: ignore[arg-type]
+        (lambda: DataMsg(1, 0, True, b"", 1), "DataMsg.oob"),  # type: ignore[arg-type]
         (lambda: DataMsg(True, 0, True, b""), "DataMsg.seqno"),
         (lambda: AckMsg(1, 0, -1), "AckMsg.timestamp"),
         (lambda: AckMsg(1, 0, 2**31), "AckMsg.timestamp"),
@@ -208,7 +212,7 @@ def test_encode_accepts_the_limits_exactly() -> None:
         ("55 00 09 000000000000000001 0000 00 00", "DATA.seqno: expected compact length 0..8"),
         ("55 00 020100 0000 00 00", "DATA.seqno: non-canonical"),
         ("55 00 01 00 0000 00 00", "DATA.seqno: non-canonical"),
-        ("55 00 0101 0000 02 00", "DATA.first: expected a bool byte 0 or 1, got 2"),
+        ("55 00 0101 0000 04 00", r"DATA.flags: expected 0..3 \(bit 0 first, bit 1 OOB\), got 4"),
         ("55 00 0101 0000 01 0103 6869", "DATA.payload: truncated"),
         ("55 00 0101 0000 01 0102 686969", "DATA: 1 trailing byte"),
         ("55 00 0101 0000 01 050000000001", "DATA.payload length: expected compact length 0..4"),
@@ -384,3 +388,16 @@ def test_fuzz_decode_raises_only_decode_error_and_is_canonical() -> None:
     # Both outcomes must be well represented, or the fuzzer is not exercising the decoder.
     assert accepted > FUZZ_CASES // 50
     assert rejected > FUZZ_CASES // 2
+
+
+def test_unicast4_refuses_the_oob_flag() -> None:
+    """UNICAST4's codec shares UNICAST3's layout, but its engine has no OOB flag: a DATA with bit 1
+    of the flags byte set is malformed there, not delivered in order as if it were plain."""
+    from impl.unicast4 import codec as u4
+
+    plain = u4.encode(DataMsg(2, 1, False, b"hi"))
+    assert u4.decode(plain) == DataMsg(2, 1, False, b"hi")
+    flagged = plain[:6] + b"\x02" + plain[7:]  # magic, type, seqno (2 bytes), conn_id (2), flags
+    assert encode(DataMsg(2, 1, False, b"hi", oob=True))[1:] == flagged[1:]
+    with pytest.raises(DecodeError, match=r"DATA.flags: expected 0 or 1 \(UNICAST4 has no OOB flag\), got 2"):
+        u4.decode(flagged)

@@ -28,7 +28,7 @@ def test_unicast3_send_and_deliver() -> None:
     h.command("reset", protocol="unicast3", members=2, views=[[0, 1], [0, 1]])
     sent = h.command("send", m=0, dst=1, payload="0000000000000001")["packets"]
     assert [p["msg"] for p in sent] == [{"type": "DATA", "seqno": 1, "conn_id": 0, "first": True,
-                                         "payload": "0000000000000001"}]
+                                         "payload": "0000000000000001", "oob": False}]
     got = h.command("deliver", id=sent[0]["id"], m=1, state=True)
     assert got["delivered"] == [{"m": 1, "src": 0, "payload": "0000000000000001"}]
     assert got["state"]["recv"]["0"]["delivered"] == 1 and got["state"]["recv"]["0"]["ack_pending"] is True

@@ -85,6 +85,16 @@ def test_base_model_loads(tmp_path: Path) -> None:
     assert model.world.bounds.sends == (0, 1, 0, 0)
 
 
+def test_oob_sends_load_as_src_dst_number(tmp_path: Path) -> None:
+    """``[oob]`` names send numbers per pair; the world flags exactly those sends."""
+    model = load(write(tmp_path, model_text(sends='"A->B" = 3\n"B->A" = 1', views='[oob]\n"A->B" = [3, 1]')))
+    world = model.world
+    assert world.bounds.oob == frozenset({(0, 1, 1), (0, 1, 3)})
+    assert world.send_stimulus(0, 1, 1) == ("send", 1, 1, True)
+    assert world.send_stimulus(0, 1, 2) == ("send", 1, 2)
+    assert world.send_stimulus(1, 0, 1) == ("send", 0, 1)
+
+
 def test_base_model_checks_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, model_text())
     assert main(run_check(path, tmp_path)) == 0
@@ -101,7 +111,7 @@ def test_base_model_checks_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 MISTAKES: list[tuple[str, str, str, str]] = [
     # top level
     ("unknown-top-key", model_text(top=TOP + '\ncolour = "red"'), "colour",
-     "one of check, config, description, faults, members, protocol, sends, timers, variant, views"),
+     "one of check, config, description, faults, members, oob, protocol, sends, timers, variant, views"),
     ("description-not-string", model_text(top=TOP.replace('"a test model"', "3")), "description", "a string"),
     # protocol
     ("protocol-missing", model_text(top='members = ["A", "B"]'), "protocol",
@@ -130,6 +140,21 @@ MISTAKES: list[tuple[str, str, str, str]] = [
     ("variant-not-list", model_text(top=TOP + "\nvariant = 3"), "variant", "a list of variant names"),
     ("variant-not-string", model_text(top=TOP + "\nvariant = [1]"), "variant", "got 1"),
     # sends
+    # oob: which sends the application flags OOB (UNICAST3)
+    ("oob-not-table", model_text(top=TOP + "\noob = 3"), "oob", "a table"),
+    ("oob-key-syntax", model_text(views='[oob]\n"A-B" = [1]'), "oob.A-B", 'a key of the form "A->B"'),
+    ("oob-unknown-member", model_text(views='[oob]\n"A->C" = [1]'), "oob.A->C", "a member name (A, B), got 'C'"),
+    ("oob-beyond-sends", model_text(views='[oob]\n"A->B" = [2]'), "oob.A->B",
+     "a list of distinct send numbers from 1 to 1 (sends.A->B), got [2]"),
+    ("oob-pair-without-sends", model_text(views='[oob]\n"B->A" = [1]'), "oob.B->A",
+     "a list of distinct send numbers from 1 to 0 (sends.B->A), got [1]"),
+    ("oob-not-list", model_text(views='[oob]\n"A->B" = 1'), "oob.A->B", "a list of distinct send numbers"),
+    ("oob-repeated", model_text(sends='"A->B" = 2', views='[oob]\n"A->B" = [1, 1]'), "oob.A->B",
+     "a list of distinct send numbers from 1 to 2"),
+    ("oob-boolean", model_text(views='[oob]\n"A->B" = [true]'), "oob.A->B", "a list of distinct send numbers"),
+    ("oob-zero", model_text(views='[oob]\n"A->B" = [0]'), "oob.A->B", "a list of distinct send numbers"),
+    ("oob-unicast2", model_text(top=TOP.replace('"unicast3"', '"unicast2"'), views='[oob]\n"A->B" = [1]'), "oob",
+     "no [oob] table: protocol unicast2 has no OOB flag"),
     ("sends-key-syntax", model_text(sends='"A-B" = 1'), "sends.A-B", 'a key of the form "A->B"'),
     ("sends-unknown-member", model_text(sends='"A->C" = 1'), "sends.A->C", "a member name (A, B), got 'C'"),
     ("sends-unknown-source", model_text(sends='"Z->B" = 1'), "sends.Z->B", "a member name (A, B), got 'Z'"),

@@ -25,7 +25,7 @@ import org.jgroups.View;
  *
  * Commands (``op``): hello; cpu (the JVM's CPU time); reset (protocol, members, views: each member's
  * first view, empty for a joiner, props: the protocol's properties by field name); send (m, dst,
- * payload hex; dst -1: a multicast); deliver / copy (id of a captured packet; copy delivers a copy
+ * payload hex; dst -1: a multicast; oob: true flags it Message.Flag.OOB, UNICAST3 only); deliver / copy (id of a captured packet; copy delivers a copy
  * and keeps the packet; discard: ids forgotten with it), drop (ids); timer (m, kind, peer); view (m,
  * members); join (m: the coordinator, joiner, members: the view that admits it, see ``Gms``); merge
  * (m, members: a merge view, MERGE_DIGEST first); stop (m: leaves or crashes, takes no more
@@ -120,7 +120,10 @@ public final class Harness {
                 reset(command);
                 break;
             case "send":
-                model.send(member(command, "m"), index(command, "dst"), Hex.parse(Json.text(command, "payload")));
+                if (Boolean.TRUE.equals(command.get("oob")))
+                    model.sendOob(member(command, "m"), index(command, "dst"), Hex.parse(Json.text(command, "payload")));
+                else
+                    model.send(member(command, "m"), index(command, "dst"), Hex.parse(Json.text(command, "payload")));
                 break;
             case "deliver":
             case "copy": {

@@ -82,8 +82,15 @@ final class Member {
     }
 
     void send(int dst, byte[] payload) {
+        send(dst, payload, false);
+    }
+
+    /** An application message to ``dst`` (-1: a multicast), flagged OOB if ``oob``. */
+    void send(int dst, byte[] payload, boolean oob) {
         Address to = dst < 0 ? null : harness.member(dst).address;
         Message msg = harness.model().application(this, Jg.dataMessage(to, address, payload));
+        if (oob)
+            msg.setFlag(Message.Flag.OOB);
         if (harness.threads.blocking(this))
             harness.threads.send(this, msg);
         else

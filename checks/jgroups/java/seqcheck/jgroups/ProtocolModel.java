@@ -86,6 +86,12 @@ interface ProtocolModel {
         member.send(dst, payload);
     }
 
+    /** An application send flagged Message.Flag.OOB (delivered by the receiver on receipt); only a
+     *  model that says so takes one. */
+    default void sendOob(Member member, int dst, byte[] payload) {
+        throw new IllegalArgumentException("send: oob is not supported by this protocol's harness model");
+    }
+
     /** After every command, for every member: a model with threads lets those with one outcome finish. */
     default void settled(Member member) {
     }

@@ -15,7 +15,7 @@ import org.jgroups.util.Table;
 
 /**
  * UNICAST3 as the harness drives it (3.4.8 to master). Messages read as the spec's (``spec/unicast3.py``):
- * DATA(seqno, conn_id, first, payload), ACK(seqno, conn_id, ts), SEND_FIRST_SEQNO(ts), XMIT_REQ(seqnos),
+ * DATA(seqno, conn_id, first, payload, oob: Message.Flag.OOB), ACK(seqno, conn_id, ts), SEND_FIRST_SEQNO(ts), XMIT_REQ(seqnos),
  * CLOSE(conn_id); a release without timestamps (3.4.x) reads ts 0. The state is what the spec's node
  * holds: send and receive entries (conn_id, state, HA/HS or delivered/received, the messages stored,
  * watermark, last timestamp, ACK pending), last_sync_sent, xmit_task_map, the timestamper, the next
@@ -24,6 +24,9 @@ import org.jgroups.util.Table;
  * removeExpiredConnections call for one entry (closeSendConnection, closeReceiveConnection,
  * removeSendConnection, removeReceiveConnection), ``sync_expired`` removes the peer from
  * last_sync_sent (time is the harness's: every timeout is set far away, see ``create``).
+ * OOB: ``sendOob`` flags the application's message Message.Flag.OOB; a send entry lists the seqnos
+ * of its OOB messages (``oob``); a receive window's slot holding DUMMY_OOB_MSG (an OOB message
+ * delivered on receipt, its placeholder until the drain removes it) reads as {"type": "OOB_PLACEHOLDER"}.
  */
 final class Unicast3Model implements ProtocolModel {
     static final long FAR = 1L << 40;  // ms: never, in a run
@@ -37,6 +40,10 @@ final class Unicast3Model implements ProtocolModel {
             if (!Reflect.setProperty(prot, p.getKey(), p.getValue()))
                 throw new IllegalArgumentException("props: UNICAST3 has no property " + p.getKey());
         return prot;
+    }
+
+    public void sendOob(Member member, int dst, byte[] payload) {
+        member.send(dst, payload, true);
     }
 
     static Object header(Protocol prot, Message msg) {
@@ -62,6 +69,7 @@ final class Unicast3Model implements ProtocolModel {
                 out.put("conn_id", conn);
                 out.put("first", Reflect.get(hdr, "first"));
                 out.put("payload", Hex.of(Jg.payload(msg)));
+                out.put("oob", msg.isFlagSet(Message.Flag.OOB));
                 break;
             case 1:
                 out.put("type", "ACK");
@@ -145,11 +153,15 @@ final class Unicast3Model implements ProtocolModel {
         long hd = win.getHighestDelivered(), hr = win.getHighestReceived();
         out.put("acked", hd);
         List<Object> unacked = new ArrayList<>();
+        List<Object> oob = new ArrayList<>();
         for (long s = hd + 1; s <= hr; s++) {
             Message m = win.get(s);
             unacked.add(m == null ? null : Hex.of(Jg.payload(m)));
+            if (m != null && m.isFlagSet(Message.Flag.OOB))
+                oob.add(s);
         }
         out.put("unacked", unacked);
+        out.put("oob", oob);
         long[] mark = (long[]) Reflect.get(entry, "watermark");
         List<Object> watermark = new ArrayList<>();
         watermark.add(mark[0]);
@@ -171,7 +183,12 @@ final class Unicast3Model implements ProtocolModel {
         List<Object> buffered = new ArrayList<>();
         for (long s = hd + 1; s <= hr; s++) {
             Message m = win.get(s);
-            buffered.add(m == null ? null : describe(member, m));
+            if (m != null && header(member.protocol, m) == null && m.isFlagSet(Message.Flag.OOB)) {
+                Map<String, Object> placeholder = new LinkedHashMap<>();
+                placeholder.put("type", "OOB_PLACEHOLDER");  // DUMMY_OOB_MSG: delivered on receipt
+                buffered.add(placeholder);
+            } else
+                buffered.add(m == null ? null : describe(member, m));
         }
         out.put("buffered", buffered);
         Object ack = Reflect.get(entry, "send_ack");
