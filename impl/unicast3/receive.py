@@ -90,7 +90,7 @@ def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, open
     step is not a drop of its input as a whole."""
     window = entry.window
     seqno = msg.seqno
-    held = will_hold(window, seqno)
+    held = seqno > window.hd + 1 and will_hold(window, seqno)  # the next seqno is never held (per-message path)
     if held and not m.held.admits(entry.held_bytes, held_size(msg)):
         if cached:
             m.stats.cache_drained_dropped += 1
@@ -105,7 +105,8 @@ def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, open
         else:
             m.stats.beyond_window += 1  # not a new window's first DATA (seqno - low = 1): a later one
         return
-    m.held.account(entry, msg, items, held=held)
+    if held or len(items) != 1 or items[0] is not msg:  # in order (only msg delivered, not held): nothing to count
+        m.held.account(entry, msg, items, held=held)
     if items:
         m.deliver_all(src, items)
         if not opened:
