@@ -43,8 +43,9 @@ class _Env(NamedTuple):
     removal: int  # env id after a receiver removal, -1 if the budget is spent
 
 
-# (new node id, id of the packets sent, id of the observations, renumber timestamps?, rank conn_ids?)
-_Handled = tuple[int, int, int, bool, bool]
+# (new node id, id of the packets sent, id of the observations, renumber timestamps?, rank conn_ids?,
+# the members whose new nodes the history update reads: None when the history does not change)
+_Handled = tuple[int, int, int, bool, bool, tuple[int, ...] | None]
 
 
 class BatchExpander:
@@ -178,51 +179,55 @@ class BatchExpander:
 
     def _step(self, world: tuple[int, ...], member: int, stimulus: int, consumed: int,
               env_id: int) -> tuple[int, ...] | None:
-        """The world after ``member`` handles ``stimulus`` (``World._after``); None if unchanged."""
+        """The world after ``member`` handles ``stimulus`` (``World._after``); None if unchanged.
+        The new world is written into one list and made a tuple once (rule 3)."""
         n = self.n
         node_id = world[member]
         handled = self.handled.get((node_id, stimulus))
         if handled is None:
             handled = self._handle(member, node_id, stimulus)
-        new_node, sent, observed, drops, conns = handled
+        new_node, sent, observed, drops, conns, reads = handled
+        after = list(world)
+        after[member] = new_node
         net_id = world[n]
         if consumed >= 0 or sent:
             key = (net_id, consumed, sent)
             found = self.net_after.get(key)
             net_id = self._net_after(key) if found is None else found
-        nodes = world[:member] + (new_node,) + world[member + 1:n]
         if drops:
-            nodes, net_id = self._renumber(nodes, net_id)
-        hist_id = world[n + 2]
-        if observed or new_node != node_id:
-            reads = self.reads.get((member, observed)) or self._reads(member, observed)
+            after[:n], net_id = self._renumber(tuple(after[:n]), net_id)
+        if reads is not None:
             if len(reads) == 1:
-                hkey: tuple[int, ...] = (hist_id, member, node_id, observed, nodes[reads[0]])
+                hkey: tuple[int, ...] = (after[n + 2], member, node_id, observed, after[reads[0]])
             else:
-                hkey = (hist_id, member, node_id, observed) + tuple(nodes[i] for i in reads)
+                hkey = (after[n + 2], member, node_id, observed, *[after[i] for i in reads])
             found = self.hist_after.get(hkey)
-            hist_id = self._hist_after(hkey, reads) if found is None else found
+            after[n + 2] = self._hist_after(hkey, reads) if found is None else found
             sticky = self.world.sticky
             if sticky is not None and new_node != node_id:  # models/reduction.py rule 4 (as World._after)
-                bits = sticky.broken(member, nodes)
+                bits = sticky.broken(member, tuple(after[:n]))
                 if bits:
-                    hist_id = sticky.add(hist_id, bits)
+                    after[n + 2] = sticky.add(after[n + 2], bits)
         if conns:
-            nodes, net_id = self.conn_ranks.rank(nodes, net_id)  # type: ignore[union-attr]
-        after = nodes + (net_id, env_id, hist_id)
-        return None if after == world else after
+            after[:n], net_id = self.conn_ranks.rank(tuple(after[:n]), net_id)  # type: ignore[union-attr]
+        after[n] = net_id
+        after[n + 1] = env_id
+        state = tuple(after)
+        return None if state == world else state
 
     def _lose(self, world: tuple[int, ...], packet: int, stamped: bool, env_id: int) -> tuple[int, ...]:
         n = self.n
         key = (world[n], packet, 0)
         found = self.net_after.get(key)
         lost = self._net_after(key) if found is None else found
-        nodes = world[:n]
+        after = list(world)
         if stamped and self.renumbers:
-            nodes, lost = self._renumber(nodes, lost)
+            after[:n], lost = self._renumber(world[:n], lost)
         if self.conn_ranks is not None and self._carries_conn(packet):
-            nodes, lost = self.conn_ranks.rank(nodes, lost)
-        return nodes + (lost, env_id, world[n + 2])
+            after[:n], lost = self.conn_ranks.rank(tuple(after[:n]), lost)
+        after[n] = lost
+        after[n + 1] = env_id
+        return tuple(after)
 
     # -- memoised pieces ---------------------------------------------------------------------------
     def _handle(self, member: int, node_id: int, stimulus: int) -> _Handled:
@@ -230,10 +235,12 @@ class BatchExpander:
         new_node, packets, observed, drops = self.world.handle_stimulus(member, node_id, value)
         ranks = self.conn_ranks  # rule 5b: a node's conn_ids changed, or a packet that carries one was handled
         conns = ranks is not None and (ranks.moved(node_id, new_node) or self._carries_conn(stimulus))
+        seen = self.observations(observed)
+        reads = self._reads(member, seen) if seen or new_node != node_id else None  # the history stays
         if len(self.handled) >= MEMO_LIMIT:
             self.handled.clear()
-        found = self.handled[node_id, stimulus] = (new_node, self.sent(packets), self.observations(observed),
-                                                   drops and self.renumbers, conns)
+        found = self.handled[node_id, stimulus] = (new_node, self.sent(packets), seen, drops and self.renumbers,
+                                                   conns, reads)
         return found
 
     def _carries_conn(self, stimulus: int) -> bool:
@@ -258,10 +265,12 @@ class BatchExpander:
 
     def _reads(self, member: int, observed: int) -> tuple[int, ...]:
         """Which members' new nodes the history update reads (all, if the adapter cannot say)."""
-        reads_of = getattr(self.world.adapter, "observe_reads", None)
-        found = tuple(range(self.n)) if reads_of is None else tuple(
-            reads_of(member, self.observations.values[observed]))
-        self.reads[member, observed] = found
+        found = self.reads.get((member, observed))
+        if found is None:
+            reads_of = getattr(self.world.adapter, "observe_reads", None)
+            found = tuple(range(self.n)) if reads_of is None else tuple(
+                reads_of(member, self.observations.values[observed]))
+            self.reads[member, observed] = found
         return found
 
     def _hist_after(self, key: tuple[int, ...], reads: tuple[int, ...]) -> int:

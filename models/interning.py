@@ -18,9 +18,8 @@ class Interner:
             self(value)
 
     def __call__(self, value: Hashable) -> int:
-        found = self.ids.get(value)
-        if found is None:
-            found = self.ids[value] = len(self.values)
+        found = self.ids.setdefault(value, len(self.values))  # hashed once: a new value's hash walks all of it
+        if found == len(self.values):
             self.values.append(value)
         return found
 

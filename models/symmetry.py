@@ -41,7 +41,7 @@ Rules
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import permutations
+from itertools import chain, permutations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -108,7 +108,7 @@ class MemberSymmetry:
         width = self.n + 3
         if not len(worlds):
             return np.empty((0, width), dtype=np.int64), []
-        rows = np.array(worlds, dtype=np.int64).reshape(len(worlds), width)
+        rows = np.fromiter(chain.from_iterable(worlds), dtype=np.int64, count=len(worlds) * width).reshape(-1, width)
         images = [rows]
         for k in range(len(self.perms)):
             image = np.empty_like(rows)
