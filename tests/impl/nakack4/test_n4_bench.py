@@ -11,7 +11,8 @@ from checks.bench.blocking import CAPACITIES, nakack4_bench, nakack4_run
 def test_a_lossy_run_with_a_small_window_blocks_and_delivers_everything() -> None:
     run = nakack4_run(3000, 0.05, seed=3, capacity=64)
     assert run["messages"] == 3000 and run["messages_per_s"] > 0
-    assert run["blocked"] > 2000  # bursts of 200 into 64 slots: most sends wait for ACKs
+    # bursts of 200 into 64 slots: the application thread blocks (and stops its burst) again and again
+    assert run["blocked"] >= 3000 // 200
     assert run["purged"] >= 2900  # the ACKs of all three members purged nearly everything
     assert run["datagrams"] > 3 * 3000  # retransmissions and ACKs on top of one copy per member
 
