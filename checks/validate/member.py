@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from checks.conform.timed_rules import observe
@@ -71,6 +71,7 @@ class Violation:
     what: str
     spec: str = ""
     logged: str = ""
+    made_up: bool = False  # an arrival no log sent: the consequence of another log's step (logset ranks it after)
 
     def __str__(self) -> str:
         text = f"{self.path}:{self.line}: step {self.step} (t={self.t} ms): {self.what}"
@@ -210,8 +211,9 @@ class MemberReplay:
     def _datagram(self, line: int, src: int, data: bytes, record: dict[str, Any]) -> Violation | None:
         header = self.header
         if self.sent_before is not None and not self.sent_before(src, self.me, data, header.clock_ms + self.t):
-            return self._violation(line, f"a datagram from {src} that {src}'s log never sent (before this time): the "
-                                   "network may lose, duplicate and reorder datagrams, not make them up")
+            return replace(self._violation(line, f"a datagram from {src} that {src}'s log never sent (before this "
+                                           "time): the network may lose, duplicate and reorder datagrams, not make "
+                                           "them up"), made_up=True)
         if self.dropping:
             return None  # rule 3: dropped whole at a limit: the spec member is not given it
         try:
