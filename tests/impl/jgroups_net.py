@@ -18,8 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from impl import nakack2 as n2
+from impl import nakack4 as n4
 from impl import unicast3 as u3
 from impl import unicast4 as u4
+from impl.nakack2 import codec as n2_codec
+from impl.nakack4 import codec as n4_codec
 from impl.unicast3 import codec as u3_codec
 from impl.unicast4 import codec as u4_codec
 
@@ -32,6 +36,10 @@ Filter = Callable[[str, str, Any], str]  # (src, dst, decoded message) -> PASS /
 UNICAST = {
     "unicast3": (u3.Config, u3.Unicast3Engine, u3_codec.decode),
     "unicast4": (u4.Config, u4.Unicast4Engine, u4_codec.decode),
+}
+MULTICAST = {
+    "nakack2": (n2.Config, n2.Nakack2Engine, n2_codec.decode),
+    "nakack4": (n4.Config, n4.Nakack4Engine, n4_codec.decode),
 }
 
 
@@ -62,6 +70,12 @@ class Net:
     def send(self, src: str, dst: str, n: int, *, size: int = 8, **flags: Any) -> Any:
         """The application at ``src`` sends message ``n`` to ``dst``; the datagrams go out at once."""
         status = self.engines[src].send(dst, payload(n, size), now=self.now, **flags)
+        self.transfer()
+        return status
+
+    def mcast(self, src: str, n: int, *, size: int = 8) -> Any:
+        """The application at ``src`` multicasts message ``n`` (NAKACK2 / NAKACK4)."""
+        status = self.engines[src].multicast(payload(n, size), now=self.now)
         self.transfer()
         return status
 
@@ -142,11 +156,21 @@ def unicast(protocol: str, members: tuple[str, ...] = ("A", "B"), **fields: Any)
     return Net(engines, decode)
 
 
+def group(protocol: str, members: tuple[str, ...] = ("A", "B", "C"), **fields: Any) -> Net:
+    """A NAKACK2 or NAKACK4 group of founders with the Config ``fields`` JGroups' test sets. A
+    multicast is one datagram per member, the sender's own copy (JGroups' loopback) included."""
+    config_class, engine_class, decode = MULTICAST[protocol]
+    config = config_class(**fields)
+    engines = {m: engine_class(config, me=m, members=members, now=0) for m in members}
+    return Net(engines, decode)
+
+
 # --- JGroups' test protocols, as filters -------------------------------------------------------
 
 
 def is_data(msg: Any) -> bool:
-    return type(msg) is u3_codec.DataMsg
+    """A unicast DATA or a multicast MSG (not a retransmission)."""
+    return type(msg) is u3_codec.DataMsg or type(msg) is n2_codec.McastMsg
 
 
 def is_ack(msg: Any) -> bool:
