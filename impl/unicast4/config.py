@@ -58,6 +58,11 @@ class Config:
     """At most one SEND_FIRST_SEQNO per peer within this interval; 0 = no limit."""
     max_xmit_req_size: int = 8_192
     """How many seqnos above the highest deliverable one a retransmit run scans per window for gaps."""
+    max_retransmit_time: int = 0
+    """AgeOutCache: a connection opened to a non-member is closed (CLOSING) after this long unless
+    the peer joins the view; 0 disables it. JGroups' default is 60000; ours is 0 because the spec
+    leaves the AgeOutCache out (as UNICAST3's does, its decision 24) and a lockstep comparison needs
+    it off."""
     first_conn_id: int = 0
     """The conn_id of the first send entry (JGroups' last_conn_id starts at 0); conn_ids wrap after 32767."""
 
@@ -111,7 +116,7 @@ class Config:
         _require(self, "capacity", self.capacity >= 1, ">= 1")
         _require(self, "xmit_interval", self.xmit_interval > 0, "> 0")
         for name in ("conn_expiry_timeout", "conn_close_timeout", "sync_min_interval", "resend_factor",
-                     "receive_evict_idle"):
+                     "receive_evict_idle", "max_retransmit_time"):
             _require(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         _require(self, "first_conn_id", 0 <= self.first_conn_id <= MAX_CONN_ID, f"in 0..{MAX_CONN_ID}")
         for name in ("max_receive_entries", "max_window_bytes", "max_receive_bytes", "max_xmit_served",

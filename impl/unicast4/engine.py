@@ -65,12 +65,15 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
 
     def handle_timer(self, *, now: int) -> None:
         """Run the retransmit task if due (``now >= get_timer()``): pending ACKs, XMIT_REQs, HS
-        resends, then idle closing and removal of expired CLOSING entries (their blocked sends fail)."""
+        resends, then AgeOutCache expiry, idle closing and removal of expired CLOSING entries (their
+        blocked sends fail)."""
         self._advance(now)
         if now < self._next_xmit:
             return
         m, cfg = self._m, self._config
         tasks.retransmit(m)
+        if cfg.max_retransmit_time > 0:
+            tasks.age_out(m, now=now)
         if cfg.expiry > 0:
             tasks.close_idle(m, now=now)
         if cfg.closing > 0:

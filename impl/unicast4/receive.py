@@ -60,6 +60,8 @@ def send(m: Member[P], dst: P, payload: bytes, *, now: int) -> tuple[int, SendSt
     if entry is None:
         entry = m.send[dst] = SendEntry(m.next_conn_id, cfg.capacity, now=now)
         m.next_conn_id = next_conn_id(m.next_conn_id)
+        if cfg.max_retransmit_time > 0 and dst not in m.members:
+            m.age_out.setdefault(dst, now + cfg.max_retransmit_time)
     entry.seqno = seqno
     if not full:
         add_and_send(m, dst, entry, seqno, payload, now=now)

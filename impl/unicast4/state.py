@@ -102,6 +102,7 @@ class Member(Generic[P]):
         self.recv: dict[P, RecvEntry] = {}
         self.sync_sent: dict[P, int] = {}  # last_sync_sent: peer -> time of the last request
         self.xmit_last: dict[P, int] = {}  # xmit_task_map: highest missing seqno of the last run
+        self.age_out: dict[P, int] = {}  # AgeOutCache: non-member destination -> deadline
         self.timestamper = Timestamper()
         self.next_conn_id = config.first_conn_id
         self.outbox: list[tuple[P, bytes]] = []
@@ -189,6 +190,7 @@ class Member(Generic[P]):
         """removeSendConnection's CLOSED: the entry goes and its buffer closes: every blocked send
         fails (reported by ``failed_sends``), what was unacknowledged is gone."""
         entry = self.send.pop(peer)
+        self.age_out.pop(peer, None)
         entry.window.close()
         for seqno in sorted(entry.blocked):
             payload = entry.blocked[seqno]

@@ -75,6 +75,13 @@ def close_idle(m: Member[P], *, now: int) -> None:
                 m.set_state(entry, CLOSING, now=now)
 
 
+def age_out(m: Member[P], *, now: int) -> None:
+    """AgeOutCache expiry: closeConnection for destinations still outside the view."""
+    for peer in sorted(p for p, deadline in m.age_out.items() if now >= deadline):
+        del m.age_out[peer]
+        close_connection(m, peer, now=now)
+
+
 def remove_expired(m: Member[P], *, now: int) -> None:
     """removeExpiredConnections: entries CLOSING for conn_close_timeout are removed (CLOSE_SEND /
     CLOSE_BLOCKED, CLOSE_RECV); an entry made CLOSING in this run has age 0."""
@@ -106,6 +113,8 @@ def install_view(m: Member[P], members: Iterable[P], *, now: int) -> None:
             if entry is not None:
                 m.set_state(entry, state, now=now)
     m.members = view
+    for peer in view & m.age_out.keys():
+        del m.age_out[peer]
     m.purge_expired_syncs(now=now)
 
 
