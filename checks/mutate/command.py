@@ -12,8 +12,12 @@ Rules
 2. A catalogue fragment that does not occur exactly once in the snapshot is a usage error naming
    the mutant and the file (exit 2), before anything runs.
 3. The baseline (the same checks on an unmodified copy, for the protocols of the mutants chosen)
-   must survive, else the table would mean nothing: exit 1 with what killed it.
-4. Budgets are counts (``checks/mutate/kill.py``'s ``Budget``), the seed is printed and taken back
+   must survive, else the table would mean nothing: exit 1 with what killed it. A survival is
+   remembered by the SHA-256 of the snapshot, the protocols and the budget
+   (``checks/mutate/baseline.py``), so ``--only X`` on unchanged sources does not judge it again;
+   ``--fresh-baseline`` judges it anyway, ``--no-baseline`` skips it.
+4. Times: wall seconds beside the CPU seconds of the checks' processes (what a busy machine does
+   not change). Budgets are counts (``checks/mutate/kill.py``'s ``Budget``), the seed is printed and taken back
    (``--seed``); ``--timeout`` bounds the CPU time of one mutant's process (RLIMIT_CPU: work, not
    wall time, so a busy machine judges alike), and a mutant that runs it out (an engine looping
    forever) counts as killed by ``timeout``.
@@ -37,6 +41,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from checks import cpu_limit
+from checks.mutate import baseline
 from checks.mutate.catalogue import (
     CLASSES,
     CatalogueError,
@@ -66,6 +71,7 @@ class Row:
     detail: str
     seconds: float
     stage_seconds: dict[str, float]
+    cpu_seconds: float | None = None  # the checks' process (None: it crashed before saying)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +101,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="CPU seconds one mutant's checks may use (default 900)")
     parser.add_argument("--no-baseline", action="store_true",
                         help="skip the checks of the unmutated tree (rule 3)")
+    parser.add_argument("--fresh-baseline", action="store_true",
+                        help="judge the unmutated tree even if a survival with the same sources and budget is "
+                             "remembered (rule 3)")
     parser.add_argument("--source", choices=("work", "head"), default="work",
                         help="judge the working tree as it is (default) or as committed at git HEAD")
     parser.add_argument("--catalogue", type=Path, default=None, help="another catalogue file (default: "
@@ -131,25 +140,45 @@ def _run(args: argparse.Namespace, mutants: Sequence[Mutant], tree: Path, out: T
         raise MutateUsageError("--jobs, --timeout: expected a number >= 1 and a positive number of seconds")
     protocols = tuple(dict.fromkeys(p for m in mutants for p in m.protocols))
     started = time.perf_counter()
-    if not args.no_baseline:
-        base = judge(None, protocols, budget, args.timeout, tree)
-        print(f"baseline (no mutant, {','.join(protocols)}): {base.killed_by or 'survives'} in {base.seconds:.0f} s",
-              file=progress, flush=True)
-        if base.killed_by is not None:
-            print(f"seqcheck mutate: the checks fail on the unmutated tree ({base.killed_by}: {base.detail})",
-                  file=progress)
-            return 1
+    if not args.no_baseline and not _baseline_survives(args, protocols, budget, tree, progress):
+        return 1
     rows = _judge_all(mutants, budget, args.jobs, args.timeout, progress, tree)
     wall = time.perf_counter() - started
     rate = sum(r.killed_by is not None for r in rows) / len(rows)
     if args.json:
         print(json.dumps({"seed": budget.seed, "budget": asdict(budget), "kill_rate": round(rate, 4),
-                          "min_kill": args.min_kill, "seconds": round(wall, 1), "source": args.source,
+                          "min_kill": args.min_kill, "seconds": round(wall, 1),
+                          "cpu_seconds": round(_cpu(rows), 1), "source": args.source,
                           "timed_lockstep": _has_timed(tree),
                           "rows": [asdict(r) for r in rows]}), file=out)
     else:
         print("\n".join(table_lines(rows, budget, wall, _has_timed(tree))), file=out)
     return 0 if rate >= args.min_kill else 1
+
+
+def _baseline_survives(args: argparse.Namespace, protocols: Sequence[str], budget: Budget, tree: Path,
+                       progress: TextIO) -> bool:
+    """Rule 3: the unmutated snapshot survives (remembered, or judged now)."""
+    name = baseline.key(tree, protocols, budget)
+    known = None if args.fresh_baseline else baseline.recall(name)
+    what = f"baseline (no mutant, {','.join(protocols)})"
+    if known is not None:
+        print(f"{what}: survives (remembered for these sources and this budget: {known['seconds']:.0f} s, "
+              f"CPU {known['cpu_seconds']:.0f} s; --fresh-baseline judges it again)", file=progress, flush=True)
+        return True
+    base = judge(None, protocols, budget, args.timeout, tree)
+    print(f"{what}: {base.killed_by or 'survives'} in {base.seconds:.0f} s (CPU {_cpu([base]):.0f} s)",
+          file=progress, flush=True)
+    if base.killed_by is not None:
+        print(f"seqcheck mutate: the checks fail on the unmutated tree ({base.killed_by}: {base.detail})",
+              file=progress)
+        return False
+    baseline.remember(name, base.seconds, base.cpu_seconds, base.detail)
+    return True
+
+
+def _cpu(rows: Sequence[Row]) -> float:
+    return sum(r.cpu_seconds or 0.0 for r in rows)
 
 
 def _selected(args: argparse.Namespace) -> tuple[Mutant, ...]:
@@ -184,7 +213,9 @@ def _judge_all(mutants: Sequence[Mutant], budget: Budget, jobs: int, timeout: fl
                tree: Path) -> list[Row]:
     def one(mutant: Mutant) -> Row:
         row = judge(mutant, mutant.protocols, budget, timeout, tree)
-        print(f"  {mutant.name}: {row.killed_by or 'SURVIVES'} ({row.seconds:.0f} s)", file=progress, flush=True)
+        cpu = "?" if row.cpu_seconds is None else f"{row.cpu_seconds:.0f}"
+        print(f"  {mutant.name}: {row.killed_by or 'SURVIVES'} ({row.seconds:.0f} s, CPU {cpu} s)", file=progress,
+              flush=True)
         return row
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -207,22 +238,24 @@ def judge(mutant: Mutant | None, protocols: Sequence[str], budget: Budget, timeo
             done = cpu_limit.run(argv, cpu_seconds=timeout, cwd=copy, env=env, capture_output=True, text=True,
                                  check=False)
         except subprocess.TimeoutExpired:  # blocked, not working: cpu_limit.HANG_GUARD
-            return _row(mutant, "timeout", f"the checks hung for {cpu_limit.HANG_GUARD:.0f} s", started, {})
+            return _row(mutant, "timeout", f"the checks hung for {cpu_limit.HANG_GUARD:.0f} s", started, {}, None)
     if cpu_limit.exceeded(done.returncode):
-        return _row(mutant, "timeout", f"the checks used more than {timeout:g} s of CPU time", started, {})
+        return _row(mutant, "timeout", f"the checks used more than {timeout:g} s of CPU time", started, {}, timeout)
     verdict = _last_json(done.stdout)
     if verdict is None:  # the process died before judging: the mutant broke an import, or worse
         lines = [line for line in done.stderr.splitlines() if line.strip()]
-        return _row(mutant, "crash", lines[-1][:200] if lines else f"exit {done.returncode}", started, {})
-    return _row(mutant, verdict["killed_by"], verdict["detail"], started, verdict["seconds"])
+        return _row(mutant, "crash", lines[-1][:200] if lines else f"exit {done.returncode}", started, {}, None)
+    cpu = verdict.get("cpu_seconds")
+    return _row(mutant, verdict["killed_by"], verdict["detail"], started, verdict["seconds"],
+                float(cpu) if isinstance(cpu, int | float) else None)
 
 
 def _row(mutant: Mutant | None, killed_by: str | None, detail: str, started: float,
-         stage_seconds: dict[str, float]) -> Row:
+         stage_seconds: dict[str, float], cpu_seconds: float | None) -> Row:
     seconds = time.perf_counter() - started
     if mutant is None:
-        return Row("(baseline)", "", (), killed_by, detail, seconds, stage_seconds)
-    return Row(mutant.name, mutant.cls, mutant.files, killed_by, detail, seconds, stage_seconds)
+        return Row("(baseline)", "", (), killed_by, detail, seconds, stage_seconds, cpu_seconds)
+    return Row(mutant.name, mutant.cls, mutant.files, killed_by, detail, seconds, stage_seconds, cpu_seconds)
 
 
 def _last_json(text: str) -> dict[str, Any] | None:
@@ -244,11 +277,13 @@ def _has_timed(tree: Path) -> bool:
 def table_lines(rows: Sequence[Row], budget: Budget, wall: float, timed: bool) -> list[str]:
     width = max(len(r.mutant) for r in rows)
     target = max(len(", ".join(r.files)) for r in rows)
-    header = f"{'mutant':<{width}}  {'class':<5}  {'target':<{target}}  {'killed by':<9}  {'seconds':>7}  detail"
+    header = (f"{'mutant':<{width}}  {'class':<5}  {'target':<{target}}  {'killed by':<9}  {'seconds':>7}  "
+              f"{'CPU s':>7}  detail")
     lines = [header, "─" * len(header)]
     for r in rows:
+        cpu = "?" if r.cpu_seconds is None else f"{r.cpu_seconds:.1f}"
         lines.append(f"{r.mutant:<{width}}  {r.cls:<5}  {', '.join(r.files):<{target}}  {r.killed_by or '—':<9}  "
-                     f"{r.seconds:>7.1f}  {r.detail[:110]}")
+                     f"{r.seconds:>7.1f}  {cpu:>7}  {r.detail[:110]}")
     lines += ["─" * len(header), f"{'class':<28} {'mutants':>7} {'killed':>7}  by lockstep/fuzz/check/other"]
     for cls, title in CLASSES.items():
         group = [r for r in rows if r.cls == cls]
@@ -256,7 +291,8 @@ def table_lines(rows: Sequence[Row], budget: Budget, wall: float, timed: bool) -
             lines.append(_class_line(title if cls == "other" else f"{cls} {title}", group))
     lines.append(_class_line("all", list(rows)))
     killed = sum(r.killed_by is not None for r in rows)
-    lines.append(f"{killed} of {len(rows)} mutants killed ({100 * killed / len(rows):.1f}%) in {wall:.0f} s; "
+    lines.append(f"{killed} of {len(rows)} mutants killed ({100 * killed / len(rows):.1f}%) in {wall:.0f} s "
+                 f"(CPU {_cpu(rows):.0f} s in the checks' processes); "
                  f"seed {budget.seed}; budget: {budget.walks} walks as shipped and stale, {budget.mode_walks} per "
                  f"other mode, {budget.model_walks} per shipped model, {budget.steps} steps; fuzz "
                  f"{budget.fuzz_runs} runs x {budget.fuzz_steps} steps; stages {','.join(budget.stages)}")

@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -250,6 +251,12 @@ def _own_packages() -> None:
                              "run it with the copy first on PYTHONPATH")
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of the processes it waited for (user + system)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m checks.mutate.kill", description=__doc__.splitlines()[0])
     parser.add_argument("--protocols", required=True, help="comma-separated protocols")
@@ -261,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     budget = Budget(**fields)
     with tempfile.TemporaryDirectory(prefix="mutate-work-") as work:
         verdict = run(args.protocols.split(","), budget, Path(work))
-    print(json.dumps(asdict(verdict)), flush=True)
+    print(json.dumps({**asdict(verdict), "cpu_seconds": round(_cpu_seconds(), 2)}), flush=True)
     return 0
 
 

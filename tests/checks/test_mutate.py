@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from checks.cli import main
+from checks.mutate import baseline, command
 from checks.mutate.catalogue import (
     CLASSES,
     PROTOCOLS,
@@ -185,4 +186,45 @@ def test_json_and_the_exit_status_follow_the_kill_rate(tmp_path: Path, capsys: p
     report = json.loads(capsys.readouterr().out)
     assert report["kill_rate"] == 0 and report["seed"] == 7 and report["budget"]["stages"] == ["fuzz"]
     assert [(r["mutant"], r["killed_by"], r["detail"]) for r in report["rows"]] == [("x", None, "6 fuzz runs")]
+    assert report["rows"][0]["cpu_seconds"] > 0 and report["cpu_seconds"] == round(report["rows"][0]["cpu_seconds"], 1)
     assert main([*args, "--min-kill", "0"]) == 0
+
+
+def test_a_surviving_baseline_is_remembered_by_sources_and_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Rule 3: the second run on the same sources and budget does not judge the baseline again (it
+    says so, with the first run's seconds); --fresh-baseline does (the key: the test below). The
+    judgements are stubbed (the real one runs in the tests above): this is the bookkeeping."""
+    monkeypatch.setenv("SEQCHECK_CACHE", str(tmp_path / "cache"))
+    judged: list[str] = []
+
+    def fake_judge(mutant: Mutant | None, protocols: object, budget: object, timeout: object, tree: object) -> Row:
+        judged.append(mutant.name if mutant else "(baseline)")
+        return Row(mutant.name if mutant else "(baseline)", "1", (), None, "ran", 2.0, {}, 1.5)
+
+    monkeypatch.setattr(command, "judge", fake_judge)
+    catalogue = _write(tmp_path, ONE.format(cls="1", file="impl/unicast3/receive.py",
+                                            find="Handlers for the five UNICAST3 message types"))
+    args = ["mutate", "--catalogue", str(catalogue), "--stages", "fuzz", "--min-kill", "0"]
+    assert main(args) == 0
+    assert "baseline (no mutant, unicast3): survives in 2 s (CPU 2 s)" in capsys.readouterr().err
+    assert main(args) == 0
+    assert "survives (remembered for these sources and this budget: 2 s, CPU 2 s" in capsys.readouterr().err
+    assert main([*args, "--fresh-baseline"]) == 0
+    assert main([*args, "--seed", "3"]) == 0
+    assert judged == ["(baseline)", "x", "x", "(baseline)", "x", "(baseline)", "x"]
+    lines = capsys.readouterr().out.splitlines()
+    assert any("CPU 2 s in the checks' processes" in line for line in lines)
+
+
+def test_the_baseline_key_follows_every_file_and_the_budget(tmp_path: Path) -> None:
+    (tmp_path / "impl").mkdir()
+    (tmp_path / "impl" / "a.py").write_text("x = 1\n")
+    first = baseline.key(tmp_path, ["unicast3"], Budget())
+    assert baseline.key(tmp_path, ["unicast3"], Budget()) == first
+    assert baseline.key(tmp_path, ["unicast2"], Budget()) != first
+    assert baseline.key(tmp_path, ["unicast3"], Budget(seed=1)) != first
+    (tmp_path / "impl" / "a.py").write_text("x = 2\n")
+    assert baseline.key(tmp_path, ["unicast3"], Budget()) != first
+    (tmp_path / "impl" / "b.py").write_text("")
+    assert baseline.key(tmp_path, ["unicast3"], Budget()) != first
