@@ -146,6 +146,15 @@ class FuzzReport:
     resumed_runs: int = 0  # runs an earlier invocation had done (--resume)
     master: str = ""  # where the job ran: none (this process) or a Spark master (rule 6)
     chosen: str = ""  # why, in words
+    cpu_seconds: float | None = None  # the runs' CPU time (None: a resumed job's older segments lack it)
+
+    @property
+    def cpu_text(self) -> str:
+        """The CPU seconds beside the wall seconds, for people."""
+        if self.cpu_seconds is None:
+            return "CPU not recorded (segments from an older version)"
+        rate = self.totals.steps / max(self.cpu_seconds, 1e-9)
+        return f"CPU {self.cpu_seconds:,.1f} s in the runs, {rate:,.0f} steps/CPU-s"
 
     @property
     def ran_on(self) -> str:
@@ -193,7 +202,11 @@ class FuzzReport:
                 "mismatch": self.mismatch or None, "runs": self.totals.runs, "steps": self.totals.steps,
                 "seconds": round(self.job_seconds, 3), "startup_seconds": round(self.startup_seconds, 3),
                 "runs_per_s": round(self.totals.runs / self.job_seconds, 1),
-                "steps_per_s": round(self.totals.steps / self.job_seconds, 1), "master": self.ran_on,
+                "steps_per_s": round(self.totals.steps / self.job_seconds, 1),
+                "cpu_seconds": None if self.cpu_seconds is None else round(self.cpu_seconds, 3),
+                "steps_per_cpu_s": (None if self.cpu_seconds is None
+                                    else round(self.totals.steps / max(self.cpu_seconds, 1e-9), 1)),
+                "master": self.ran_on,
                 "master_asked": self.options.master, "master_chosen": self.chosen,
                 "cores": self.cores, "partitions": self.partitions, "budget_scale": self.options.budget_scale,
                 "random_views": self.options.random_views, "variant": list(self.model.variant),
@@ -317,7 +330,7 @@ def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress:
     shrunk = shrink_failures(plan, model_path, done.totals.to_shrink, options.out / "traces")
     report = FuzzReport(options, model, done.cores, done.job.partitions, done.startup, done.job.seconds, done.totals,
                         shrunk, count_states(model) if options.exhaustive else None, done.job.resumed_runs,
-                        master, why)
+                        master, why, done.job.cpu_seconds)
     (options.out / "summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
     if options.report is not None:
         from checks.view.fuzz_report import write_fuzz_report
@@ -399,7 +412,7 @@ def report_lines(report: FuzzReport) -> list[str]:
         "",
         f"{'runs':<9} {t.runs:>12,}",
         f"{'steps':<9} {t.steps:>12,}   (runs ended: {ends})",
-        f"{'seconds':<9} {report.job_seconds:>12,.1f}   ("
+        f"{'seconds':<9} {report.job_seconds:>12,.1f}   (wall; {report.cpu_text}; "
         + ("the job in this process" if report.ran_on == "none" else "the Spark job, session start excluded")
         + (f"; {report.resumed_runs:,} runs done before --resume, their seconds included)" if report.resumed_runs
            else ")"),

@@ -83,7 +83,8 @@ def run_job(plan: FuzzPlan, model_path: Path, first_seed: int, runs: int, partit
     finally:  # also on Ctrl-C: a terminal's progress line is cleared before the command's last words
         if line is not None:
             line.finish()
-    return JobResult(sum(ledger.seconds.values()), len(ledger.ranges), runs - ledger.runs_of(pending))
+    return JobResult(sum(ledger.seconds.values()), len(ledger.ranges), runs - ledger.runs_of(pending),
+                     ledger.total_cpu)
 
 
 def _run_segments(plan: FuzzPlan, model_path: Path, ledger: Ledger, pending: list[int],
@@ -92,7 +93,7 @@ def _run_segments(plan: FuzzPlan, model_path: Path, ledger: Ledger, pending: lis
     runner: Runner | None = None
     used = 0
     for segment in pending:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         folder = ledger.folder(segment)
         folder.mkdir(parents=True)
         with (folder / ROWS_FILE).open("w") as out:
@@ -109,7 +110,7 @@ def _run_segments(plan: FuzzPlan, model_path: Path, ledger: Ledger, pending: lis
             out.flush()
             os.fsync(out.fileno())
         (folder / "_SUCCESS").touch()
-        ledger.finished(segment, time.perf_counter() - started)
+        ledger.finished(segment, time.perf_counter() - started, time.process_time() - cpu)
 
 
 def rows(results: Path) -> Iterator[dict[str, Any]]:

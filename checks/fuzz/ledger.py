@@ -69,6 +69,7 @@ class Ledger:
     ranges: list[tuple[int, int]]
     segments: list[tuple[int, int]]  # [first, end) indexes into ``ranges``
     seconds: dict[int, float] = field(default_factory=dict)
+    cpu_seconds: dict[int, float] = field(default_factory=dict)  # CPU of the runs (absent: an older ledger)
 
     @property
     def path(self) -> Path:
@@ -86,6 +87,7 @@ class Ledger:
         for segment in pending:
             shutil.rmtree(self.folder(segment), ignore_errors=True)
             self.seconds.pop(segment, None)
+            self.cpu_seconds.pop(segment, None)
         return pending
 
     def ranges_of(self, segment: int) -> list[tuple[int, int]]:
@@ -95,13 +97,23 @@ class Ledger:
     def runs_of(self, segments: list[int]) -> int:
         return sum(hi - lo for k in segments for lo, hi in self.ranges_of(k))
 
-    def finished(self, segment: int, seconds: float) -> None:
+    def finished(self, segment: int, seconds: float, cpu_seconds: float) -> None:
+        """``segment``'s rows are on disk: its wall seconds, and the CPU seconds its runs used."""
         self.seconds[segment] = round(seconds, 3)
+        self.cpu_seconds[segment] = round(cpu_seconds, 3)
         self.save()
+
+    @property
+    def total_cpu(self) -> float | None:
+        """The CPU seconds of every finished segment's runs; None if one was recorded without them."""
+        if set(self.cpu_seconds) != set(self.seconds):
+            return None
+        return sum(self.cpu_seconds.values())
 
     def save(self) -> None:
         data = {"key": asdict(self.key), "ranges": self.ranges, "segments": self.segments,
-                "seconds": {str(k): v for k, v in sorted(self.seconds.items())}}
+                "seconds": {str(k): v for k, v in sorted(self.seconds.items())},
+                "cpu_seconds": {str(k): v for k, v in sorted(self.cpu_seconds.items())}}
         partial = self.path.with_suffix(".json.partial")
         partial.write_text(json.dumps(data, indent=1) + "\n")
         partial.replace(self.path)
@@ -139,11 +151,12 @@ def resumed_ledger(results: Path, key: JobKey) -> Ledger:
         ranges = [(int(lo), int(hi)) for lo, hi in data["ranges"]]
         segments = [(int(a), int(b)) for a, b in data["segments"]]
         seconds = {int(k): float(v) for k, v in data["seconds"].items()}
+        cpu = {int(k): float(v) for k, v in data.get("cpu_seconds", {}).items()}
     except (ValueError, KeyError, TypeError) as error:
         raise ResumeError(f"--resume: {path} is not a fuzz job ledger ({error})") from None
     if recorded != key:
         raise ResumeError(f"--resume: {results.parent} holds another job ({_difference(recorded, key)})")
-    return Ledger(results, key, ranges, segments, seconds)
+    return Ledger(results, key, ranges, segments, seconds, cpu)
 
 
 def _difference(recorded: JobKey, wanted: JobKey) -> str:

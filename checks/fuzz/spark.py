@@ -117,10 +117,15 @@ class _Runners:
 _RUNNERS = _Runners()
 
 
-def run_range(plan: FuzzPlan, runs_done: Any, failing: Any, seeds: tuple[int, int]) -> Iterator[tuple[Any, ...]]:
-    """One task: the rows of seeds ``seeds[0] .. seeds[1]-1``."""
+def run_range(plan: FuzzPlan, runs_done: Any, failing: Any, seeds: tuple[int, int],
+              cpu: Any = None) -> Iterator[tuple[Any, ...]]:
+    """One task: the rows of seeds ``seeds[0] .. seeds[1]-1`` (``cpu``: an accumulator of the runs'
+    CPU seconds in this worker)."""
     for seed in range(*seeds):
+        started = time.process_time()
         record = _RUNNERS.get(plan).run(seed)
+        if cpu is not None:
+            cpu.add(time.process_time() - started)
         runs_done.add(1)
         if record.verdict != "pass":
             failing.add(1)
@@ -268,6 +273,7 @@ class JobResult:
     seconds: float  # every segment's, also those of earlier invocations (--resume)
     partitions: int
     resumed_runs: int = 0  # runs already done by an earlier invocation
+    cpu_seconds: float | None = None  # the runs' CPU (executors' Python workers); None: not recorded
 
 
 def run_job(spark: Any, plan: FuzzPlan, first_seed: int, runs: int, partitions: int, results: Path,
@@ -289,16 +295,17 @@ def run_job(spark: Any, plan: FuzzPlan, first_seed: int, runs: int, partitions: 
     try:
         for segment in pending:
             ranges = ledger.ranges_of(segment)
-            started = time.perf_counter()
-            rdd = sc.parallelize(ranges, len(ranges)).flatMap(partial(run_range, plan, runs_done, failing))
+            started, cpu = time.perf_counter(), sc.accumulator(0.0)
+            rdd = sc.parallelize(ranges, len(ranges)).flatMap(partial(run_range, plan, runs_done, failing, cpu=cpu))
             spark.createDataFrame(rdd, schema()).write.parquet(str(ledger.folder(segment)))
-            ledger.finished(segment, time.perf_counter() - started)
+            ledger.finished(segment, time.perf_counter() - started, cpu.value)
             if line is not None:
                 line.tasks_before += len(ranges)
     finally:
         if line is not None:
             line.finish()
-    return JobResult(sum(ledger.seconds.values()), len(ledger.ranges), runs - ledger.runs_of(pending))
+    return JobResult(sum(ledger.seconds.values()), len(ledger.ranges), runs - ledger.runs_of(pending),
+                     ledger.total_cpu)
 
 
 class _Progress(threading.Thread):

@@ -73,7 +73,8 @@ def _summary(report: Any) -> str:
             ("weights", o.weights.text() + (" (--swarm)" if o.swarm else "") + (" (--pct)" if o.pct else "")),
             ("ran on", "this process" if report.ran_on == "none" else f"Spark {report.ran_on}, {report.cores} cores"),
             ("runs", f"{t.runs:,}"), ("steps", f"{t.steps:,}"),
-            ("seconds", f"{report.job_seconds:,.1f} ({t.runs / rate:,.1f} runs/s, {t.steps / rate:,.0f} steps/s)"),
+            ("seconds", f"{report.job_seconds:,.1f} wall ({t.runs / rate:,.1f} runs/s, {t.steps / rate:,.0f} steps/s); "
+                        f"{report.cpu_text}"),
             ("verdicts", ", ".join(f"{v} {n:,}" for v, n in sorted(t.verdicts.items()))),
             ("distinct states", f"{t.distinct_states:,}" + ("" if t.exact_distinct else " (estimated)"))]
     cells = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)

@@ -77,9 +77,13 @@ def test_a_stopped_in_process_job_resumes_to_the_same_rows(tmp_path: Path,
            "--out", str(tmp_path), "--no-progress"]
     args = [*job, "--master", "none", "--json"]
     assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["cpu_seconds"] > 0 and first["steps_per_cpu_s"] == round(first["steps"] / first["cpu_seconds"], 1)
     whole = sorted(rows(tmp_path / "runs"), key=lambda row: row["seed"])
     ledger = json.loads((tmp_path / "job.json").read_text())
     assert ledger["segments"] == [[0, 8], [8, 16], [16, 24]]  # one core: segments of 8 ranges
+    assert set(ledger["cpu_seconds"]) == set(ledger["seconds"]) == {"0", "1", "2"}
+    del ledger["cpu_seconds"]  # a ledger an older version wrote: the resumed job's CPU is unknown
     (tmp_path / "runs" / "segment=1" / "_SUCCESS").unlink()  # stopped while writing segment 1
     shutil.rmtree(tmp_path / "runs" / "segment=2")  # never started
     del ledger["seconds"]["2"]
@@ -87,7 +91,7 @@ def test_a_stopped_in_process_job_resumes_to_the_same_rows(tmp_path: Path,
     capsys.readouterr()
     assert main([*args, "--resume"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["resumed_runs"] == 16 and summary["runs"] == 48
+    assert summary["resumed_runs"] == 16 and summary["runs"] == 48 and summary["cpu_seconds"] is None
     assert sorted(rows(tmp_path / "runs"), key=lambda row: row["seed"]) == whole
     assert main([*job, "--master", "local[1]", "--resume"]) == 2
     err = capsys.readouterr().err

@@ -49,9 +49,12 @@ def _fuzz(tmp_path: Path, model: Path, report: Path) -> int:
 def test_report_of_a_failing_job(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     report = tmp_path / "report"
     assert _fuzz(tmp_path, FAILING, report) == 0
-    assert f"report    {report / 'index.html'}" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"report    {report / 'index.html'}" in out
     page = (report / "index.html").read_text()
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    cpu = f"CPU {summary['cpu_seconds']:,.1f} s in the runs"  # CPU beside wall, in the report and the page
+    assert summary["cpu_seconds"] > 0 and cpu in out and cpu in page
     curve = summary["coverage_curve"]
     assert curve[-1] == [60, summary["distinct_states_approx"]] and summary["distinct_states_exact"]
     assert [s for _, s in curve] == sorted(s for _, s in curve)
