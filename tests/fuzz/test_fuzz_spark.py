@@ -62,6 +62,7 @@ def test_fixed_model_passes_and_every_run_is_a_row(spark: Any, tmp_path: Path,
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["runs"] == 40 and summary["matches"] and summary["steps"] == sum(r["steps"] for r in rows)
     assert 0 < summary["distinct_states_approx"] <= summary["steps"] + 40
+    assert summary["cpu_seconds"] > 0  # the executors' workers' CPU, through an accumulator
 
 
 def test_planted_variant_is_found_shrunk_saved_and_validated(spark: Any, tmp_path: Path,
