@@ -29,6 +29,28 @@
   }
   const laneX = (m) => LEFT + m * LANE + LANE / 2;
 
+  // What step ``k`` (1-based) did, per note: the chart's ``»`` and ``->`` notes as they are, and instead of
+  // its ``·`` lines (the text chart's wording of changed fields) the panel's named fields that changed.
+  function stepNotes(k) {
+    const step = data.steps[k - 1];
+    const notes = step.notes.filter((note) => !note.text.startsWith("\u00b7 "));
+    const before = data.states[k - 1], after = data.states[k];
+    after.forEach((member, i) => {
+      const lane = data.members.indexOf(member.member);
+      const old = new Map(before[i].fields), now = new Map(member.fields);
+      now.forEach((value, name) => {
+        if (old.get(name) !== value) {
+          notes.push({member: lane, text: "\u00b7 " + name + ": " + (old.has(name) ? old.get(name) : "none") +
+                      " -> " + value});
+        }
+      });
+      old.forEach((value, name) => {
+        if (!now.has(name)) notes.push({member: lane, text: "\u00b7 " + name + ": " + value + " -> removed"});
+      });
+    });
+    return notes;
+  }
+
   // The width of one character of a text class (the chart's texts are monospace).
   function charWidth(svg, cls) {
     const probe = el("text", {"class": cls, x: 0, y: -100}, "M".repeat(40));
@@ -157,11 +179,19 @@
       svg.appendChild(el("line", {"class": "lane", x1: laneX(m), y1: TOP - 6, x2: laneX(m), y2: height}));
     });
     rows.forEach((row) => {
-      const marks = {};
-      row.step.notes.forEach((note) => {
-        const count = marks[note.member] = (marks[note.member] || 0) + 1;
-        const gap = Math.min(5, (row.height - 8) / Math.max(1, row.step.notes.length));
-        const c = el("circle", {"class": "mark", cx: laneX(note.member), cy: row.y - gap * (count - 1), r: 3});
+      // a dot per note on its member's lane, the fields a member's state changed as one dot (hover: the text)
+      const marks = [], changed = {};
+      stepNotes(row.step.index).forEach((note) => {
+        if (!note.text.startsWith("\u00b7 ")) marks.push(note);
+        else if (changed[note.member]) changed[note.member].text += "\n" + note.text;
+        else marks.push(changed[note.member] = {member: note.member, text: note.text, fields: true});
+      });
+      const count = {};
+      marks.forEach((note) => {
+        const k = count[note.member] = (count[note.member] || 0) + 1;
+        const gap = Math.min(7, (row.height - 8) / Math.max(1, marks.length));
+        const c = el("circle", {"class": note.fields ? "mark fields" : "mark", cx: laneX(note.member),
+                                cy: row.y - gap * (k - 1), r: 3});
         c.appendChild(el("title", {}, note.text));
         svg.appendChild(c);
       });
@@ -178,7 +208,7 @@
     const list = document.getElementById("notes");
     list.replaceChildren();
     const lines = step ? [...step.arrows.map((a) => a.label),
-                          ...step.notes.map((note) => data.members[note.member] + " " + note.text)] : [];
+                          ...stepNotes(step.index).map((note) => data.members[note.member] + " " + note.text)] : [];
     lines.forEach((line) => list.appendChild(html("li", line)));
     if (!lines.length) list.appendChild(html("li", "nothing"));
   }
