@@ -8,13 +8,11 @@ import dataclasses
 import re
 import typing
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from checks.cli import MODELS_DIR
-from checks.view.html import model_title
 from models.chart import member_labels, member_states
 from models.modelfile import load
 from models.state_fields import StateLayout, state_rows
@@ -137,8 +135,3 @@ def test_positions_are_named_by_member_and_part() -> None:
     assert rows["ack_table[A]"] == "4" and "ack_table[B]" not in rows
     assert rows["deliverer[A]"] == "READY" and rows["deliverer[B]"] == "STUCK"
 
-
-def test_the_title_is_the_path_in_the_repository_else_the_file_name(tmp_path: Path) -> None:
-    assert model_title(MODELS["unicast3"]) == "models/unicast3/jgrp1873-no-timestamps.toml"
-    outside = tmp_path / "deep" / "mine.toml"
-    assert model_title(outside) == "mine.toml"
