@@ -196,9 +196,10 @@ def _write_files(html: Path | None, itf: Path | None, model: Model, path: list[t
         if out is not None:
             _member_world_for(flag, out, model, refusal)
     if html is not None:
-        from checks.view.html import write_page
+        from checks.view.html import model_title, write_page
 
-        write_page(html, model.world, path, header[0].split(": ", 1)[0], header, footer)
+        on = f" [{model.protocol}]" if model.side_by_side else ""
+        write_page(html, model.world, path, model_title(model.path) + on, header, footer)
         print(f"viewer written to {html} (open it in a browser; it needs no network)")
     if itf is not None:
         from checks.view.itf import write_itf
@@ -264,7 +265,7 @@ def _show_witness(model_file: Path, html: Path | None = None, itf: Path | None =
         except WitnessError as error:
             raise UsageError(f"{model_file}: {error}") from None
         on = f" [{model.protocol}]" if model.side_by_side else ""
-        header = [f"{model_file}{on}: {model.description}",
+        header = [f"{display_path(model_file)}{on}: {model.description}",
                   f"witness: the scenario's {len(path)} steps, every checked safety property holding along them"]
         if html is None and itf is None:
             _print_chart(header, _drawing(model, path))

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from checks.explore.render import Arrow, ChartStep, Event, Note, render_chart
+from models.state_fields import state_rows
 from models.world import (
     AppSend,
     DeliverPacket,
@@ -45,15 +46,11 @@ def chart(world: World, path: Sequence[tuple[Any, Any]], *, footer: Sequence[str
 
 
 def member_states(world: World, state: Any) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Every member's state fields in ``state``, worded as the chart words them (for the HTML viewer)."""
+    """Every member's state as named rows (``models/state_fields.py``, by the protocol's declared layout),
+    for the HTML viewer's panel."""
     names = member_labels(world)
-    view = world.view(state)
-    members = []
-    for member, node in enumerate(view.nodes):
-        fields = ([(f.name, _field(f.name, getattr(node, f.name), names)) for f in dataclasses.fields(node)]
-                  if dataclasses.is_dataclass(node) else [("state", _value(node, names))])
-        members.append((names[member], fields))
-    return members
+    layout = world.adapter.state_layout
+    return [(names[member], state_rows(node, layout, names)) for member, node in enumerate(world.view(state).nodes)]
 
 
 def chart_steps(world: World, path: Sequence[tuple[Any, Any]]) -> tuple[list[ChartStep], list[str]]:
@@ -228,16 +225,6 @@ def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterat
         yield f"{path}: {STATE_NAMES[old]} -> {STATE_NAMES[new]}"
         return
     yield f"{path}: {_value(old, names)} -> {_value(new, names)}"
-
-
-def _field(name: str, value: Any, names: Sequence[str]) -> str:
-    """A member's state field for the viewer's panel: a per-peer tuple as ``peer: value`` for every
-    peer with something there (no entry, an empty set: left out)."""
-    if name not in PER_PEER_FIELDS or not isinstance(value, tuple):
-        return _value(value, names)
-    held = [f"{names[peer]}: {_value(item, names)}" for peer, item in enumerate(value)
-            if item is not None and item != frozenset()]
-    return ", ".join(held) or "none"
 
 
 def _value(value: Any, names: Sequence[str]) -> str:

@@ -10,13 +10,12 @@ last step is the one the spec does not allow, marked with what differs.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import fields, is_dataclass
 from pathlib import Path
-from typing import Any
 
 from checks.explore.render import Arrow, ChartStep, Note, render_chart
 from checks.validate.member import MemberReplay, Violation
 from checks.view.html import page_data, render_page
+from models.state_fields import state_rows
 
 
 def member_names(n: int) -> list[str]:
@@ -68,12 +67,6 @@ def chart_steps(replay: MemberReplay, violation: Violation | None, names: Sequen
     return out
 
 
-def node_fields(node: Any) -> list[tuple[str, str]]:
-    if not is_dataclass(node):
-        return [("state", _short(repr(node), 400))]
-    return [(f.name, _short(repr(getattr(node, f.name)), 400)) for f in fields(node)]
-
-
 def text_chart(replay: MemberReplay, violation: Violation | None) -> str:
     names = member_names(replay.n)
     footer = [] if violation is None else [f"not allowed: {violation.what}"]
@@ -88,7 +81,8 @@ def write_page(out: Path, replay: MemberReplay, violation: Violation) -> Path:
     if len(steps) > len(replay.history):
         nodes.append(replay.history[-1].node if replay.history else replay.before)  # the refused step: no new state
     me = names[replay.me]
-    states = [[(me, node_fields(node))] for node in nodes]
+    layout = replay.adapter.state_layout
+    states = [[(me, state_rows(node, layout, names))] for node in nodes]
     header = [f"{violation.path}: the first step the spec does not allow ({replay.header.protocol.name}, member {me})",
               f"line {violation.line}, step {violation.step}, t={violation.t} ms: {violation.what}"]
     footer = [f"spec:   {violation.spec}", f"logged: {violation.logged}"] if violation.spec or violation.logged else []

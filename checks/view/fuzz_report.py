@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from checks.check import display_path
 from checks.explore.trace import TraceError, validate
 from checks.fuzz.coverage import TOTAL_ROW, UNICAST, Scheme, scheme_for
 from checks.view.html import trace_text, write_page
@@ -215,7 +216,7 @@ def _viewer(folder: Path, report: Any, item: Any, taken: set[str]) -> str:
         path = validate(model.world, item.trace)
     except TraceError as error:
         return f"no viewer page: {error}"
-    header, footer = trace_text(model.path, None, model, item.trace)
+    header, footer = trace_text(display_path(model.path), None, model, item.trace)
     name = page_name(f"{item.verdict}-seed-{item.seed}", taken)
     write_page(folder / "traces" / name, model.world, path, f"{model.path.name}, seed {item.seed}", header, footer)
     return f"traces/{name}"

@@ -3,13 +3,16 @@
 It owns turning the chart's steps (``models/chart.py``, the same replay the text chart uses, so it
 knows nothing about protocols) into a page: one lane per member, packet arrows from the send step
 to the arrival step (lost ones dashed with a cross, duplicates marked), notes as lane marks, and a
-side panel with every member's state after the selected step (changed fields highlighted).
+side panel with every member's state after the selected step as named fields (``models/state_fields.py``;
+changed fields highlighted) and the full text of what the step did. Its title is the model file's path in
+the repository, or its file name outside it (never an absolute path).
 Trace data reaches the page only as JSON inside ``<script type="application/json">`` with ``<``,
 ``>`` and ``&`` escaped, and the script renders it with ``textContent``: a trace cannot inject markup.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Sequence
@@ -21,6 +24,16 @@ from checks.explore.render import Arrow, ChartStep, Note
 _SENT = re.compile(r"-> (m\d+) ")
 _NAME = re.compile(r"(m\d+|m\?) ")
 _ASSETS = Path(__file__).with_name("assets")
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+def model_title(model_path: Path) -> str:
+    """A model file as a viewer page's title: its path in the repository, else its file name."""
+    resolved = Path(model_path).resolve()
+    try:
+        return resolved.relative_to(_ROOT).as_posix()
+    except ValueError:
+        return resolved.name
 
 
 def page_data(title: str, header: Sequence[str], members: Sequence[str], steps: Sequence[ChartStep],
@@ -62,10 +75,11 @@ def render_page(data: dict[str, Any]) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
-            "<title>seqcheck trace</title>\n"
+            f"<title>{html.escape(data['title'])} — seqcheck trace</title>\n"
             f"<style>\n{style}</style></head>\n<body>\n"
             "<header><h1 id=\"title\"></h1><pre id=\"summary\"></pre></header>\n"
             "<main><div id=\"chart\"></div><aside id=\"panel\"><h2 id=\"step-title\"></h2>"
+            "<h3>What the step did</h3><ul id=\"notes\"></ul>"
             "<div id=\"states\"></div><h3>Packets in flight</h3><ul id=\"in-flight\"></ul></aside></main>\n"
             "<footer><pre id=\"footer\"></pre></footer>\n"
             f"<script type=\"application/json\" id=\"trace-data\">{embed_json(data)}</script>\n"

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from checks.check import display_path
 from checks.explore.trace import validate
 from checks.view.html import trace_text, write_page
 
@@ -37,7 +38,8 @@ def _viewer(folder: Path, outcome: Any, label: str, taken: set[str]) -> str:
         return ""
     model = outcome.model
     path = validate(model.world, outcome.trace)
-    header, footer = trace_text(model.path, model.protocol if model.side_by_side else None, model, outcome.trace)
+    protocol = model.protocol if model.side_by_side else None
+    header, footer = trace_text(display_path(model.path), protocol, model, outcome.trace)
     name = page_name(label, taken)
     write_page(folder / "traces" / name, model.world, path, label, header, footer)
     return f"traces/{name}"

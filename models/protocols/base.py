@@ -24,6 +24,7 @@ from dataclasses import dataclass, fields
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from models.state_fields import GENERIC, StateLayout
 from spec import reliable_fifo as fifo
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ class ProtocolAdapter:
     config_properties: tuple[tuple[str, str], ...] = ()
     oob_flag: ClassVar[bool] = False  # the spec's on_send takes ``oob`` (a model file's [oob] table)
     liveness_goals: tuple[tuple[str, str], ...] = ()
+    state_layout: ClassVar[StateLayout] = GENERIC  # what the state's fields mean, for the viewer's panel
 
     def step_bit(self, name: str) -> int:
         return 1 << [n for n, _ in self.step_properties].index(name)

@@ -28,6 +28,7 @@ from models.multicast_factory import MulticastFactory
 from models.multicast_world import PREMATURE, stopped
 from models.protocols.base import doc_of
 from models.protocols.multicast import MulticastAdapter, MulticastProperties
+from models.state_fields import StateLayout
 from models.world import DeliverPacket, DuplicatePacket, FireTimer
 from spec import nakack2 as nak
 from spec import reliable_fifo as fifo
@@ -84,6 +85,11 @@ class Nakack2Adapter(MulticastAdapter):
                   "STABLE's gossip task runs (digest to the coordinator)",
                   "BECOME_SERVER: drains the become_server_queue")
     progress_timers = frozenset({nak.XMIT, nak.STABLE, nak.BECOME_SERVER})
+    state_layout = StateLayout(
+        per_member=frozenset({"windows", "xmit_last", "stable_xmit", "merged"}),
+        member=frozenset({"me", "from", "sender"}), member_set=frozenset({"members", "votes"}),
+        seqnos=frozenset({"kept", "buffered", "seqnos"}), parts={"merged": ("hd", "hr")},
+        entries={"queue": ("from", "message")}, absent={"stable_xmit": nak.NO_ENTRY})
 
     # -- the multicast world's hooks (the rest: MulticastAdapter) --------------------------------
     def can_send(self, cfg: Any, node: Any) -> bool:

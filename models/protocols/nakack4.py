@@ -32,6 +32,7 @@ from models.multicast_factory import MulticastFactory
 from models.multicast_world import PREMATURE
 from models.protocols.base import doc_of
 from models.protocols.multicast import MulticastAdapter, MulticastProperties
+from models.state_fields import StateLayout
 from models.world import FireTimer
 from spec import nakack4 as nak
 from spec import reliable_fifo as fifo
@@ -89,6 +90,12 @@ class Nakack4Adapter(MulticastAdapter):
                   "the application thread holding #{peer} adds it and passes it down",
                   "the deliverer of {peer}'s messages will throw building its next batch (a fault)")
     progress_timers = frozenset({nak.XMIT, nak.BECOME_SERVER, nak.SEND})
+    state_layout = StateLayout(
+        per_member=frozenset({"windows", "acks_counted", "ack_pending", "ack_table", "xmit_last", "deliverer"}),
+        member=frozenset({"me", "from", "sender"}), member_set=frozenset({"members"}),
+        seqnos=frozenset({"kept", "buffered", "seqnos"}), entries={"queue": ("from", "message"),
+                                                                   "sending": ("seqno", "payload")},
+        enums={"deliverer": ("READY", "ARMED", "STUCK", "STRANDED")}, absent={"ack_table": nak.NO_ENTRY})
 
     # -- the multicast world's hooks (the rest: MulticastAdapter) --------------------------------
     def can_send(self, cfg: Any, node: Any) -> bool:

@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from models.protocols.base import ProtocolAdapter
+from models.state_fields import StateLayout
 
 HOOK, EXPIRY, EARLY_EXPIRY, OWN_CLOSE, STALE_CLOSE = "hook", "expiry", "early-expiry", "close", "stale-close"
 NEWER_FIRST, OLDER_FIRST, LEFT_VIEW, OTHER = "newer-first", "older-first", "left-view", "other"
@@ -73,6 +74,11 @@ class UnicastAdapter(ProtocolAdapter):
     idle_send_timers: frozenset[int] = frozenset()  # timer kinds that start it by idleness
     timestamped: tuple[type[Any], ...]  # message types carrying a timestamp ``ts``
     window_replies: tuple[type[Any], ...]  # message types a receive window sends back to its sender
+    state_layout = StateLayout(
+        per_member=frozenset({"send", "recv", "cache", "xmit_last"}), member=frozenset({"me"}),
+        member_set=frozenset({"members", "sync_sent"}), seqnos=frozenset({"unacked", "oob", "buffered", "cache"}),
+        parts={"watermark": ("highest_acked", "highest_sent")}, entries={"blocked": ("seqno", "payload")},
+        enums={"state": ("OPEN", "CLOSING")})
 
     # -- connections (models/world.py rule 6) -------------------------------------------------
     def receivers(self, node: Any) -> list[int]:

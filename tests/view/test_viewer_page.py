@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 import pytest
-from viewer_traces import HOSTILE, NAKACK2, UNICAST2, make_page
+from viewer_traces import HOSTILE, NAKACK2, NAKACK4, UNICAST2, UNICAST3, make_page
 
-from checks.view.html import embed_json
+from checks.view.html import embed_json, model_title
 
 
 def _data(page: Path) -> dict:
@@ -42,3 +42,14 @@ def test_page_data_follows_the_trace(tmp_path: Path, model: Path, lost: bool) ->
     assert any(a["lost"] for s in data["steps"] for a in s["arrows"]) == lost
     assert all(a["sent"] <= s["index"] for s in data["steps"] for a in s["arrows"])
     assert any(line.startswith("violated: eventually_delivered") for line in data["footer"])
+
+
+def test_the_title_is_the_path_in_the_repository_else_the_file_name(tmp_path: Path) -> None:
+    assert model_title(UNICAST3) == "models/unicast3/jgrp1873-no-timestamps.toml"
+    assert model_title(tmp_path / "deep" / "mine.toml") == "mine.toml"
+    shipped = make_page(tmp_path / "shipped", UNICAST3, copy_model=False)
+    assert _data(shipped)["title"] == "models/unicast3/jgrp1873-no-timestamps.toml"
+    assert "<title>models/unicast3/jgrp1873-no-timestamps.toml — seqcheck trace</title>" in shipped.read_text()
+    (tmp_path / "copied").mkdir()
+    copied = make_page(tmp_path / "copied", NAKACK4)
+    assert _data(copied)["title"] == "jgrp2853.toml" and str(tmp_path) not in _data(copied)["header"][0]
