@@ -29,11 +29,10 @@ import models
 from checks.explore.growth import growth_factors
 from checks.explore.search import Progress, Result, explore
 from checks.explore.shorten import shorten
-from checks.explore.system import Always
+from checks.explore.system import Always, ContractError, PortableStates, extra_figures, offers
 from checks.explore.trace import Trace, make_trace, validate
 from checks.explore.workers import explore_with_workers
-from models.interning import lane_tables
-from models.modelfile import Model
+from models.modelfile import Model, ModelError
 
 MODELS_DIR = Path(models.__file__).resolve().parent
 SHORTEN_STATES = 200_000  # each breadth-first search that shortens a counterexample of a reduced search
@@ -52,6 +51,7 @@ class Outcome:
     shortest: bool = True  # the trace is a shortest counterexample (not proven after a reduced search)
     reduction_unavailable: bool = False  # partial-order reduction asked for, but the model's world offers none
     cpu_seconds: float = 0.0  # CPU time of the check: this process's and its worker processes'
+    extra: dict[str, int | float | str] = dataclasses.field(default_factory=dict)  # the system's ExtraFigures
 
     @property
     def pinned(self) -> int | None:
@@ -97,6 +97,7 @@ class Outcome:
             "trace_length": len(self.trace.actions) if self.trace else None,
             "trace": str(self.trace_path) if self.trace_path else None,
             "witness_steps": len(self.model.witness), "witness_error": self.witness_error,
+            "extra": self.extra,
         }
 
 
@@ -144,6 +145,7 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     ``time_limit`` (CPU seconds) and ``max_states`` (None: the model's) stop the search early:
     the verdict is then ``incomplete``, unless a violation was found before."""
     started, cpu = time.perf_counter(), cpu_seconds()
+    figures(model)  # a system whose figures are wrong is told so before a long search
     asked = model.partial_order if partial_order is None else partial_order
     reduce = asked and callable(getattr(model.world, "enable_partial_order", None))
     if reduce:
@@ -182,7 +184,16 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
         verdict = "pass"
     error = witness_error(model)
     return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error, shortest,
-                   asked and not reduce, cpu_seconds() - cpu)
+                   asked and not reduce, cpu_seconds() - cpu, figures(model))
+
+
+def figures(model: Model) -> dict[str, int | float | str]:
+    """The extra figures of ``model``'s system (``checks.explore.system.ExtraFigures``), checked; a
+    mistake is a one-line ``ModelError`` naming the file, the protocol and the system."""
+    try:
+        return extra_figures(model.world)
+    except ContractError as error:
+        raise ModelError(f"{model.path}: protocol {model.protocol}: {error}") from None
 
 
 def cpu_seconds() -> float:
@@ -197,10 +208,7 @@ def searcher(model: Model, workers: int) -> Callable[..., Result]:
     worker processes (``checks/explore/workers.py``: the same result)."""
     if workers < 2:
         return explore
-    tables = lane_tables(model.world)
-    if tables is None:
-        raise ValueError(f"{model.path}: states of protocol {model.protocol} are not interned ids; use one process")
-    return partial(explore_with_workers, tables=tables, workers=workers)
+    return partial(explore_with_workers, workers=workers)
 
 
 def workers_problem(loaded: Sequence[Model], workers: int, *, swarm: bool, por: bool) -> str | None:
@@ -214,9 +222,9 @@ def workers_problem(loaded: Sequence[Model], workers: int, *, swarm: bool, por: 
     if por:
         return "--workers: not with --por (partial-order reduction runs in one process)"
     for model in loaded:
-        if lane_tables(model.world) is None:
-            return (f"--workers: {model.path}: protocol {model.protocol}: its states are not tuples of interned "
-                    "ids (models/interning.lane_tables), so they cannot be moved between processes; use --workers 1")
+        if not offers(model.world, PortableStates):
+            return (f"--workers: {model.path}: protocol {model.protocol}: its system offers no PortableStates "
+                    "(checks.explore.system), so its states cannot cross processes; use --workers 1")
     return None
 
 

@@ -3,7 +3,7 @@ a flat tuple of ids) and that ``models/batch.py`` shares with it."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 
@@ -24,13 +24,36 @@ class Interner:
         return found
 
 
-def lane_tables(world: Any) -> tuple[Interner, ...] | None:
-    """Per int of a world's state, the interner it is an id of (``n`` node ids, then the network,
-    environment and history ids: the layout of ``models/world.py`` and ``models/multicast_world.py``);
-    None for a system without that layout. ``checks/explore/workers.py`` moves states between
-    processes with it (ids are this process's; values are the same everywhere)."""
-    tables = [getattr(world, name, None) for name in ("node_table", "net_table", "env_table", "hist_table")]
-    n = getattr(world, "n", None)
-    if not isinstance(n, int) or not all(isinstance(t, Interner) for t in tables):
-        return None
-    return (tables[0],) * n + tuple(tables[1:])  # type: ignore[return-value]
+class InternedWorldStates:
+    """``PortableStates`` (``checks/explore/system.py``) of a world whose state is ``n`` node ids, then
+    a network, an environment and a history id (``models/world.py``, ``models/multicast_world.py``):
+    four id spaces, one per interner; the values (node states, tuples of packets, environments,
+    histories) are immutable, picklable and mean the same in every process."""
+
+    n: int
+    node_table: Interner
+    net_table: Interner
+    env_table: Interner
+    hist_table: Interner
+
+    def portable_layout(self) -> tuple[int, ...]:
+        return (0,) * self.n + (1, 2, 3)
+
+    def interner(self, space: int) -> Interner:
+        return (self.node_table, self.net_table, self.env_table, self.hist_table)[space]
+
+    def known_ids(self, space: int) -> int:
+        return len(self.interner(space).values)
+
+    def export_values(self, space: int, ids: Sequence[int]) -> list[Hashable]:
+        values = self.interner(space).values
+        return [values[i] for i in ids]
+
+    def import_values(self, space: int, values: Sequence[Hashable]) -> list[int]:
+        return list(map(self.interner(space), values))
+
+    def extra_figures(self) -> dict[str, int]:
+        """``ExtraFigures``: the distinct values this process's interners hold (with ``--workers``,
+        those the coordinator imported: the workers' own are not counted)."""
+        return {"node_states": len(self.node_table.values), "networks": len(self.net_table.values),
+                "environments": len(self.env_table.values), "histories": len(self.hist_table.values)}

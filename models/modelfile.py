@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from checks.explore import textlimits
+from checks.explore.system import DEFAULT_MAX_STATES  # [check] max_states when a file does not set it
 from models import registry
 from models.registry import BuildOptions
 
 BASE_KEYS = {"description", "protocol", "check"}  # every model file; the rest belong to the protocol's world
-DEFAULT_MAX_STATES = 5_000_000  # [check] max_states when a file does not set it
 CHECK_KEYS = {"properties", "exclude", "expect", "states", "max_states", "witness", "symmetry", "partial_order"}
 # defaults of the [check] keys that have one (docs/model-files.md is generated from these tables)
 CHECK_DEFAULTS: dict[str, Any] = {"max_states": DEFAULT_MAX_STATES, "symmetry": True, "partial_order": False}

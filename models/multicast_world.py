@@ -95,7 +95,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from models.interning import Interner
+from models.interning import InternedWorldStates, Interner
 from models.world import (
     DeliverPacket,
     DuplicatePacket,
@@ -178,7 +178,7 @@ class McastEnv(NamedTuple):
     young: frozenset[Packet] = frozenset()  # original copies sent since their receiver's last round (rule 9)
 
 
-class MulticastWorld:
+class MulticastWorld(InternedWorldStates):
     """A multicast protocol composed with the world, as a ``TransitionSystem``."""
 
     def __init__(self, name: str, adapter: Any, cfg: Any, n: int, bounds: McastBounds,

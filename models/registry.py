@@ -26,6 +26,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
+    from checks.explore.system import TransitionSystem
     from models.modelfile import ModelReader
 
 T = TypeVar("T")
@@ -53,7 +54,7 @@ class Built:
     """What a factory makes of a model file: the transition system (its ``properties`` the selected
     ones), the member names its actions use, and the variant flags in force."""
 
-    system: Any  # a checks.explore.system.TransitionSystem with a ``properties`` attribute
+    system: TransitionSystem  # its ``properties`` the selected ones
     members: tuple[str, ...]
     variant: tuple[str, ...] = ()
 

@@ -50,7 +50,7 @@ from typing import Any, NamedTuple
 
 from models.batch import BatchExpander
 from models.conn_ranks import ConnRanks
-from models.interning import Interner
+from models.interning import InternedWorldStates, Interner
 from models.protocols.base import ProtocolAdapter
 from models.ranks import TimestampRanks
 from models.reduction import ConnectionClusters, StickyProperties
@@ -159,7 +159,7 @@ class WorldView:
         return self.history.channels[src * len(self.nodes) + dst]
 
 
-class World:
+class World(InternedWorldStates):
     """A protocol composed with the world, as a ``checks.explore.system.TransitionSystem``."""
 
     def __init__(self, name: str, adapter: ProtocolAdapter, cfg: Any, n: int, bounds: Bounds,

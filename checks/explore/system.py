@@ -1,4 +1,5 @@
-"""The transition-system interface: the only thing the checker knows about a model.
+"""The transition-system interface: the only thing the checker knows about a model, and the contract a
+protocol outside the tree (a plug-in, ``models/registry.py``) is written against.
 
 Rules:
 1. The checker (``checks/explore/search.py``, ``checks/explore/liveness.py``) imports this module and nothing from
@@ -8,6 +9,12 @@ Rules:
    run, so a trace of actions replays to the same states (stateright's rule, ``path.rs``).
 4. Properties are named predicates. A property is one claim; compound claims are split so a violation
    points at one clause.
+5. Everything beyond ``TransitionSystem`` is an optional capability, a ``Protocol`` below that the checker
+   finds by its members (``offers``) and that must agree exactly with the ``TransitionSystem`` methods:
+   a capability makes a search faster, smaller or possible in more ways (``PortableStates``: across
+   processes, ``--workers``), never different.
+6. A search stops at ``max_states`` distinct states (a model file's ``[check] max_states``; default
+   ``DEFAULT_MAX_STATES``, 5,000,000) and reports ``incomplete``: a bounded check says it is bounded.
 
 Property kinds:
 - ``Always(name, holds)``: a safety invariant, checked on every reachable state (initial ones included).
@@ -23,12 +30,14 @@ Property kinds:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+import math
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 State = TypeVar("State", bound=Hashable)
 Action = TypeVar("Action", bound=Hashable)
+DEFAULT_MAX_STATES = 5_000_000  # rule 6: the search's bound when a model file sets no [check] max_states
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +155,56 @@ class BudgetUsage(Protocol):
         ...
 
 
+@runtime_checkable
+class PortableStates(Protocol):
+    """States that can cross processes: what ``--workers`` needs (``checks/explore/workers.py``); a
+    system without it is checked in one process (``--workers 2`` is refused in one line).
+
+    Every state is a tuple of ``len(portable_layout())`` ints. Int ``i`` of a state is either the same
+    number in every process (``portable_layout()[i]`` is None: a counter, a flag, a sequence number)
+    or an id in the system's *id space* ``portable_layout()[i]`` (0, 1, ...): a small int this
+    process gave to a value (a node's state, the packets in flight) in first-seen order, which means
+    nothing in another process. A space's ids are ``0 .. known_ids(space) - 1``. A state's
+    process-independent value is the tuple of its ints, each id replaced by its value
+    (``export_state``); ``import_state`` turns that back into this process's state. Workers are
+    forked from the checking process (each starts with a copy of the system and its ids) and then
+    exchange only the values of ids the other side has not seen."""
+
+    def portable_layout(self) -> Sequence[int | None]:
+        """Per int of a state, its id space, or None for an int that means the same in every process."""
+        ...
+
+    def known_ids(self, space: int) -> int:
+        """How many ids ``space`` has given so far (they are ``0 .. known_ids(space) - 1``)."""
+        ...
+
+    def export_values(self, space: int, ids: Sequence[int]) -> list[Hashable]:
+        """The values of ``ids`` of ``space``: picklable, process-independent (equal values in every
+        process for the same meaning)."""
+        ...
+
+    def import_values(self, space: int, values: Sequence[Hashable]) -> list[int]:
+        """This process's ids of ``values`` in ``space``, giving new ids, in order, to values not seen
+        before (as the system does when it meets them itself: its tables and memos are its own)."""
+        ...
+
+
+@runtime_checkable
+class ExtraFigures(Protocol):
+    def extra_figures(self) -> Mapping[str, int | float | str]:
+        """The system's own figures for its row of ``seqcheck check --json`` (under ``"extra"``), read
+        after the search (and once before it, so that a mistake is found before a long search): at
+        most ``MAX_EXTRA_FIGURES`` names of at most ``MAX_EXTRA_TEXT`` characters, each a whole
+        number, a finite float or a string of at most ``MAX_EXTRA_TEXT`` characters."""
+        ...
+
+
 class TransitionSystem(Protocol):
-    """What a model must provide to be checked, replayed and rendered."""
+    """What a model must provide to be checked, replayed and rendered: what a protocol's model factory
+    (``models.registry.ModelFactory``, found by name among the built-in protocols and the entry points
+    of the group ``seqcheck.protocols``) returns in its ``Built.system``. ``seqcheck check`` explores
+    it breadth-first up to ``max_states`` distinct states (rule 6); ``seqcheck show`` words its
+    actions with ``format_action``, and a trace records them with ``action_to_json``."""
 
     @property
     def name(self) -> str: ...
@@ -222,3 +279,59 @@ def _replay_from(system: TransitionSystem, state: Any, actions: Sequence[dict[st
 
 class ReplayError(Exception):
     """A recorded trace does not replay on the model."""
+
+
+MAX_EXTRA_FIGURES = 64
+MAX_EXTRA_TEXT = 200
+
+
+class ContractError(Exception):
+    """A system that breaks this module's contract; the message is one line naming the system."""
+
+
+def offers(system: Any, capability: type) -> bool:
+    """True if ``system`` has every member of the capability ``capability`` (rule 5)."""
+    return isinstance(system, capability)
+
+
+def export_state(system: PortableStates, state: Sequence[int]) -> tuple[Hashable, ...]:
+    """The process-independent value of ``state`` (``PortableStates``)."""
+    layout = system.portable_layout()
+    return tuple(number if space is None else system.export_values(space, [number])[0]
+                 for number, space in zip(state, layout, strict=True))
+
+
+def import_state(system: PortableStates, value: Sequence[Hashable]) -> tuple[int, ...]:
+    """This process's state whose process-independent value is ``value`` (``export_state``'s inverse)."""
+    layout = system.portable_layout()
+    return tuple(cast(int, part) if space is None else system.import_values(space, [part])[0]
+                 for part, space in zip(value, layout, strict=True))
+
+
+def extra_figures(system: Any) -> dict[str, int | float | str]:
+    """``system.extra_figures()`` checked (``ExtraFigures``); {} for a system without it. Raises
+    ``ContractError`` naming the system and the first figure that is not what it should be."""
+    if not offers(system, ExtraFigures):
+        return {}
+    name = getattr(system, "name", type(system).__name__)
+
+    def wrong(what: str) -> ContractError:
+        return ContractError(f"system {name!r}: extra_figures(): expected a dict of at most {MAX_EXTRA_FIGURES} "
+                             f"names (strings of 1 to {MAX_EXTRA_TEXT} characters) -> a whole number, a finite "
+                             f"float or a string of at most {MAX_EXTRA_TEXT} characters; {what}")
+
+    figures = system.extra_figures()
+    if not isinstance(figures, Mapping):
+        raise wrong(f"got {type(figures).__name__}")
+    if len(figures) > MAX_EXTRA_FIGURES:
+        raise wrong(f"got {len(figures)} figures")
+    out: dict[str, int | float | str] = {}
+    for key, value in figures.items():
+        if not isinstance(key, str) or not 0 < len(key) <= MAX_EXTRA_TEXT:
+            raise wrong(f"got the name {str(key)[:40]!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)) or (
+                isinstance(value, float) and not math.isfinite(value)) or (
+                isinstance(value, str) and len(value) > MAX_EXTRA_TEXT):
+            raise wrong(f"got {key!r}: {str(value)[:40]!r} ({type(value).__name__})")
+        out[key] = value
+    return out

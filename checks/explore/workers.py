@@ -25,12 +25,15 @@ Rules
    deadlocks, recovery edges and stopping point (``max_states``, the first violation). State and
    transition counts, levels, depth, verdicts, trace lengths and liveness findings are the one
    process's.
-3. States cross as values. A state is a tuple of interned ids (``models/interning.py``), and each
-   process interns on its own, so an id means nothing elsewhere. Workers are forked (their tables
-   start as copies of the coordinator's) and then translate: the coordinator sends with a chunk the
-   values of the ids the worker has not been sent, the worker sends with its results the values it
-   interned since its last message, and each side keeps arrays from the other's ids to its own.
-4. Determinism. The coordinator interns a worker's value only when a recorded successor needs it,
+3. States cross as values, through the system's ``PortableStates`` capability
+   (``checks/explore/system.py``) and nothing else: a state is a tuple of ints, each either the same
+   in every process or an id in one of the system's id spaces, which each process gives on its own,
+   so an id means nothing elsewhere. Workers are forked (each starts with a copy of the system and
+   its ids) and then translate: the coordinator sends with a chunk the values of the ids the worker
+   has not been sent (``export_values``), the worker sends with its results the values of the ids
+   its system gave since its last message, and each side keeps arrays from the other's ids to its
+   own (``import_values``: the system gives its ids, and grows its tables, itself).
+4. Determinism. The coordinator imports a worker's value only when a recorded successor needs it,
    in the order of the successors and their ints, so its ids, and with them its fingerprints and
    symmetry representatives (the smallest tuple of ids of an orbit, ``models/symmetry.py`` rule 4),
    do not depend on which worker did what or when: every run with workers numbers the states alike,
@@ -57,13 +60,14 @@ import traceback
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from checks.explore.frontier import Level, PackedLevel
 from checks.explore.search import CHUNK, Result, Search, explore
+from checks.explore.system import PortableStates, offers
 
 LOOKAHEAD = 3  # chunks a worker may have outstanding
 START_AT = 4 * CHUNK  # the first level of this many states starts the workers
@@ -71,44 +75,40 @@ START_AT = 4 * CHUNK  # the first level of this many states starts the workers
 Ids = npt.NDArray[np.int64]
 
 
-class Interned(Protocol):
-    """An interner (``models/interning.Interner``): values <-> ids in first-seen order."""
-
-    values: list[Any]
-
-    def __call__(self, value: Hashable) -> int: ...
-
-
-def explore_with_workers(system: Any, tables: Sequence[Interned], workers: int, **options: Any) -> Result:
+def explore_with_workers(system: Any, workers: int, **options: Any) -> Result:
     """``explore(system, **options)`` with the successors computed by ``workers`` processes (rule 1);
-    ``tables[i]`` is the interner of int ``i`` of every state of ``system``. A search with
-    partial-order reduction (``partial_order=True``) runs in this process alone."""
+    ``system`` must offer ``PortableStates`` (rule 3). A search with partial-order reduction
+    (``partial_order=True``) runs in this process alone."""
+    if not offers(system, PortableStates):
+        raise ValueError(f"{getattr(system, 'name', system)}: the system offers no PortableStates: its states "
+                         "cannot cross processes")
     if options.get("partial_order"):  # a reduced search chooses successors by what it has seen: one process
         return explore(system, **options)
 
     def search(*args: Any, **kwargs: Any) -> WorkerSearch:
-        return WorkerSearch(tables, workers, *args, **kwargs)
+        return WorkerSearch(workers, *args, **kwargs)
 
     return explore(system, search_type=search, **options)
 
 
 class _Lanes:
-    """The distinct interners of a state's ints, and which one each int is an id of."""
+    """The id spaces of a state's ints (``PortableStates.portable_layout``), and which ints are ids of each."""
 
-    def __init__(self, tables: Sequence[Interned]) -> None:
-        self.groups: list[Interned] = []
-        self.group_of: list[int] = []
-        for table in tables:
-            found = next((g for g, known in enumerate(self.groups) if known is table), None)
-            if found is None:
-                found = len(self.groups)
-                self.groups.append(table)
-            self.group_of.append(found)
-        self.lanes = [[lane for lane, g in enumerate(self.group_of) if g == group] for group in range(len(self.groups))]
-        self.width = len(tables)
+    def __init__(self, system: PortableStates) -> None:
+        layout = list(system.portable_layout())
+        self.system = system
+        self.spaces = sorted({space for space in layout if space is not None})
+        self.lanes = [[lane for lane, space in enumerate(layout) if space == wanted] for wanted in self.spaces]
+        self.width = len(layout)
 
     def sizes(self) -> list[int]:
-        return [len(table.values) for table in self.groups]
+        return [self.system.known_ids(space) for space in self.spaces]
+
+    def export(self, group: int, ids: Sequence[int]) -> list[Any]:
+        return list(self.system.export_values(self.spaces[group], ids)) if len(ids) else []
+
+    def import_(self, group: int, values: Sequence[Any]) -> list[int]:
+        return list(self.system.import_values(self.spaces[group], values)) if len(values) else []
 
 
 def _grown(array: npt.NDArray[Any], size: int, fill: Any) -> npt.NDArray[Any]:
@@ -138,8 +138,9 @@ class _Worker:
     process: Any
     inbox: Connection  # chunks to the worker
     outbox: Connection  # its replies
-    to_mine: list[Ids]  # per group: the worker's id -> the coordinator's (-1: not interned here yet)
-    values: list[list[Any]]  # per group: the values of the worker's ids (from the fork and its messages)
+    to_mine: list[Ids]  # per group: the worker's id -> the coordinator's (-1: not imported here yet)
+    base: list[int]  # per group: the ids the worker had from the fork (the same as the coordinator's)
+    values: list[list[Any]]  # per group: the values of the worker's later ids, from its messages
     sent: list[npt.NDArray[np.bool_]]  # per group: the coordinator's ids whose values the worker has
     pending: list[int] = field(default_factory=list)  # first indices of the chunks it has, in order
 
@@ -148,11 +149,11 @@ class WorkerSearch(Search):
     """``Search`` with the chunks' successors computed by worker processes for every level of
     ``START_AT`` states or more (rules 1 and 2); smaller levels are expanded here."""
 
-    def __init__(self, tables: Sequence[Interned], workers: int, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, workers: int, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if workers < 2:
             raise ValueError(f"workers: expected 2 or more, got {workers}")
-        self.lanes, self.count = _Lanes(tables), workers
+        self.lanes, self.count = _Lanes(self.system), workers  # type: ignore[arg-type]
         self.workers: list[_Worker] = []
         self.level: Level | None = None
         self.todo: Iterator[int] = iter(())  # first indices of the level's chunks not handed out yet
@@ -210,7 +211,7 @@ class WorkerSearch(Search):
             chunks_read.close()
             replies_written.close()
             self.workers.append(_Worker(process, chunks_written, replies_read, [_identity(size) for size in sizes],
-                                        [list(table.values[:size]) for table, size in zip(self.lanes.groups, sizes)],
+                                        list(sizes), [[] for _ in sizes],
                                         [np.arange(max(size, 64)) < size for size in sizes]))
 
     def _stop_workers(self) -> None:
@@ -249,11 +250,10 @@ class WorkerSearch(Search):
         out = []
         for group, lanes in enumerate(self.lanes.lanes):
             ids = np.unique(rows[:, lanes])
-            table = self.lanes.groups[group]
-            sent = worker.sent[group] = _grown(worker.sent[group], len(table.values), False)
+            sent = worker.sent[group] = _grown(worker.sent[group], int(ids[-1]) + 1 if len(ids) else 0, False)
             missing = ids[~sent[ids]]
             sent[missing] = True
-            out.append((missing.astype(np.int64), [table.values[i] for i in missing.tolist()]))
+            out.append((missing.astype(np.int64), self.lanes.export(group, missing.tolist())))
         return out
 
     def _reply(self, first: int) -> tuple[_Worker, _Reply]:
@@ -282,19 +282,19 @@ class WorkerSearch(Search):
         self._hand_out(worker)
 
     def _translated(self, worker: _Worker, rows: npt.NDArray[np.int32]) -> Ids:
-        """``rows`` (the worker's ids) in this process's ids, interning values not met before in
-        the order of the rows and their ints (rule 4)."""
-        out = np.empty(rows.shape, dtype=np.int64)
+        """``rows`` (the worker's ids) in this process's ids, importing values not met before in
+        the order of the rows and their ints (rule 4); the ints that are no ids as they are."""
+        out = rows.astype(np.int64)
         for group, lanes in enumerate(self.lanes.lanes):
             cells = rows[:, lanes].ravel()
-            to_mine = worker.to_mine[group] = _grown(worker.to_mine[group], len(worker.values[group]), -1)
+            base, values = worker.base[group], worker.values[group]
+            to_mine = worker.to_mine[group] = _grown(worker.to_mine[group], base + len(values), -1)
             mine = to_mine[cells]
             unknown = mine < 0
             if unknown.any():
                 ids, at = np.unique(cells[unknown], return_index=True)
-                table, values = self.lanes.groups[group], worker.values[group]
-                for local in ids[np.argsort(at)].tolist():
-                    to_mine[local] = table(values[local])
+                ordered = ids[np.argsort(at)]
+                to_mine[ordered] = self.lanes.import_(group, [values[local - base] for local in ordered.tolist()])
                 mine = to_mine[cells]
             out[:, lanes] = mine.reshape(len(rows), len(lanes))
         return out
@@ -341,16 +341,15 @@ def _work(search: WorkerSearch, inbox: Connection, outbox: Connection, theirs: t
             first, rows, values = message
             for group, (ids, group_values) in enumerate(values):
                 to_mine[group] = _grown(to_mine[group], int(ids.max()) + 1 if len(ids) else 0, -1)
-                for coordinator_id, value in zip(ids.tolist(), group_values):
-                    to_mine[group][coordinator_id] = lanes.groups[group](value)
-            local = np.empty(rows.shape, dtype=np.int64)
-            for lane, group in enumerate(lanes.group_of):
-                local[:, lane] = to_mine[group][rows[:, lane]]
+                to_mine[group][ids] = lanes.import_(group, group_values)
+            local = rows.astype(np.int64)
+            for group, group_lanes in enumerate(lanes.lanes):
+                local[:, group_lanes] = to_mine[group][rows[:, group_lanes]]
             reply = _expand_chunk(search, list(map(tuple, local.tolist())), lanes.width)
             new_values = []
-            for group, table in enumerate(lanes.groups):
-                new_values.append(table.values[told[group]:])
-                told[group] = len(table.values)
+            for group, known in enumerate(lanes.sizes()):
+                new_values.append(lanes.export(group, range(told[group], known)))
+                told[group] = known
             outbox.send(("ok", first, reply, new_values))
     except BaseException:  # any failure goes to the coordinator, which raises it
         outbox.send(("error", traceback.format_exc()))

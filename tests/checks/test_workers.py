@@ -7,6 +7,7 @@ threshold at which workers start is lowered so that these small models use them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import multiprocessing
 import os
@@ -16,11 +17,11 @@ from typing import Any
 import pytest
 
 import checks.explore.workers as workers_module
+from checks.check import workers_problem
 from checks.cli import main
 from checks.explore.search import Result, explore
-from checks.explore.system import replay
+from checks.explore.system import PortableStates, export_state, import_state, offers, replay
 from checks.explore.workers import WorkerSearch, explore_with_workers
-from models.interning import lane_tables
 from models.modelfile import Model, load
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -53,10 +54,8 @@ def summary(result: Result) -> dict[str, Any]:
 def both(path: str, workers: int = 2, **options: Any) -> tuple[Result, Result, Model]:
     one = load(MODELS / path)
     many = load(MODELS / path)
-    tables = lane_tables(many.world)
-    assert tables is not None
     options.setdefault("max_states", one.max_states)
-    return (explore(one.world, **options), explore_with_workers(many.world, tables, workers, **options), many)
+    return (explore(one.world, **options), explore_with_workers(many.world, workers, **options), many)
 
 
 @pytest.mark.parametrize(("path", "verdict"), [
@@ -109,8 +108,6 @@ def test_small_models_start_no_worker(monkeypatch: pytest.MonkeyPatch, small_lev
 def test_ctrl_c_stops_the_search_and_its_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while the coordinator waits for a worker: a partial search, and no worker left."""
     model = load(MODELS / "unicast3/jgrp1873-fixed.toml")
-    tables = lane_tables(model.world)
-    assert tables is not None
     receive, received = WorkerSearch._receive, []
 
     def interrupted(self: WorkerSearch, worker: Any) -> None:
@@ -120,7 +117,7 @@ def test_ctrl_c_stops_the_search_and_its_workers(monkeypatch: pytest.MonkeyPatch
         receive(self, worker)
 
     monkeypatch.setattr(WorkerSearch, "_receive", interrupted)
-    result = explore_with_workers(model.world, tables, 2, max_states=model.max_states)
+    result = explore_with_workers(model.world, 2, max_states=model.max_states)
     assert result.stats.interrupted and not result.stats.complete
     assert 64 < result.stats.distinct < 8_643
     assert multiprocessing.active_children() == []
@@ -128,8 +125,6 @@ def test_ctrl_c_stops_the_search_and_its_workers(monkeypatch: pytest.MonkeyPatch
 
 def test_a_failing_worker_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     model = load(MODELS / "unicast3/jgrp1873-fixed.toml")
-    tables = lane_tables(model.world)
-    assert tables is not None
     coordinator, expand = os.getpid(), model.world.expand_batch
 
     def failing(states: Any) -> Any:
@@ -139,7 +134,7 @@ def test_a_failing_worker_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(model.world, "expand_batch", failing)
     with pytest.raises(RuntimeError, match="ZeroDivisionError: planted"):
-        explore_with_workers(model.world, tables, 2, max_states=model.max_states)
+        explore_with_workers(model.world, 2, max_states=model.max_states)
     assert multiprocessing.active_children() == []
 
 
@@ -181,7 +176,44 @@ def test_every_shipped_model() -> None:
 
     for path in model_paths([]):
         for one, many in zip(load_all(path), load_all(path)):
-            tables = lane_tables(many.world)
-            assert tables is not None
-            assert summary(explore_with_workers(many.world, tables, 2, max_states=many.max_states)) == \
+            assert summary(explore_with_workers(many.world, 2, max_states=many.max_states)) == \
                 summary(explore(one.world, max_states=one.max_states)), (path, one.protocol)
+
+
+@pytest.mark.parametrize("path", ["unicast3/jgrp1873-fixed.toml", "nakack2/crash-stable-goes-on.toml"])
+def test_a_state_crosses_as_its_value(path: str) -> None:
+    """``PortableStates``: a state's process-independent value, imported by another copy of the model
+    (which gives its ids in another order), is that model's same state, and exports to the same value."""
+    here, there = load(MODELS / path), load(MODELS / path)
+    assert offers(here.world, PortableStates)
+    states = level = list(here.world.init_states())
+    for _ in range(4):  # the first levels
+        level = list(dict.fromkeys(after for state in level for _, after in here.world.successors(state)))
+        states += level
+    for state in reversed(states):  # another order: the other copy's ids differ from these
+        value = export_state(here.world, state)
+        assert export_state(there.world, import_state(there.world, value)) == value
+    assert len(set(states)) > 10
+
+
+def test_workers_need_portable_states(tmp_path: Path) -> None:
+    """A system without ``PortableStates``: ``--workers 2`` is refused in one line naming the model and
+    the capability (tests/cli/test_plugin.py runs it through the command)."""
+    model = load(MODELS / "unicast3/jgrp1548-fixed.toml")
+
+    class Plain:  # the TransitionSystem methods only
+        def __init__(self, world: Any) -> None:
+            self.world = world
+
+        def __getattr__(self, name: str) -> Any:
+            if name in PortableStates.__dict__:
+                raise AttributeError(name)
+            return getattr(self.world, name)
+
+    plain = dataclasses.replace(model, world=Plain(model.world))
+    problem = workers_problem([plain], 2, swarm=False, por=False)
+    assert problem == (f"--workers: {model.path}: protocol unicast3: its system offers no PortableStates "
+                       "(checks.explore.system), so its states cannot cross processes; use --workers 1")
+    assert workers_problem([model], 2, swarm=False, por=False) is None
+    with pytest.raises(ValueError, match="offers no PortableStates"):
+        explore_with_workers(plain.world, 2, max_states=100)
