@@ -1,1 +1,5 @@
 """seqcheck: checks."""
+
+from checks.renamed import install
+
+install()  # old public module names (checks/renamed.py)

@@ -1,1 +1,5 @@
 """seqcheck: models."""
+
+from checks.renamed import install
+
+install()  # old public module names (checks/renamed.py)
