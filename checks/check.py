@@ -97,7 +97,7 @@ class Outcome:
             "trace_length": len(self.trace.actions) if self.trace else None,
             "trace": str(self.trace_path) if self.trace_path else None,
             "witness_steps": len(self.model.witness), "witness_error": self.witness_error,
-            "extra": self.extra,
+            "worker_processes": stats.worker_processes, "extra": self.extra,
         }
 
 

@@ -102,6 +102,7 @@ class Stats:
     stopped_by: str = ""  # what stopped a search early: max_states | time_limit | violation | interrupted
     projection: Projection | None = None  # rule 10: at the last complete level
     alarm: Alarm | None = None  # rule 10: the first projection that passed a budget
+    worker_processes: int = 0  # processes that expanded states besides this one (checks/explore/workers.py)
 
     @property
     def reduction(self) -> float:

@@ -198,6 +198,7 @@ class WorkerSearch(Search):
     def _start_workers(self) -> None:
         context = multiprocessing.get_context("fork")
         sizes = self.lanes.sizes()
+        self.stats.worker_processes = self.count
         for _ in range(self.count):
             chunks_read, chunks_written = context.Pipe(duplex=False)
             replies_read, replies_written = context.Pipe(duplex=False)

@@ -188,3 +188,14 @@ def test_an_unknown_protocol_is_a_one_line_error(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert run.stderr.strip() == (f"seqcheck: {model}: protocol: expected one of nakack2, nakack4, unicast2, unicast3, "
                                   "unicast4, got 'toyarq'")
+
+
+def test_workers_are_refused_for_states_that_cannot_cross_processes(plugin_env: dict[str, str],
+                                                                     tmp_path: Path) -> None:
+    """toyarq offers no ``PortableStates`` (checks/explore/system.py): ``--workers 2`` is one line, exit 2."""
+    model = tmp_path / "arq.toml"
+    model.write_text(MODEL.format(variant="[]", expect="pass"))
+    run = seqcheck(plugin_env, "check", "--workers", "2", "--trace-dir", str(tmp_path / "traces"), str(model))
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == (f"seqcheck: --workers: {model}: protocol toyarq: its system offers no PortableStates "
+                          "(checks.explore.system), so its states cannot cross processes; use --workers 1\n")
