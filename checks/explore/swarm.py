@@ -53,13 +53,14 @@ import random
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from checks.explore.fingerprint import Canonical, digest64, fingerprinter
-from checks.explore.system import Always, Liveness, Property, TransitionSystem
+from checks.explore.system import Always, Liveness, PortableStates, Property, TransitionSystem, export_state, offers
 
 ORDERS = ("permuted", "shuffled")
 Expand = Callable[[Sequence[Hashable]], tuple[list[Any], list[int], list[bool]]]  # BatchExpansion.expand_batch
@@ -119,12 +120,14 @@ class TaskResult:
 
 def portable_fingerprinter(system: Any) -> Callable[[Sequence[Hashable]], npt.NDArray[np.int64]] | None:
     """Rule 5: fingerprints equal in every process for equal states, or None if the system's
-    states are packed and it has no ``view`` to decode them."""
+    states are packed and it has neither a ``view`` to decode them nor ``PortableStates``."""
     if not isinstance(getattr(system, "state_width", None), int):
         return fingerprinter(system)  # canonical text of the state itself
-    view = getattr(system, "view", None)
+    view = getattr(system, "view", None)  # the shipped worlds' decoding
     if not callable(view):
-        return None
+        if not offers(system, PortableStates):
+            return None
+        view = partial(export_state, system)  # the state's process-independent value
     canonical = Canonical()  # kept for the task: a state shares most of its decoded parts with others
 
     def portable(states: Sequence[Hashable]) -> npt.NDArray[np.int64]:

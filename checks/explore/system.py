@@ -140,6 +140,11 @@ class PersistentSets(Protocol):
     every successor, every ``Sometimes`` property once true stays true, and every ``Liveness``
     goal once true stays true along actions that are no fault."""
 
+    def enable_partial_order(self) -> None:
+        """Called once before a reduced search (``--por``, ``[check] partial_order``): the system makes
+        ready what the promises above need."""
+        ...
+
     def expand_persistent(self, states: Sequence[Any]) -> tuple[list[Any], list[int], list[bool], list[list[Any]]]:
         """``BatchExpansion.expand_batch`` (its ``progress`` flags computed whatever is checked)
         and, per state, its persistent sets other than all its successors, as boolean masks over
@@ -294,7 +299,7 @@ def offers(system: Any, capability: type) -> bool:
     return isinstance(system, capability)
 
 
-def export_state(system: PortableStates, state: Sequence[int]) -> tuple[Hashable, ...]:
+def export_state(system: PortableStates, state: Any) -> tuple[Hashable, ...]:
     """The process-independent value of ``state`` (``PortableStates``)."""
     layout = system.portable_layout()
     return tuple(number if space is None else system.export_values(space, [number])[0]

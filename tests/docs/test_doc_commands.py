@@ -3,14 +3,16 @@ status its page documents (``# exit N`` after the command; 0 when it says nothin
 
 The commands run in process (``checks.cli.main``), in page order (README.md first, so a trace one page
 writes is there for the next page's ``show``), in a temporary directory that holds the files the pages
-ask the reader to write (a fenced block after ``<!-- file: NAME -->``) and a link to the checkout's
-``models/``: every trace and output they write goes there, and nothing is read from the checkout's
+ask the reader to write (a fenced block after ``<!-- file: NAME -->``) and links to the checkout's
+``models/`` and ``docs/``: every trace and output they write goes there, and nothing is read from the checkout's
 ``./traces`` or fuzz folders. Blocks after ``<!-- slow -->`` (the main job, fuzzing thousands of runs,
 mutation, JGroups) run only under ``-m slow``, one test per block; the default run costs about 6 s of
-CPU."""
+CPU. The example plug-in of docs/architecture.md is known as ``pip install`` makes it known (its
+factory registered for the test: tests/plugin installs it with pip and finds its entry point)."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from doc_links import ROOT, Command, blocks, doc_pages
 
 from checks.cli import main
 from checks.jgroups.locate import JGroupsUnavailable, release
+from models import registry
 
 
 def every_block() -> tuple[list[Command], list[tuple[str, str]]]:
@@ -43,6 +46,9 @@ def run(command: Command) -> int:
 def run_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
             selected: list[Command]) -> None:
     (tmp_path / "models").symlink_to(ROOT / "models", target_is_directory=True)
+    (tmp_path / "docs").symlink_to(ROOT / "docs", target_is_directory=True)
+    monkeypatch.syspath_prepend(str(ROOT / "docs" / "examples" / "arq_plugin"))
+    monkeypatch.setitem(registry.PROTOCOLS.loaded, "arq", importlib.import_module("seqcheck_arq").FACTORY)
     names = [name for name, _ in FILES]
     assert len(names) == len(set(names)), f"two pages write a file of one name: {names}"
     for name, text in FILES:
@@ -66,6 +72,7 @@ def test_the_pages_show_commands_to_run() -> None:
     assert "check models/unicast3/jgrp1873-no-timestamps.toml" in cheap
     assert "show traces/unicast3/jgrp1873-no-timestamps.json" in cheap
     assert "replay traces/unicast3/jgrp1873-no-timestamps.json" in cheap
+    assert "show traces/docs/examples/arq_plugin/model-files/arq-modulus-window.json" in cheap  # the plug-in
     assert sum(c.page == "docs/tutorial.md" for c in COMMANDS) >= 7
     assert {c.exit for c in COMMANDS} == {0, 1}
     assert {"first.toml", "three.toml"} <= {name for name, _ in FILES}
