@@ -15,6 +15,9 @@ A factory is found, by name, in this order:
    ``[project.entry-points."seqcheck.protocols"]``); its value is the factory;
 3. ``register(factory)``, for a program that embeds seqcheck.
 A model file names a protocol only by its registered name: nothing a model file says is imported.
+The system a factory builds, and the optional capabilities it may offer, are the ``Protocol``
+classes of ``checks/explore/system.py``; docs/architecture.md ("Plug-ins") documents the contract,
+and ``docs/examples/arq_plugin/`` is an example package.
 """
 
 from __future__ import annotations
