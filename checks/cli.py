@@ -362,6 +362,8 @@ def _bench(args: argparse.Namespace) -> int:
             raise UsageError(f"--fpset: expected sizes >= 1, got {min(args.fpset)}")
         print(json.dumps(run_fpset_bench(args.fpset)))
         return 0
+    if args.race_spin:
+        return _bench_race_spin(args)
     if not args.engine and not args.net:
         load(args.model)  # a missing or bad model is one line here, not a failed benchmark process
     if args.workers is not None:
@@ -398,6 +400,22 @@ def _bench(args: argparse.Namespace) -> int:
         return 0
     print(json.dumps(run_bench(args.model, repeat=args.repeat)))
     return 0
+
+
+def _bench_race_spin(args: argparse.Namespace) -> int:
+    """``bench --race-spin`` (checks/bench/race_spin.py): exit 1 if the two checkers' counts differ."""
+    from checks.bench.race_spin import RaceUnavailable, missing_tools, run_race
+
+    if problem := missing_tools():
+        raise UsageError(problem)
+    model = (MODELS_DIR.parent / "docs" / "examples" / "arq_plugin" / "model-files" / "arq-large.toml"
+             if args.model == BENCH_DIR / "unicast3-bench.toml" else args.model)
+    try:
+        report = run_race(model, repeat=args.repeat)
+    except RaceUnavailable as error:
+        raise UsageError(str(error)) from None
+    print(json.dumps(report))
+    return 0 if report["same_counts"] else 1
 
 
 def _bench_jgroups(args: argparse.Namespace) -> int:

@@ -68,3 +68,20 @@ def test_one_process_and_two_workers_agree(plugin_env: dict[str, str], tmp_path:
     assert shown.returncode == 0, shown.stderr
     assert "violates safety property in_order_exactly_once after 8 steps" in shown.stdout
     assert "S times out, resends DATA 0, 1" in shown.stdout
+
+
+def test_the_race_with_spin(plugin_env: dict[str, str], tmp_path: Path) -> None:
+    """``bench --race-spin`` on the window-4 model: Spin's verifier of the Promela twin
+    (seqcheck_arq/arq.pml) stores as many states as seqcheck finds, and reaches them by one
+    transition more (its initial state); both report CPU seconds and peak memory."""
+    if shutil.which("spin") is None or shutil.which("cc") is None:
+        pytest.skip("spin or cc is not on the PATH (Debian's packages spin, gcc)")
+    run = seqcheck(plugin_env, tmp_path, "bench", "--race-spin", "--model", str(MODELS[0]))
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads(run.stdout)
+    assert report["same_counts"] is True
+    assert (report["states"], report["transitions"], report["spin_transitions"]) == (86_934, 541_995, 541_996)
+    assert report["spin"]["options"] == "-m100000 -w18"
+    for side in ("spin", "seqcheck"):
+        assert report[side]["cpu_s"] > 0 and report[side]["peak_rss_mb"] > 1
+    assert report["cpu_ratio"] == round(report["seqcheck"]["cpu_s"] / report["spin"]["cpu_s"], 3)

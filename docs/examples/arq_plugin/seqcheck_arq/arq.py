@@ -14,6 +14,9 @@ duplicate any packet in place (``duplicate`` times), both faults for liveness.
 Go-back-N over FIFO channels needs ``modulus > window``: with ``modulus = window`` a retransmission,
 after every ACK of a full window was lost, is taken for the next window's first packet.
 
+``arq.pml`` beside this file is the same model in Promela, state for state (``spin_twin``:
+``seqcheck bench --race-spin`` races the two checkers on it).
+
 A state is a tuple of 9 ints (``FIELDS``): counters that mean the same in every process, and the ids
 of the two channels' contents, which this system interns (id spaces 0 and 1 of ``PortableStates``).
 """
@@ -21,6 +24,7 @@ of the two channels' contents, which this system interns (id spaces 0 and 1 of `
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from checks.explore.system import Always, Liveness, Property, Sometimes
@@ -173,3 +177,15 @@ class SlidingWindowArq:
         return {"data_channel_contents": len(self.tables[DATA_SPACE].values),
                 "ack_channel_contents": len(self.tables[ACK_SPACE].values),
                 "modulus": self.modulus or "unbounded"}
+
+    # -- the Promela twin (seqcheck bench --race-spin) -----------------------------------------------
+    def spin_twin(self) -> tuple[Path, dict[str, int]]:
+        """``arq.pml`` and its macros for this model (it holds channels of up to 8 packets, payloads
+        up to 255)."""
+        if self.capacity > 8 or self.messages > 255:
+            raise ValueError(f"the Promela twin holds capacity <= 8 and messages <= 255, got {self.capacity} "
+                             f"and {self.messages}")
+        loss, duplicate = self.init[LOSS], self.init[DUP]
+        return Path(__file__).with_name("arq.pml"), {
+            "MESSAGES": self.messages, "WINDOW": self.window, "MODULUS": self.modulus, "CAPACITY": self.capacity,
+            "LOSS": loss, "DUPLICATE": duplicate}
