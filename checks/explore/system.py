@@ -165,15 +165,15 @@ class PortableStates(Protocol):
     """States that can cross processes: what ``--workers`` needs (``checks/explore/workers.py``); a
     system without it is checked in one process (``--workers 2`` is refused in one line).
 
-    Every state is a tuple of ``len(portable_layout())`` ints. Int ``i`` of a state is either the same
-    number in every process (``portable_layout()[i]`` is None: a counter, a flag, a sequence number)
-    or an id in the system's *id space* ``portable_layout()[i]`` (0, 1, ...): a small int this
-    process gave to a value (a node's state, the packets in flight) in first-seen order, which means
-    nothing in another process. A space's ids are ``0 .. known_ids(space) - 1``. A state's
-    process-independent value is the tuple of its ints, each id replaced by its value
-    (``export_state``); ``import_state`` turns that back into this process's state. Workers are
-    forked from the checking process (each starts with a copy of the system and its ids) and then
-    exchange only the values of ids the other side has not seen."""
+    Every state is a tuple of ``len(portable_layout())`` ints in ``0 .. 2**31 - 1`` (they cross as 32-bit
+    ints). Int ``i`` of a state is either the same number in every process (``portable_layout()[i]`` is
+    None: a counter, a flag, a sequence number) or an id in the system's *id space* ``portable_layout()[i]``
+    (0, 1, ...): a small int this process gave to a value (a node's state, the packets in flight) in
+    first-seen order, which means nothing in another process. A space's ids are
+    ``0 .. known_ids(space) - 1``. A state's process-independent value is the tuple of its ints, each id
+    replaced by its value (``export_state``); ``import_state`` turns that back into this process's state.
+    Workers are forked from the checking process (each starts with a copy of the system and its ids) and
+    then exchange only the values of ids the other side has not seen."""
 
     def portable_layout(self) -> Sequence[int | None]:
         """Per int of a state, its id space, or None for an int that means the same in every process."""
