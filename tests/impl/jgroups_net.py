@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from one_loss import until_quiet
+
 from impl import nakack2 as n2
 from impl import nakack4 as n4
 from impl import unicast3 as u3
@@ -81,16 +83,7 @@ class Net:
 
     def transfer(self) -> None:
         """Move datagrams (through the filters) until no engine has anything to send."""
-        for _ in range(MAX_ROUNDS):
-            moved = False
-            for src, engine in self.engines.items():
-                for dst, data in engine.datagrams_to_send():
-                    moved = True
-                    self._route(src, dst, data)
-            self._collect()
-            if not moved:
-                return
-        raise AssertionError("too many rounds: the engines never went quiet")
+        until_quiet(self.engines, self._route, self._collect, MAX_ROUNDS)
 
     def _route(self, src: str, dst: str, data: bytes) -> None:
         self.datagrams += 1

@@ -21,6 +21,22 @@ MAX_ROUNDS = 10_000  # transfer rounds per input: a livelocked protocol fails in
 MAX_TIMER_RUNS = 200_000  # timer runs per run_until
 
 
+def until_quiet(engines: dict[str, Any], route: Callable[[str, str, bytes], None], collect: Callable[[], None],
+                rounds: int = MAX_ROUNDS) -> None:
+    """Hand every datagram the engines want to send to ``route``, then ``collect`` their outputs,
+    until a round moves nothing (``rounds`` at most: a livelocked protocol fails, not hangs)."""
+    for _ in range(rounds):
+        moved = False
+        for src, engine in engines.items():
+            for dst, data in engine.datagrams_to_send():
+                moved = True
+                route(src, dst, data)
+        collect()
+        if not moved:
+            return
+    raise AssertionError("too many rounds: the engines never went quiet")
+
+
 @dataclass
 class Net:
     """Engines by name, a virtual clock, and one datagram (by its index among the datagrams that
@@ -35,23 +51,20 @@ class Net:
 
     def transfer(self) -> None:
         """Move datagrams until no engine has anything to send."""
-        for _ in range(MAX_ROUNDS):
-            moved = False
-            for src, engine in self.engines.items():
-                for dst, data in engine.datagrams_to_send():
-                    moved = True
-                    if dst != src:
-                        index, self.crossed = self.crossed, self.crossed + 1
-                        if index == self.lose:
-                            self.dropped.append((src, dst, data))
-                            continue
-                    self.engines[dst].received(src, data, now=self.now)
-            for name, engine in self.engines.items():
-                for src, payload in engine.deliveries():
-                    self.delivered.setdefault((name, src), []).append(payload)
-            if not moved:
+        until_quiet(self.engines, self._route, self._collect)
+
+    def _route(self, src: str, dst: str, data: bytes) -> None:
+        if dst != src:
+            index, self.crossed = self.crossed, self.crossed + 1
+            if index == self.lose:
+                self.dropped.append((src, dst, data))
                 return
-        raise AssertionError("too many rounds: the engines never went quiet")
+        self.engines[dst].received(src, data, now=self.now)
+
+    def _collect(self) -> None:
+        for name, engine in self.engines.items():
+            for src, payload in engine.deliveries():
+                self.delivered.setdefault((name, src), []).append(payload)
 
     def run_until(self, t: int) -> None:
         """Advance the clock to ``t``, running every timer that falls due on the way."""
