@@ -33,6 +33,7 @@ def _reducible() -> list[Path]:
 REDUCIBLE = _reducible()
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("path", REDUCIBLE, ids=[f"{p.parent.name}/{p.stem}" for p in REDUCIBLE])
 def test_reduced_search_gives_the_expected_verdict(path: Path) -> None:
     """The unreduced verdict is the model's ``expect`` (the shipped-models tests check that)."""
@@ -53,6 +54,7 @@ def load_one(path: Path, protocol: str) -> Model:
     return next(m for m in load_all(path) if m.protocol == protocol)
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", ["per-connection-ring", "per-connection-jgrp1873", "per-connection-jgrp1548"])
 def test_three_member_models_do_reduce(name: str) -> None:
     """(per-connection-fan-out is left to its pin and the audit below: its full search takes 20 s.)"""
@@ -93,6 +95,7 @@ def _named(world: Any, state: Hashable) -> dict[str, Hashable]:
     return {repr(world.action_to_json(a)): after for a, after in world.successors(state)}
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", AUDITED)
 def test_persistent_sets_commute_with_everything_outside(name: str) -> None:
     model = load_one(MODELS / "unicast3" / f"{name}.toml", "unicast3")
@@ -214,6 +217,7 @@ def test_the_cycle_proviso_keeps_a_violation_the_loop_would_ignore() -> None:
     assert counts is not None and counts.reduced >= 1 and counts.full_cycle >= 1
 
 
+@pytest.mark.long
 def test_symmetry_is_off_under_reduction() -> None:
     model = load_one(MODELS / "unicast3" / "per-connection-ring.toml", "unicast3")
     outcome = check_model(model, trace_dir=None, symmetry=True)
@@ -232,6 +236,7 @@ def test_a_per_connection_trace_has_no_engine_to_replay_on(tmp_path: Path, capsy
     assert len(err.splitlines()) == 1 and "timers.xmit_per_connection" in err, err
 
 
+@pytest.mark.long
 def test_por_refusals_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from checks.cli import main
 

@@ -20,6 +20,8 @@ from checks.explore.trace import Trace, validate
 from checks.fuzz.spark import session
 from models.modelfile import load
 
+pytestmark = pytest.mark.long  # starts Spark: run by .ci/run after the README's command
+
 MASTER = "local[2]"
 JGRP1873 = MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml"
 SAME = ("verdict", "matches", "seed", "tasks", "states_visited", "transitions", "distinct_states", "distinct_exact",

@@ -118,5 +118,5 @@ class Unicast2Near231(WorldAgreement):
         return near_2_31
 
 
-TestUnicast3Near263 = Unicast3Near263.TestCase
-TestUnicast2Near231 = Unicast2Near231.TestCase
+TestUnicast3Near263 = pytest.mark.long(Unicast3Near263.TestCase)
+TestUnicast2Near231 = pytest.mark.long(Unicast2Near231.TestCase)

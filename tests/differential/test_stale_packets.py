@@ -88,10 +88,11 @@ class Unicast2Stale(WorldAgreement):
     VARIANTS = False
 
 
-TestUnicast3Stale = Unicast3Stale.TestCase
-TestUnicast2Stale = Unicast2Stale.TestCase
+TestUnicast3Stale = pytest.mark.long(Unicast3Stale.TestCase)
+TestUnicast2Stale = pytest.mark.long(Unicast2Stale.TestCase)
 
 
+@pytest.mark.long
 def test_the_machine_catches_the_ordered_comparison_with_stale_packets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(u3receive, "on_data", u3_older_conn_id_is_current)
     with pytest.raises(AssertionError, match="differ"):

@@ -36,6 +36,7 @@ def model() -> Model:
     return load(FUZZ)
 
 
+@pytest.mark.long
 def test_engine_agrees_with_spec_on_random_walks(model: Model) -> None:
     steps = 0
     for seed in range(WALKS):
@@ -45,6 +46,7 @@ def test_engine_agrees_with_spec_on_random_walks(model: Model) -> None:
     assert steps > 5_000  # the walks really walked
 
 
+@pytest.mark.long
 def test_walks_reach_blocking_resuming_and_failing(model: Model) -> None:
     """The fuzz model is not vacuous for UNICAST4: random walks block sends, resume them (SEND) and
     close entries with sends blocked on them (CLOSE_BLOCKED)."""

@@ -139,6 +139,7 @@ class Unicast2Variants(WorldAgreement):
     MODEL = load(U2)
 
 
+@pytest.mark.long
 def test_the_machines_variant_dimension_catches_a_defect_in_a_fix_path(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(state.Member, "accept_timestamp", accept_without_recording)
     quick = settings(max_examples=120, derandomize=True, phases=[Phase.generate], stateful_step_count=60)

@@ -151,5 +151,5 @@ class Unicast2TwoSlotRows(WorldAgreement):
         return two_slot_rows
 
 
-TestUnicast3OneSlotRows = Unicast3OneSlotRows.TestCase
-TestUnicast2TwoSlotRows = Unicast2TwoSlotRows.TestCase
+TestUnicast3OneSlotRows = pytest.mark.long(Unicast3OneSlotRows.TestCase)
+TestUnicast2TwoSlotRows = pytest.mark.long(Unicast2TwoSlotRows.TestCase)

@@ -26,6 +26,8 @@ from checks import cpu_limit
 from checks.cli import MODELS_DIR
 from checks.fuzz.run import FuzzPlan, Runner
 
+pytestmark = pytest.mark.long  # starts Spark: run by .ci/run after the README's command
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
 HOST = "127.0.0.1"

@@ -34,6 +34,7 @@ def fuzz(model: Path, out: Path, *extra: str) -> int:
                  "--out", str(out), "--no-progress", *extra])
 
 
+@pytest.mark.long
 @pytest.mark.parametrize(("defect", "fixed"), PAIRS, ids=[d for d, _ in PAIRS])
 def test_fuzz_finds_each_nakack2_defect_and_not_in_its_twin(defect: str, fixed: str, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
@@ -51,6 +52,7 @@ def test_fuzz_finds_each_nakack2_defect_and_not_in_its_twin(defect: str, fixed: 
     capsys.readouterr()
 
 
+@pytest.mark.long
 def test_the_lockstep_model_runs_clean_through_joins_and_stable_rounds(tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     model = MODELS_DIR / "fuzz" / "nakack2-lockstep.toml"
@@ -71,6 +73,7 @@ def test_the_lockstep_model_runs_clean_through_joins_and_stable_rounds(tmp_path:
     assert sum(row["n_reap"] for row in written) > 0 and sum(row["n_view"] for row in written) > 0
 
 
+@pytest.mark.long
 def test_budgets_scale_in_the_multicast_world(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     model = MODELS_DIR / "fuzz" / "nakack2-lockstep.toml"
     scaled = tomllib.loads(scaled_model_text(model, 3))

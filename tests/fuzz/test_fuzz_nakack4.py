@@ -59,6 +59,7 @@ def test_fuzz_finds_each_nakack4_defect_and_not_in_its_twin(defect: str, fixed: 
     capsys.readouterr()
 
 
+@pytest.mark.long
 def test_the_lockstep_model_runs_clean_with_blocked_senders(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     model = MODELS_DIR / "fuzz" / "nakack4-lockstep.toml"

@@ -16,10 +16,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from checks import cpu_limit
 from checks.cli import MODELS_DIR
 from checks.fuzz.coverage import KINDS
 from checks.fuzz.run import FuzzPlan, Runner
+
+pytestmark = pytest.mark.long  # starts Spark: run by .ci/run after the README's command
 
 FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
 RUNS, STEPS = 480, 40

@@ -29,6 +29,8 @@ from checks.fuzz.shrink import Shrunk
 from checks.fuzz.spark import run_job, schema, session
 from models.modelfile import load
 
+pytestmark = pytest.mark.long  # starts Spark: run by .ci/run after the README's command
+
 FUZZ = MODELS_DIR / "fuzz" / "unicast3-lockstep.toml"
 JGRP1873 = MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml"
 MASTER = "local[2]"

@@ -63,6 +63,7 @@ def test_a_model_of_a_protocol_without_binding(monkeypatch: pytest.MonkeyPatch,
     assert "no binding" in capsys.readouterr().err
 
 
+@pytest.mark.long
 def test_conform_on_spark_equals_in_process(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     """A schedule depends on its seed alone: the same rows on Spark local[2] (a harness JVM per

@@ -20,6 +20,7 @@ LOCKSTEP = load(MODELS / "fuzz" / "nakack2-lockstep.toml")
 LIVENESS = load(MODELS / "fuzz" / "nakack2-liveness.toml")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("version", ["5.4.12", "master", "5.2.12"])
 def test_spec_agrees_with_jgroups(version: str) -> None:
     harness = harness_for(version)

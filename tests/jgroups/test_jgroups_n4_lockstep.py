@@ -19,6 +19,7 @@ LOCKSTEP = load(MODELS / "nakack4-lockstep.toml")
 FAULTS = load(MODELS / "nakack4-lockstep-faults.toml")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("version", ["5.4.12", "master", "5.4.5"])
 def test_spec_agrees_with_jgroups(version: str) -> None:
     harness = harness_for(version)

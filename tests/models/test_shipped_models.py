@@ -17,6 +17,14 @@ from models.world_factory import world_adapters
 
 SHIPPED = model_paths([])
 MODELS = [model for path in SHIPPED for model in load_all(path)]
+# The larger models (pinned at 50,000 states or more) are checked in the long phase (-m long, which
+# .ci/run runs after the README's command; .ci/run's `seqcheck check` checks them again).
+LONG_STATES = 50_000
+
+
+def sized(model: Model) -> object:
+    return pytest.param(model, id=model_id(model),
+                        marks=[pytest.mark.long] if (model.pinned_states or 0) >= LONG_STATES else [])
 
 
 def model_id(model: Model) -> str:
@@ -76,7 +84,7 @@ def test_side_by_side_models_run_both_protocols() -> None:
         assert model.protocols in pairs, model.path
 
 
-@pytest.mark.parametrize("model", MODELS, ids=[model_id(m) for m in MODELS])
+@pytest.mark.parametrize("model", [sized(m) for m in MODELS])
 def test_shipped_model_matches_its_expectation(model: Model, tmp_path: Path) -> None:
     outcome = check_model(model, trace_dir=tmp_path)
     assert outcome.matches, outcome.mismatch_reason

@@ -64,7 +64,10 @@ def shipped_violation_models() -> list[Case]:
 
 VIOLATION_MODELS = shipped_violation_models()
 JGRP1873 = Case(MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml", None)
-IDS = [case.id for case in VIOLATION_MODELS]
+LONG_STATES = 50_000  # models pinned at this many states or more: the long phase (-m long, run by .ci/run)
+SIZED = [pytest.param(case, id=case.id,
+                      marks=[pytest.mark.long] if (case.load().pinned_states or 0) >= LONG_STATES else [])
+         for case in VIOLATION_MODELS]
 
 
 class Checked:
@@ -99,7 +102,7 @@ def test_the_shipped_models_include_violations() -> None:
 # ---------------------------------------------------------------- (a) load, (b) validate
 
 
-@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+@pytest.mark.parametrize("case", SIZED)
 def test_trace_loads_and_describes_its_model(checked: Checked, case: Case) -> None:
     model, outcome, written = checked(case)
     path = case.path
@@ -128,7 +131,7 @@ def test_trace_files_of_all_violation_models_are_distinct(checked: Checked) -> N
     assert len(set(written)) == len(written)
 
 
-@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+@pytest.mark.parametrize("case", SIZED)
 def test_trace_validates_against_the_loaded_model(checked: Checked, case: Case) -> None:
     model, _, written = checked(case)
     trace = Trace.load(written)
@@ -165,7 +168,7 @@ def bfs_levels(world: World, depth: int) -> list[list[WorldState]]:
     return levels
 
 
-@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+@pytest.mark.parametrize("case", SIZED)
 def test_trace_is_a_shortest_counterexample(checked: Checked, case: Case) -> None:
     model, outcome, written = checked(case)
     world = model.world
@@ -190,7 +193,7 @@ def test_trace_is_a_shortest_counterexample(checked: Checked, case: Case) -> Non
                     f"a state at depth {depth} < {length} already cannot reach {prop.name}"
 
 
-@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+@pytest.mark.parametrize("case", SIZED)
 def test_no_single_step_can_be_dropped(checked: Checked, case: Case) -> None:
     model, _, written = checked(case)
     trace = Trace.load(written)
@@ -201,7 +204,7 @@ def test_no_single_step_can_be_dropped(checked: Checked, case: Case) -> None:
             validate(model.world, shorter)
 
 
-@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+@pytest.mark.parametrize("case", SIZED)
 def test_rerunning_gives_the_same_trace(checked: Checked, case: Case) -> None:
     _, outcome, written = checked(case)
     again = check_model(case.load(), trace_dir=None)
@@ -366,7 +369,7 @@ def test_missing_trace_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert_show_rejects(capsys, path, f"{path}: no such trace file")
 
 
-@pytest.mark.parametrize("case", VIOLATION_MODELS, ids=IDS)
+@pytest.mark.parametrize("case", SIZED)
 def test_every_trace_rejects_a_changed_field_and_a_wrong_property(checked: Checked, tmp_path: Path,
                                                                   case: Case) -> None:
     model, _, written = checked(case)

@@ -157,6 +157,7 @@ def test_the_abstraction_reads_the_sender_s_window_and_acks_in_flight() -> None:
     assert abstract.members == {(0,), (1,)} and abstract.sending == frozenset()
 
 
+@pytest.mark.long
 def test_prove_nakack4_is_as_expected_with_traces(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["prove", "nakack4", "--json", "--trace-dir", str(tmp_path)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -14,6 +14,7 @@ from checks import cli, cpu_limit
 from checks.symbolic import budget, command
 
 
+@pytest.mark.long
 def test_unicast3_as_expected_with_a_trace_that_show_draws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(command, "CROSSCHECKED", ())  # tests/symbolic/test_unicast3_crosscheck.py runs them
@@ -30,6 +31,7 @@ def test_unicast3_as_expected_with_a_trace_that_show_draws(tmp_path: Path, monke
     assert "violates safety property no_spurious_purge" in drawing and "SEND_FIRST_SEQNO" in drawing
 
 
+@pytest.mark.long
 def test_an_obligation_not_as_expected_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """Expecting the JGRP-1873 counterexample somewhere else: the real one is then unexpected."""

@@ -49,6 +49,7 @@ def test_with_the_fix_flags_every_gated_obligation_is_proved() -> None:
     assert [r.name for r in results if r.result != PROVED] == []
 
 
+@pytest.mark.long
 def test_as_shipped_exactly_the_expected_obligations_fail() -> None:
     failed = {(r.action, r.invariant): r.result for r in obligations(INVARIANTS, SHIPPED, model=model.UNICAST2,
                                                                      actions=GATED)  # prove unicast2's budgets

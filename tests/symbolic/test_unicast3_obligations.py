@@ -17,6 +17,7 @@ SHIPPED = Variant()
 NO_TIMESTAMPS = Variant(no_timestamps=True)
 
 
+@pytest.mark.long
 def test_every_obligation_is_proved_as_shipped() -> None:
     results = list(obligations(TARGETS + STRENGTHENINGS, SHIPPED))
     invariants = TARGETS + STRENGTHENINGS
@@ -25,6 +26,7 @@ def test_every_obligation_is_proved_as_shipped() -> None:
     assert [r.name for r in results if r.result != PROVED] == []
 
 
+@pytest.mark.long
 def test_without_timestamps_the_sync_answer_breaks_induction() -> None:
     failed = {r.name for r in obligations(TARGETS + STRENGTHENINGS, NO_TIMESTAMPS) if r.result != PROVED}
     assert "deliver_sfs / live_ack_below_first" in failed
@@ -44,6 +46,7 @@ def test_a_planted_wrong_invariant_is_not_inductive() -> None:
     assert results["send / delivered_all"] == COUNTEREXAMPLE
 
 
+@pytest.mark.long
 def test_each_strengthening_is_needed_for_some_obligation() -> None:
     """Dropping live_ack_below_first (the timestamp argument) leaves the rest not inductive."""
     weaker = tuple(s for s in STRENGTHENINGS if s.name != "live_ack_below_first")
@@ -64,6 +67,7 @@ def test_the_checkers_own_counterexample_takes_the_cti_step() -> None:
     assert checker_passes_through(model, TARGETS + STRENGTHENINGS, "deliver_ack", "live_ack_below_first") is None
 
 
+@pytest.mark.long
 def test_without_the_message_cache_every_obligation_is_proved() -> None:
     """The 3.x releases (JGRP-2327's variant) drop what the cache keeps: the same invariants hold."""
     results = list(obligations(TARGETS + STRENGTHENINGS, Variant(no_message_cache=True)))
