@@ -1,5 +1,7 @@
-"""Hypothesis profiles: ``default`` for the suite's time budget, ``long`` for soak runs
-(``pytest --hypothesis-profile=long``), ``ci`` = default with derandomization (repeatable)."""
+"""Hypothesis profiles for every test directory: ``default`` for the suite's time budget, ``long`` for
+soak runs (``pytest --hypothesis-profile=long``), ``ci`` = default with derandomization (repeatable).
+No profile has a deadline: a verdict never depends on how busy the machine is (a run of a subset, say
+``pytest tests/spec``, used Hypothesis' 200 ms deadline when this lived in tests/differential/)."""
 
 from hypothesis import HealthCheck, settings
 
