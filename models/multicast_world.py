@@ -34,7 +34,10 @@ Rules
    Other members install the joining view by their scripts, when they please.
 6. Application multicasts: ``AppMcast(src)`` while ``[sends]`` for ``src`` lasts and ``src`` has
    its own window (a joiner before its JoinRsp cannot send). Payload n is the sender's n-th
-   multicast; the history counts it sent on every channel ``(src, r)``. ``sends_after_joins``
+   multicast; the history counts it sent on every channel ``(src, r)``; with the protocol's
+   ``dont_loopback`` setting (``[config]``: every application multicast is DONT_LOOPBACK, as
+   NAKACK4's JGRP-2829 models set it) the channel ``(src, src)`` counts it as one its sender must
+   never deliver (``spec/reliable_fifo`` rule 4a). ``sends_after_joins``
    (a model-file switch) holds every multicast back until every join is answered. Without it a
    multicast the coordinator makes before a join, whose loopback copy is still in flight when
    it takes the digest, is below the joiner's window yet never sent to it (the digest's hd for
@@ -146,6 +149,7 @@ McastAction = (AppMcast | DeliverPacket | DuplicatePacket | LosePacket | DropBel
 FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin, Stop, MergeView)
 LEAVE, CRASH = "leave", "crash"
 PREMATURE = 1  # History.step_violations: a step asked for a young copy (rule 9)
+DONT_LOOPBACK = "dont_loopback"  # the last item of an observed multicast stimulus that is DONT_LOOPBACK (rule 6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +191,7 @@ class MulticastWorld(InternedWorldStates):
         self.initial_views = tuple(initial_views)
         self.window_bound = 2  # the window_bounded property's limit (the model file's window_bound)
         self.properties_read_network = False  # some selected property reads the copies in flight
+        self.dont_loopback = bool(getattr(cfg, "dont_loopback", False))  # rule 6
         self.properties: list[Any] = []
         self.member_names: tuple[str, ...] = ()
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
@@ -508,8 +513,8 @@ class MulticastWorld(InternedWorldStates):
                     packets.append(Packet(member, effect.dst, type(effect.msg).__name__, effect.msg))
                 else:
                     observed.append((type(effect).__name__, effect))
-            if isinstance(stimulus, tuple) and stimulus[0] == "mcast":
-                observed.insert(0, ("stimulus", stimulus))
+            if isinstance(stimulus, tuple) and stimulus[0] == "mcast":  # DONT_LOOPBACK: rule 6
+                observed.insert(0, ("stimulus", (*stimulus, DONT_LOOPBACK) if self.dont_loopback else stimulus))
             found = self._node_memo[key] = (self.node_table(new_node), tuple(packets), tuple(observed))
         return found
 
@@ -557,12 +562,14 @@ class MulticastWorld(InternedWorldStates):
 
 def observe_channels(history: History, member: int, observed: tuple[tuple[str, Any], ...], n: int) -> History:
     """The ``reliable_fifo`` channels after ``member``'s observations: a multicast is sent on every
-    channel ``(member, r)``; a delivery, a window created or removed as in the unicast world."""
+    channel ``(member, r)`` (a DONT_LOOPBACK one flagged so on ``(member, member)``: rule 6); a
+    delivery, a window created or removed as in the unicast world."""
     channels = list(history.channels)
     for kind, value in observed:
         if kind == "stimulus" and value[0] == "mcast":
+            flagged = value[-1] == DONT_LOOPBACK
             for r in range(n):
-                channels[member * n + r] = fifo.send(channels[member * n + r])
+                channels[member * n + r] = fifo.send(channels[member * n + r], dont_loopback=flagged and r == member)
         elif kind == "Deliver":
             channels[value.src * n + member] = fifo.deliver(channels[value.src * n + member], value.payload)
         elif kind in ("WindowCreated", "WindowRemoved"):

@@ -133,6 +133,7 @@ class Config:
     resend_last_seqno: bool = True  # LastSeqnoResender runs in the retransmit task
     resend_last_seqno_max_times: int = 1  # HIGHEST_SEQNOs per unchanged counter value
     become_server_queue_size: int = 50  # <= 0 means 10, as JGroups reads it
+    dont_loopback: bool = False  # the application flags its multicasts DONT_LOOPBACK (decision 15)
 
     @property
     def retransmission(self) -> bool:
@@ -197,6 +198,18 @@ def deliver_own(window: Window) -> tuple[Window, list[int]]:
     payloads = [m.payload for m in window.buffered if m is not None]
     kept = window.kept + tuple(m for m in window.buffered if m is not None)
     return Window(window.low, window.highest_received, kept, ()), payloads
+
+
+def skip_own(window: Window) -> Window:
+    """Table.add's remove filter on the own window (a DONT_LOOPBACK send, decision 15): hd walks up
+    over the stored messages from hd+1 to the first gap, keeping them (not delivered, not nulled)."""
+    stored = 0
+    while stored < len(window.buffered) and window.buffered[stored] is not None:
+        stored += 1
+    if not stored:
+        return window
+    kept = window.kept + tuple(m for m in window.buffered[:stored] if m is not None)
+    return Window(window.low, window.delivered + stored, kept, window.buffered[stored:])
 
 
 def purge(window: Window, upto: int) -> Window:
