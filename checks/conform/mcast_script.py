@@ -9,6 +9,7 @@ Properties are judged on the engines' own snapshots and outputs, never on the sp
 
 - ``no_duplicate``, ``in_order``, ``delivered_was_sent``: per (sender, receiver) window incarnation
   (a window that vanished, or restarted below what it delivered, starts a new one);
+- ``no_self_delivery``: with ``settings["dont_loopback"]``, no member delivers its own multicast;
 - ``purge_covered``: while two running members are in each other's views, the receiver's window for
   the sender never lags the sender's purges (a member still to install its merge view is exempt);
 - ``window_bounded``: with retransmission off, no window holds more than ``settings["window_bound"]``
@@ -158,7 +159,7 @@ class McastScript:
     def holds(self, prop: str) -> bool:
         """Whether ``prop`` holds on what the engines did so far (liveness: call ``settle`` first)."""
         if prop in ("no_duplicate", "in_order", "delivered_was_sent", "purge_covered", "window_bounded",
-                    "queue_within_bound", "no_premature_xmit_req"):
+                    "queue_within_bound", "no_premature_xmit_req", "no_self_delivery"):
             return prop not in self.violations
         if prop == "eventually_delivered":
             return not self.undelivered()
@@ -233,6 +234,8 @@ class McastScript:
             self.delivered.setdefault((src, member), set()).add(number)
             if not 1 <= number <= self.sent.get(src, 0):
                 self.violations.add("delivered_was_sent")
+            if src == member and self.settings.get("dont_loopback"):  # every multicast is DONT_LOOPBACK
+                self.violations.add("no_self_delivery")
             first, last = self.runs.get((src, member), (number, number - 1))
             if first <= number <= last:
                 self.violations.add("no_duplicate")

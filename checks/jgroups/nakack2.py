@@ -74,7 +74,7 @@ def props(cfg: n2.Config) -> dict[str, Any]:
     """The model's settings the harness passes on."""
     return {"xmit_interval": cfg.xmit_interval, "use_mcast_xmit": cfg.use_mcast_xmit,
             "resend_last_seqno": cfg.resend_last_seqno, "resend_last_seqno_max_times": cfg.resend_last_seqno_max_times,
-            "become_server_queue_size": cfg.become_server_queue_size}
+            "become_server_queue_size": cfg.become_server_queue_size, "dont_loopback": cfg.dont_loopback}
 
 
 BINDING = JGroupsBinding(

@@ -39,7 +39,7 @@ class Nakack2Engine(MemberOutputs[P]):
 
     After every input, drain ``datagrams_to_send`` (a multicast is one datagram per member of the
     view, this member's own copy included: hand it back through ``received``, as JGroups loops it
-    back) and ``deliveries``, and call ``handle_timer`` at ``get_timer()``.
+    back; with ``dont_loopback`` there is no own copy) and ``deliveries``, and call ``handle_timer`` at ``get_timer()``.
     """
 
     def __init__(self, config: Config | None = None, *, me: P, members: Iterable[P] = (), now: int) -> None:
@@ -81,7 +81,11 @@ class Nakack2Engine(MemberOutputs[P]):
         m.seqno = seqno
         m.skip_next_resend = m.skip_next_resend or cfg.resend_last_seqno  # JGroups: no resender when off
         m.stats.multicasts += 1
-        m.multicast(data, m.view)
+        if cfg.dont_loopback:  # spec decision 15: the add's remove filter; no copy to this member
+            own.hd = own.hr
+            m.multicast(data, tuple(p for p in m.view if p != m.me))
+        else:
+            m.multicast(data, m.view)
         return seqno
 
     def received(self, src: P, data: bytes, *, now: int) -> None:

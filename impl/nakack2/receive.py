@@ -152,8 +152,9 @@ def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
         if stored is None:
             continue
         try:
-            if cfg.use_mcast_xmit:
-                data, destinations = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits), m.view
+            if cfg.use_mcast_xmit:  # the stored original: a DONT_LOOPBACK one skips this member (decision 15)
+                data = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits)
+                destinations = tuple(p for p in m.view if p != m.me) if cfg.dont_loopback else m.view
             else:
                 rsp = XmitRspMsg(sender, stored.seqno, stored.payload)
                 data, destinations = encode(rsp, cfg.codec_limits), (src,)

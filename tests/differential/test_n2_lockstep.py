@@ -13,7 +13,7 @@ monkeypatched engine function) must be reported as a divergence within a bounded
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -52,12 +52,19 @@ def test_engine_agrees_with_spec_on_random_walks() -> None:
     assert walk_all(load(FUZZ)) > WALKS * 100  # the walks are long: timers are always enabled
 
 
+def test_engine_agrees_with_spec_on_the_dont_loopback_world() -> None:
+    """Every multicast DONT_LOOPBACK (decision 15), with every safety property of the model."""
+    assert walk_all(load(MODELS_DIR / "fuzz" / "nakack2-lockstep-dont-loopback.toml"), 20) > 20 * 100
+
+
 @pytest.mark.parametrize("settings", [
     "xmit_interval = 1\nuse_mcast_xmit = false",  # XMIT_RSP instead of a re-multicast
     "xmit_interval = 0",  # seed 004: no retransmission, the queue unbounded
     "xmit_interval = 1\nresend_last_seqno_max_times = 3",
     "xmit_interval = 1\nresend_last_seqno = false",
     "xmit_interval = 1\nbecome_server_queue_size = 1",  # the queue fills and drops
+    "xmit_interval = 1\ndont_loopback = true",  # decision 15: no own copy, the own hd moves at the send
+    "xmit_interval = 1\ndont_loopback = true\nuse_mcast_xmit = false",
 ])
 def test_engine_agrees_with_every_setting(settings: str, tmp_path: Path) -> None:
     walk_all(with_config(tmp_path, settings), 15, check_properties=False)
@@ -118,6 +125,17 @@ def merge_digest_at_hr(m: Member[Any], digest: dict[Any, tuple[int, int]]) -> No
     ORIGINAL_MERGE(m, {p: (hr, hr) for p, (_hd, hr) in digest.items()})  # windows start past what is delivered
 
 
+ORIGINAL_XMIT_REQ = receive.on_xmit_req
+
+
+def re_multicast_to_self(m: Member[Any], src: Any, msg: Any) -> None:
+    m.config = replace(m.config, dont_loopback=False)  # the stored original's transient flag forgotten
+    try:
+        ORIGINAL_XMIT_REQ(m, src, msg)
+    finally:
+        m.config = replace(m.config, dont_loopback=True)
+
+
 DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "HIGHEST_SEQNO right after an application send": (tasks, "resend_last_seqno", resend_after_an_application_send,
                                                        "fuzz"),
@@ -127,6 +145,8 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "a full become_server_queue evicts the oldest": (receive, "queue", queue_evicting_the_oldest, "queue"),
     "a departed member's STABLE record kept": (membership, "forget", forget_nothing, "fuzz"),
     "a merge digest read at hr, not hd": (membership, "merge_digest", merge_digest_at_hr, "merge"),
+    "a DONT_LOOPBACK message re-multicast to its sender too": (receive, "on_xmit_req", re_multicast_to_self,
+                                                               "dont_loopback"),
 }
 
 
@@ -136,6 +156,8 @@ def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setattr(owner, name, defect)
     if where == "merge":
         yield load(MODELS_DIR / "nakack2" / "merge-digest-lags-loopback.toml")
+    elif where == "dont_loopback":
+        yield with_config(tmp_path, "xmit_interval = 1\ndont_loopback = true")
     elif where == "queue":
         yield with_config(tmp_path, "xmit_interval = 1\nbecome_server_queue_size = 1")
     else:

@@ -236,3 +236,33 @@ def test_without_retransmission_stable_purges_but_never_asks() -> None:
     assert g["C"].snapshot().stable_xmit == ()  # not even remembered
     own = dict(g["A"].snapshot().windows)["A"]
     assert (own.low, own.kept) == (2, (spec_payload(3),))
+
+
+# ---------------------------------------------------------------------------------------------
+# DONT_LOOPBACK (spec decision 15).
+def test_dont_loopback_the_sender_never_delivers_its_own_the_others_recover_a_loss() -> None:
+    """No copy to A (first or re-multicast), A's own hd passes each message at the send, B and C
+    deliver everything once; the datagrams are the bytes of a plain multicast (a transient flag)."""
+    g = Group(config=Config(dont_loopback=True), drop=first_copy(2, "C"))
+    g.mcast("A", 1, 2, 3)
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.low, own.delivered) == (0, 3)
+    g.run_until(2000)
+    assert g.got("A") == [] and g.got("B") == [1, 2, 3] and g.got("C") == [1, 2, 3]
+    assert [d for _, s, d, m in g.log if isinstance(m, McastMsg) and m.seqno == 2] == ["B", "C", "B", "C"]
+    assert not any(d == "A" for _, s, d, m in g.log if s == "A" and isinstance(m, McastMsg))
+    plain = Group()
+    plain.mcast("A", 1)
+    assert plain.log[1][3] == g.log[0][3] and encode(plain.log[1][3]) == encode(g.log[0][3])
+    g.check()
+
+
+def test_dont_loopback_stable_purges_the_senders_own_window() -> None:
+    """The own hd moved at the send, so A's digest names it and STABLE's round purges it all."""
+    g = Group(config=Config(dont_loopback=True))
+    g.mcast("A", 1, 2)
+    g.run_until(40_000)
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.low, own.delivered, own.kept) == (2, 2, ())
+    assert g.got("A") == [] and g.got("B") == [1, 2]
+    g.check()
