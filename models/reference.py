@@ -96,7 +96,9 @@ CONFIG_DOCS: dict[str, dict[str, str]] = {
                 "use_mcast_xmit": "answer an XMIT_REQ by re-multicasting the original",
                 "resend_last_seqno": "the retransmit task multicasts HIGHEST_SEQNO (LastSeqnoResender)",
                 "resend_last_seqno_max_times": "HIGHEST_SEQNOs per unchanged counter value",
-                "become_server_queue_size": "the joiner's queue until BECOME_SERVER; 0 means 10, as JGroups reads it"},
+                "become_server_queue_size": "the joiner's queue until BECOME_SERVER; 0 means 10, as JGroups reads it",
+                "dont_loopback": "the application flags its multicasts DONT_LOOPBACK: no own copy, the own hd "
+                                 "moves at the send (spec decision 15)"},
     "nakack4": {"capacity": "slots of every window; JGroups' 16384 no model can fill: set a small one",
                 "ack_threshold": "deliveries counted before an ACK goes at once; 0: capacity / 4",
                 "send_atomically": "a thread takes its seqno and adds its message under one lock",
