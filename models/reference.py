@@ -74,6 +74,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "views_are_progress": "true: the scripted views are not faults, so liveness may rely on them (rule 7)",
         "merges": "member names: each installs the last view of its script as a merge view, MERGE_DIGEST "
                   "first (rule 10)",
+        "dont_loopback": "NAKACK2: `A = [2]`: which of A's multicasts (1 = the first) the application flags "
+                         "DONT_LOOPBACK (rule 6; `[config] dont_loopback = true` flags every one)",
     },
 }
 WORLDS = {"point-to-point": ("The point-to-point world", "`models/world.py`", world_factory.WorldFactory),
@@ -172,8 +174,8 @@ def _value(value: Any) -> str:
     return f"`{value}`"
 
 
-ORDER = ("description", "protocol", "variant", "members", "sends", "oob", "faults", "views", "joins", "stops", "timers",
-         "config", "window_bound", "sends_after_joins", "views_are_progress", "merges", "check")
+ORDER = ("description", "protocol", "variant", "members", "sends", "oob", "dont_loopback", "faults", "views", "joins",
+         "stops", "timers", "config", "window_bound", "sends_after_joins", "views_are_progress", "merges", "check")
 
 
 def _key_rows(keys: set[str], docs: dict[str, str], defaults: dict[str, Any]) -> list[tuple[str, ...]]:

@@ -241,6 +241,8 @@ class Node:
     votes: frozenset[int]  # coordinator: members whose digest this round has merged
     merged: Digest  # coordinator: min hd, max hr of this round's votes (None: no vote named him)
     stable_suspended: bool  # coordinator: STABLE suspended by GMS during a join
+    dont_loopback: frozenset[int] = frozenset()  # own seqnos still stored that were sent DONT_LOOPBACK
+    # (decision 15: the message's transient flag, which the removal filter and the transport read)
 
     @property
     def view(self) -> tuple[int, ...]:

@@ -127,7 +127,8 @@ class Nakack2Engines(WorldEngines):
     def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
         now = self.now
         if isinstance(action, AppMcast):
-            self.engines[action.src].multicast(spec_payload(payload_number), now=now)
+            flagged = self.world is not None and (action.src, payload_number) in self.world.bounds.dont_loopback
+            self.engines[action.src].multicast(spec_payload(payload_number), now=now, dont_loopback=flagged)
             return int(action.src)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
             packet = action.packet

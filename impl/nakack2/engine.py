@@ -54,14 +54,18 @@ class Nakack2Engine(MemberOutputs[P]):
 
     # ------------------------------------------------------------------ inputs
 
-    def multicast(self, payload: bytes, *, now: int) -> int | None:
+    def multicast(self, payload: bytes, *, now: int, dont_loopback: bool = False) -> int | None:
         """The application multicasts ``payload``; returns its seqno, or None when the member has
-        no own window yet (a joiner before its digest: dropped, as JGroups drops it). Raises
+        no own window yet (a joiner before its digest: dropped, as JGroups drops it).
+        ``dont_loopback`` (or ``Config.dont_loopback``) flags it DONT_LOOPBACK (spec decision 15):
+        no copy to this member, which never delivers it. Raises
         ``LocalProtocolError`` (payload not bytes or too big) or ``SendWindowFull``
         (``max_send_window`` own messages not purged by STABLE yet) without changing any state."""
         self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"multicast: payload must be bytes, got {type(payload).__name__}")
+        if type(dont_loopback) is not bool:
+            raise LocalProtocolError(f"multicast: dont_loopback must be a bool, got {type(dont_loopback).__name__}")
         m, cfg = self._m, self._config
         own = m.own
         if own is None:
@@ -81,8 +85,10 @@ class Nakack2Engine(MemberOutputs[P]):
         m.seqno = seqno
         m.skip_next_resend = m.skip_next_resend or cfg.resend_last_seqno  # JGroups: no resender when off
         m.stats.multicasts += 1
-        if cfg.dont_loopback:  # spec decision 15: the add's remove filter; no copy to this member
-            own.hd = own.hr
+        if cfg.dont_loopback or dont_loopback:  # spec decision 15: no copy to this member
+            own.dont_loopback.add(seqno)
+            if own.hd == seqno - 1:  # the add's remove filter walks hd from hd+1 over it
+                own.hd = seqno
             m.multicast(data, tuple(p for p in m.view if p != m.me))
         else:
             m.multicast(data, m.view)

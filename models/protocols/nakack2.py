@@ -84,6 +84,7 @@ class Nakack2Adapter(MulticastAdapter):
         "resend_last_seqno_max_times": (1, 1), "become_server_queue_size": (50, 0), "dont_loopback": (0, 0),
     }
     boolean_settings = frozenset({"use_mcast_xmit", "resend_last_seqno", "dont_loopback"})
+    dont_loopback_per_send = True
     timer_text = ("retransmit task runs (XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "STABLE's gossip task runs (digest to the coordinator)",
                   "BECOME_SERVER: drains the become_server_queue")

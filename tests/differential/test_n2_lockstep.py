@@ -13,7 +13,7 @@ monkeypatched engine function) must be reported as a divergence within a bounded
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import fields, replace
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -125,15 +125,29 @@ def merge_digest_at_hr(m: Member[Any], digest: dict[Any, tuple[int, int]]) -> No
     ORIGINAL_MERGE(m, {p: (hr, hr) for p, (_hd, hr) in digest.items()})  # windows start past what is delivered
 
 
-ORIGINAL_XMIT_REQ = receive.on_xmit_req
+ORIGINAL_XMIT_REQ, ORIGINAL_ON_DATA = receive.on_xmit_req, receive.on_data
 
 
 def re_multicast_to_self(m: Member[Any], src: Any, msg: Any) -> None:
-    m.config = replace(m.config, dont_loopback=False)  # the stored original's transient flag forgotten
+    if m.own is None:
+        ORIGINAL_XMIT_REQ(m, src, msg)
+        return
+    flagged, m.own.dont_loopback = m.own.dont_loopback, set()  # the stored originals' transient flag forgotten
     try:
         ORIGINAL_XMIT_REQ(m, src, msg)
     finally:
-        m.config = replace(m.config, dont_loopback=True)
+        m.own.dont_loopback = flagged
+
+
+def deliver_own_dont_loopback_too(m: Member[Any], sender: Any, msg: Any) -> None:
+    if sender != m.me or m.own is None:
+        ORIGINAL_ON_DATA(m, sender, msg)
+        return
+    flagged, m.own.dont_loopback = m.own.dont_loopback, set()  # removeAndDeliver without its filter
+    try:
+        ORIGINAL_ON_DATA(m, sender, msg)
+    finally:
+        m.own.dont_loopback = flagged
 
 
 DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
@@ -147,6 +161,8 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "a merge digest read at hr, not hd": (membership, "merge_digest", merge_digest_at_hr, "merge"),
     "a DONT_LOOPBACK message re-multicast to its sender too": (receive, "on_xmit_req", re_multicast_to_self,
                                                                "dont_loopback"),
+    "removeAndDeliver without its DONT_LOOPBACK filter": (receive, "on_data", deliver_own_dont_loopback_too,
+                                                          "mixed"),
 }
 
 
@@ -156,6 +172,8 @@ def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setattr(owner, name, defect)
     if where == "merge":
         yield load(MODELS_DIR / "nakack2" / "merge-digest-lags-loopback.toml")
+    elif where == "mixed":
+        yield load(MODELS_DIR / "nakack2" / "dont-loopback-mixed.toml")
     elif where == "dont_loopback":
         yield with_config(tmp_path, "xmit_interval = 1\ndont_loopback = true")
     elif where == "queue":

@@ -44,6 +44,15 @@ def test_dont_loopback_world_agrees(version: str) -> None:
         assert result.divergence is None, f"seed {seed}: {result.divergence}"
 
 
+def test_a_mix_of_flagged_and_plain_sends_agrees() -> None:
+    """models/nakack2/dont-loopback-mixed: the removal filter passes #2 when #1's loopback comes up."""
+    harness = harness_for("5.4.12")
+    mixed = load(MODELS / "nakack2" / "dont-loopback-mixed.toml")
+    for seed in range(30):
+        result = random_walk(mixed, harness, seed, 40)
+        assert result.divergence is None, f"seed {seed}: {result.divergence}"
+
+
 def test_without_the_flag_jgroups_loops_the_copy_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison can fail: JGroups told nothing of DONT_LOOPBACK sends the sender a copy."""
     harness = harness_for("5.4.12")

@@ -40,6 +40,23 @@ def test_a_dont_loopback_send_walks_the_own_hd_over_it_and_sends_no_copy_to_self
     assert own is not None and nk.purge(own, 2) == nk.Window(2, 2, (), ())
 
 
+def test_a_mixed_dont_loopback_send_waits_for_the_earlier_loopback_whose_removal_passes_it() -> None:
+    """Decision 15, a per-send flag: #2's add cannot walk hd past #1 (still to come back); #1's
+    loopback runs removeAndDeliver, whose filter passes #2 undelivered."""
+    g = Group(2)
+    g.send(A)
+    step = nk.on_send(g.cfg, g.nodes[A], 2, dont_loopback=True)
+    assert typed(step.effects) == typed((Send(B, nk.Data(2, 2)),))
+    own = step.node.windows[A]
+    assert own is not None and (own.delivered, own.highest_received) == (0, 2) and step.node.dont_loopback == {2}
+    back = nk.on_receive(g.cfg, step.node, A, nk.Data(1, 1))
+    assert typed(back.effects) == typed((Deliver(A, 1),))
+    own = back.node.windows[A]
+    assert own is not None and own.delivered == 2
+    purged = nk.on_stability(g.cfg, back.node, B, nk.Stability((A, B), ((2, 2), (0, 0))))
+    assert purged.node.dont_loopback == frozenset()
+
+
 def test_a_dont_loopback_message_re_multicast_skips_its_sender() -> None:
     """The re-multicast is the stored original, whose transient flag the transport still sees."""
     g = Group(3, dont_loopback=True)

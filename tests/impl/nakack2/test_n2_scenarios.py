@@ -16,6 +16,7 @@ from impl.nakack2.codec import (
     StabilityMsg,
     StableMsg,
     WireMsg,
+    XmitReqMsg,
     XmitRspMsg,
     encode,
 )
@@ -265,4 +266,25 @@ def test_dont_loopback_stable_purges_the_senders_own_window() -> None:
     own = dict(g["A"].snapshot().windows)["A"]
     assert (own.low, own.delivered, own.kept) == (2, 2, ())
     assert g.got("A") == [] and g.got("B") == [1, 2]
+    g.check()
+
+
+def test_dont_loopback_per_send_the_earlier_loopback_passes_over_it() -> None:
+    """A plain #1 and a DONT_LOOPBACK #2: #2's add cannot move hd past #1, whose loopback delivers
+    #1 alone and passes #2; a re-multicast of #2 skips A, one of #1 does not."""
+    g = Group(hold=lambda src, dst, msg: src == dst == "A")
+    g.mcast("A", 1)
+    g["A"].multicast(spec_payload(2), now=g.now, dont_loopback=True)
+    g.transfer()
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.delivered, g.got("A"), g.got("B")) == (0, [], [1, 2])
+    g.hold = None
+    g.release()
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.delivered, g.got("A")) == (2, [1])
+    before = len(g.log)
+    g["A"].received("B", encode(NakXmitReqMsg("A", XmitReqMsg((1, 2)))), now=g.now)
+    g.transfer()
+    resent = [(m.seqno, d) for _, s, d, m in g.log[before:] if isinstance(m, McastMsg)]
+    assert resent == [(1, "A"), (1, "B"), (1, "C"), (2, "B"), (2, "C")] and g.got("A") == [1]
     g.check()
