@@ -34,6 +34,7 @@ def test_spec_agrees_with_jgroups(version: str) -> None:
     assert steps > 2_000
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("version", ["5.4.12", "master"])
 def test_dont_loopback_world_agrees(version: str) -> None:
     """Spec decision 15: no copy to the sender, its own hd moves at the send (the digest JGroups'
