@@ -8,7 +8,8 @@ Keys (besides ``description``, ``protocol`` and ``[check]``): ``members`` (2 to 
 scripts, installed in order); ``[[joins]]`` (``joiner``, ``coordinator``: the joiner starts outside
 the group, the coordinator answers it with its next scripted view, which must hold the joiner);
 ``[[stops]]`` (``member``, ``kind``: "leave" or "crash", each member at most once, rule 8);
-``[config]`` the protocol's settings (whole numbers, or true/false for switches); ``window_bound``
+``[config]`` the protocol's settings (whole numbers, or true/false for switches); ``[dont_loopback]``
+(NAKACK2: ``A = [2]``, the numbers of A's multicasts flagged DONT_LOOPBACK); ``window_bound``
 (the ``window_bounded`` property's limit, default 2); ``sends_after_joins`` (true: no multicast
 before every join is answered, ``models/multicast_world.py`` rule 6); ``views_are_progress`` (true: the
 scripted views are not faults, rule 7); ``merges`` (member names: each installs the last view of its
@@ -29,7 +30,7 @@ FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3}
 DEFAULTS = {"window_bound": 2, "sends_after_joins": False, "views_are_progress": False}  # top-level keys
 ENTRY_KEYS = {"views": ("member", "view"), "joins": ("joiner", "coordinator"), "stops": ("member", "kind")}
 MODEL_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "joins", "config", "window_bound",
-                        "sends_after_joins", "stops", "views_are_progress", "merges"})
+                        "sends_after_joins", "stops", "views_are_progress", "merges", "dont_loopback"})
 
 
 class MulticastFactory:
@@ -75,7 +76,7 @@ class MulticastFactory:
                              ("no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
                              or "no_spurious_xmit_req" in selected,
                              reader.flag("views_are_progress", given["views_are_progress"]),
-                             read_merges(reader, members, views))
+                             read_merges(reader, members, views), read_dont_loopback(reader, members, self.adapter))
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)
@@ -183,6 +184,26 @@ def read_stops(reader: ModelReader, members: tuple[str, ...]) -> tuple[tuple[int
             raise reader.fail(f"stops[{i}].member", f"a member that stops once, got {members[member]!r} again")
         stops.append((member, item["kind"]))
     return tuple(stops)
+
+
+def read_dont_loopback(reader: ModelReader, members: tuple[str, ...], adapter: Any) -> frozenset[tuple[int, int]]:
+    """``[dont_loopback]``: per member, the numbers (1 = the first) of its multicasts flagged
+    DONT_LOOPBACK (world rule 6); NAKACK2 only (NAKACK4's flag is the ``[config]`` switch)."""
+    if "dont_loopback" not in reader.raw:
+        return frozenset()
+    if not adapter.dont_loopback_per_send:
+        raise reader.fail("dont_loopback", f"no [dont_loopback] table: protocol {adapter.name} flags every multicast "
+                                           "or none ([config] dont_loopback = true)")
+    sends = read_sends(reader, members)
+    flagged: set[tuple[int, int]] = set()
+    for name, numbers in reader.table("dont_loopback", set()).items():
+        key = f"dont_loopback.{name}"
+        member = member_index(reader, key, name, members)
+        if not isinstance(numbers, list) or not numbers or not all(
+                type(k) is int and 1 <= k <= sends[member] for k in numbers):
+            raise reader.fail(key, f"a non-empty list of send numbers in 1..{sends[member]} ([sends] {name})")
+        flagged.update((member, k) for k in numbers)
+    return frozenset(flagged)
 
 
 def read_merges(reader: ModelReader, members: tuple[str, ...],

@@ -34,7 +34,12 @@ Rules
    Other members install the joining view by their scripts, when they please.
 6. Application multicasts: ``AppMcast(src)`` while ``[sends]`` for ``src`` lasts and ``src`` has
    its own window (a joiner before its JoinRsp cannot send). Payload n is the sender's n-th
-   multicast; the history counts it sent on every channel ``(src, r)``. ``sends_after_joins``
+   multicast; the history counts it sent on every channel ``(src, r)``; with the protocol's
+   ``dont_loopback`` setting (``[config]``: every application multicast is DONT_LOOPBACK, as
+   NAKACK4's JGRP-2829 models set it), or with its number in the model's ``[dont_loopback]``
+   table (NAKACK2: ``A = [2]``, A's second multicast), the handler gets the flag and the channel
+   ``(src, src)`` counts it as one its sender must never deliver (``spec/reliable_fifo`` rule 4a).
+   ``sends_after_joins``
    (a model-file switch) holds every multicast back until every join is answered. Without it a
    multicast the coordinator makes before a join, whose loopback copy is still in flight when
    it takes the digest, is below the joiner's window yet never sent to it (the digest's hd for
@@ -146,6 +151,7 @@ McastAction = (AppMcast | DeliverPacket | DuplicatePacket | LosePacket | DropBel
 FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin, Stop, MergeView)
 LEAVE, CRASH = "leave", "crash"
 PREMATURE = 1  # History.step_violations: a step asked for a young copy (rule 9)
+DONT_LOOPBACK = "dont_loopback"  # the last item of an observed multicast stimulus that is DONT_LOOPBACK (rule 6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +170,7 @@ class McastBounds:
     track_young: bool = False  # keep McastEnv.young (rule 9): the model checks no_premature_xmit_req
     views_are_progress: bool = False  # scripted views may be installed by fault-free continuations (rule 7)
     merges: frozenset[int] = frozenset()  # members whose last scripted view is a merge view (rule 10)
+    dont_loopback: frozenset[tuple[int, int]] = frozenset()  # (member, send number): DONT_LOOPBACK (rule 6)
 
 
 class McastEnv(NamedTuple):
@@ -187,6 +194,7 @@ class MulticastWorld(InternedWorldStates):
         self.initial_views = tuple(initial_views)
         self.window_bound = 2  # the window_bounded property's limit (the model file's window_bound)
         self.properties_read_network = False  # some selected property reads the copies in flight
+        self.dont_loopback = bool(getattr(cfg, "dont_loopback", False))  # rule 6
         self.properties: list[Any] = []
         self.member_names: tuple[str, ...] = ()
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
@@ -229,7 +237,7 @@ class MulticastWorld(InternedWorldStates):
             if sent < self.bounds.sends[src] and not stopped(env, src) and keep(AppMcast(src)) and \
                     self.adapter.can_send(self.cfg, self.node(world, src)) and (
                     not self.bounds.sends_after_joins or env.joined == (1 << len(self.bounds.joins)) - 1):
-                yield from self._after(world, src, AppMcast(src), ("mcast", sent + 1), None, env)
+                yield from self._after(world, src, AppMcast(src), self.mcast_stimulus(src, sent + 1), None, env)
         for packet in net:
             deliver = DeliverPacket(packet)
             if stopped(env, packet.dst):  # rule 8: a stopped member's socket is closed
@@ -361,12 +369,20 @@ class MulticastWorld(InternedWorldStates):
         member, stimulus = acting
         return self._handled(member, world[member], stimulus)[1]
 
+    def mcast_stimulus(self, member: int, number: int) -> tuple[Any, ...]:
+        """The handler input of ``member``'s ``number``-th multicast: ("mcast", number), with
+        ``DONT_LOOPBACK`` last when the setting or the model's ``[dont_loopback]`` flags it (rule 6)."""
+        if self.dont_loopback or (member, number) in self.bounds.dont_loopback:
+            return ("mcast", number, DONT_LOOPBACK)
+        return ("mcast", number)
+
     def stimulus_of(self, world: tuple[int, ...], action: Hashable) -> tuple[int, Hashable] | None:
         """(member, handler input) of ``action`` in ``world``; None for a loss, a below drop, a
         stop, or a packet discarded at a stopped member."""
         if isinstance(action, AppMcast):
             history: History = self.hist_table.values[world[self.n + 2]]
-            return action.src, ("mcast", history.channels[action.src * self.n + action.src].sent + 1)
+            number = history.channels[action.src * self.n + action.src].sent + 1
+            return action.src, self.mcast_stimulus(action.src, number)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
             if stopped(self.env_table.values[world[self.n + 1]], action.packet.dst):
                 return None  # rule 8: discarded at a stopped member
@@ -557,12 +573,14 @@ class MulticastWorld(InternedWorldStates):
 
 def observe_channels(history: History, member: int, observed: tuple[tuple[str, Any], ...], n: int) -> History:
     """The ``reliable_fifo`` channels after ``member``'s observations: a multicast is sent on every
-    channel ``(member, r)``; a delivery, a window created or removed as in the unicast world."""
+    channel ``(member, r)`` (a DONT_LOOPBACK one flagged so on ``(member, member)``: rule 6); a
+    delivery, a window created or removed as in the unicast world."""
     channels = list(history.channels)
     for kind, value in observed:
         if kind == "stimulus" and value[0] == "mcast":
+            flagged = value[-1] == DONT_LOOPBACK
             for r in range(n):
-                channels[member * n + r] = fifo.send(channels[member * n + r])
+                channels[member * n + r] = fifo.send(channels[member * n + r], dont_loopback=flagged and r == member)
         elif kind == "Deliver":
             channels[value.src * n + member] = fifo.deliver(channels[value.src * n + member], value.payload)
         elif kind in ("WindowCreated", "WindowRemoved"):

@@ -74,6 +74,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "views_are_progress": "true: the scripted views are not faults, so liveness may rely on them (rule 7)",
         "merges": "member names: each installs the last view of its script as a merge view, MERGE_DIGEST "
                   "first (rule 10)",
+        "dont_loopback": "NAKACK2: `A = [2]`: which of A's multicasts (1 = the first) the application flags "
+                         "DONT_LOOPBACK (rule 6; `[config] dont_loopback = true` flags every one)",
     },
 }
 WORLDS = {"point-to-point": ("The point-to-point world", "`models/world.py`", world_factory.WorldFactory),
@@ -96,7 +98,9 @@ CONFIG_DOCS: dict[str, dict[str, str]] = {
                 "use_mcast_xmit": "answer an XMIT_REQ by re-multicasting the original",
                 "resend_last_seqno": "the retransmit task multicasts HIGHEST_SEQNO (LastSeqnoResender)",
                 "resend_last_seqno_max_times": "HIGHEST_SEQNOs per unchanged counter value",
-                "become_server_queue_size": "the joiner's queue until BECOME_SERVER; 0 means 10, as JGroups reads it"},
+                "become_server_queue_size": "the joiner's queue until BECOME_SERVER; 0 means 10, as JGroups reads it",
+                "dont_loopback": "the application flags its multicasts DONT_LOOPBACK: no own copy, the own hd "
+                                 "moves at the send (spec decision 15)"},
     "nakack4": {"capacity": "slots of every window; JGroups' 16384 no model can fill: set a small one",
                 "ack_threshold": "deliveries counted before an ACK goes at once; 0: capacity / 4",
                 "send_atomically": "a thread takes its seqno and adds its message under one lock",
@@ -170,8 +174,8 @@ def _value(value: Any) -> str:
     return f"`{value}`"
 
 
-ORDER = ("description", "protocol", "variant", "members", "sends", "oob", "faults", "views", "joins", "stops", "timers",
-         "config", "window_bound", "sends_after_joins", "views_are_progress", "merges", "check")
+ORDER = ("description", "protocol", "variant", "members", "sends", "oob", "dont_loopback", "faults", "views", "joins",
+         "stops", "timers", "config", "window_bound", "sends_after_joins", "views_are_progress", "merges", "check")
 
 
 def _key_rows(keys: set[str], docs: dict[str, str], defaults: dict[str, Any]) -> list[tuple[str, ...]]:

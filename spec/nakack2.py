@@ -11,9 +11,9 @@ Rules
    per member are tuples indexed by member number). Handlers are pure ``(node, input) -> Step``.
 3. Handlers return the new node and their effects as data: ``Send`` (one per destination: a
    multicast is one ``Send`` per member of the sender's view, its own copy included, as JGroups
-   loops it back), ``Deliver``, and observations the protocol never reads (``WindowCreated`` and
-   ``WindowRemoved`` from ``spec/effects.py``, whose conn_id is always 0: NAKACK2 has none;
-   ``StablePurged``, ``QueueDropped``).
+   loops it back, unless it is DONT_LOOPBACK: decision 15), ``Deliver``, and observations the
+   protocol never reads (``WindowCreated`` and ``WindowRemoved`` from ``spec/effects.py``, whose
+   conn_id is always 0: NAKACK2 has none; ``StablePurged``, ``QueueDropped``).
 4. Time is abstract: the retransmit task, STABLE's gossip and BECOME_SERVER are ``Timer`` inputs
    that may arrive at any moment. Nothing here reads a clock; ``xmit_interval`` only says
    whether the retransmit task exists (> 0) or not (<= 0).
@@ -129,9 +129,32 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
 13. Merge (1.4 (c)): ``on_merge_digest`` keeps the own window and any window whose hd is at
     least the merge digest's, and replaces the others with a window at that hd. OVERWRITE_DIGEST,
     DISCONNECT and reconnects (JGRP-2720) are left out: a member that leaves stops.
-14. Left out (digest A.5): OOB messages, DONT_LOOPBACK application messages, batches, the
-    non-member warning suppression, compaction and resizing (representation only), thread pools.
-    The "xmit_interval changeable at runtime" wish of seed 004 was never implemented (6.17).
+14. Left out (digest A.5): OOB messages, batches, the non-member warning suppression,
+    compaction and resizing (representation only), thread pools. The "xmit_interval changeable at
+    runtime" wish of seed 004 was never implemented (6.17). DONT_LOOPBACK is decision 15.
+15. DONT_LOOPBACK (``Config.dont_loopback``: the application flags every multicast, NAKACK4's key,
+    ``spec/nakack4.py`` decision 3; or ``on_send(dont_loopback=True)`` flags one: a model's
+    ``[dont_loopback]`` table). JGroups 5.4.12, NAKACK2.java: ``send`` (lines 802-808) adds the
+    message to the own table with ``dont_loopback_filter`` (lines 155-156: DONT_LOOPBACK,
+    DUMMY_OOB_MSG or OOB_DELIVERED), and ``Table._add`` (Table.java 571-597) then walks hd from
+    hd+1 over the consecutive stored messages the filter accepts, without nulling them: when every
+    earlier own message was delivered, the own hd, and with it the digest's entry for the member
+    itself and so STABLE's purge of the own window, pass the message at the send (``skip_own``).
+    Otherwise hd+1 holds a plain own message whose loopback copy is still to come; that copy's
+    ``removeAndDeliver`` (lines 905-929) removes from hd+1 to hr and its filter (lines 150-153)
+    keeps the member's own DONT_LOOPBACK messages out of the delivered batch while hd passes them.
+    ``Node.dont_loopback`` is the messages' transient flag: the own seqnos sent so, still stored.
+    The transport loops no copy back, so the member sends no ``Send`` to itself and never
+    delivers its own message. A re-multicast answering an XMIT_REQ (``sendXmitRsp``, line 1037:
+    ``resend`` of the stored original) keeps the transient flag, so it does not reach the member
+    itself either; an XMIT_RSP copy goes to the requester, never the member. DONT_LOOPBACK is a
+    *transient* flag (BaseMessage.java line 25): it is never marshalled, so receivers cannot tell
+    and handle the message as any other. History: the releases before 3.5 (3.2.5, 3.4.8) have no
+    DONT_LOOPBACK at all; 3.6.20 has the same send and filters, except that its
+    ``dont_loopback_filter`` accepts DONT_LOOPBACK alone (5.2.12 on: also DUMMY_OOB_MSG and
+    OOB_DELIVERED), a difference only OOB messages and concurrent removal could show, neither of
+    which this spec has. No release of NAKACK2 shipped DONT_LOOPBACK without the filters, so there
+    is no defect variant for it (NAKACK4's JGRP-2829 is about its ACK, which NAKACK2 does not have).
 
 Variants (flags in ``Variant``); all off is NAKACK2 as shipped with JGRP-2675's fix:
 
@@ -196,6 +219,7 @@ from spec.nakack2_state import (  # noqa: F401  (the vocabulary, re-exported for
     queue_within_bound,
     seqno_discipline,
     set_at,
+    skip_own,
     slots_hold_their_seqnos,
     window_order,
     with_window,
@@ -205,19 +229,29 @@ from spec.unicast_common import missing_requests
 
 # ---------------------------------------------------------------------------------------------
 # Application multicast (NAKACK2.down -> send).
-def on_send(cfg: Config, node: Node, payload: int) -> Step:
+def on_send(cfg: Config, node: Node, payload: int, dont_loopback: bool = False) -> Step:
     """The application multicasts ``payload``: the next seqno, stored in the own window, one copy
     to every member of the view (the own copy included), and the next HIGHEST_SEQNO run skipped
-    (with resend_last_seqno off JGroups has no LastSeqnoResender, so nothing is recorded).
-    Without an own window (a joiner before its digest) the message is dropped (decision 2)."""
+    (with resend_last_seqno off JGroups has no LastSeqnoResender, so nothing is recorded). A
+    DONT_LOOPBACK multicast (decision 15: ``cfg.dont_loopback`` or ``dont_loopback``) walks the own hd over
+    it when hd is just below it, and sends no copy to the member itself. Without an own window (a joiner
+    before its digest) the message is dropped (decision 2)."""
     own = node.windows[node.me]
     if own is None:
         return Step(node, ())
     data = Data(node.seqno + 1, payload)
-    own = replace(own, buffered=own.buffered + (data,))
+    flagged = cfg.dont_loopback or dont_loopback
+    if flagged:
+        node = replace(node, dont_loopback=node.dont_loopback | {data.seqno})
+    if flagged and own.delivered == node.seqno:  # decision 15: the add's remove filter from hd+1
+        own = skip_own(replace(own, buffered=own.buffered + (data,)))
+    else:
+        own = replace(own, buffered=own.buffered + (data,))
     node = replace(with_window(node, node.me, own), seqno=data.seqno,
                    skip_next_resend=node.skip_next_resend or cfg.resend_last_seqno)
-    return Step(node, tuple(Send(member, data) for member in node.view))
+    return Step(node, tuple(Send(member, data) for member in node.view if member != node.me or not flagged))
+
+
 
 
 # ---------------------------------------------------------------------------------------------
@@ -259,8 +293,10 @@ def _on_data(node: Node, sender: int, msg: Data) -> Step:
     window = node.windows[sender]
     if window is None:
         return Step(node, ())
-    if sender == node.me:
-        window, payloads = deliver_own(window)
+    if sender == node.me:  # removeAndDeliver's filter passes over own DONT_LOOPBACK messages (15)
+        flagged = node.dont_loopback
+        payloads = [m.payload for m in window.buffered if m is not None and m.seqno not in flagged]
+        window, _ = deliver_own(window)
     else:
         window, payloads = add_and_deliver(window, msg)
     return Step(with_window(node, sender, window), tuple(Deliver(sender, p) for p in payloads))
@@ -277,8 +313,9 @@ def _on_xmit_req(cfg: Config, node: Node, src: int, msg: XmitReq) -> Step:
         stored = window.get(seqno)
         if stored is None:
             continue
-        if cfg.use_mcast_xmit:
-            effects.extend(Send(member, stored) for member in node.view)
+        if cfg.use_mcast_xmit:  # the stored original, still DONT_LOOPBACK when its sender flagged it (15)
+            effects.extend(Send(member, stored) for member in node.view if member != node.me
+                           or not (msg.sender == node.me and seqno in node.dont_loopback))
         else:
             effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload)))
     return Step(node, tuple(effects))

@@ -109,7 +109,10 @@ def stable(cfg: Config, node: Node, digest: Digest) -> Step:
         if purged.low > window.low:
             effects.append(StablePurged(sender, purged.low))
         windows[sender] = purged
-    return Step(replace(node, windows=tuple(windows), stable_xmit=tuple(stable_xmit)), tuple(effects))
+    own = windows[node.me]
+    flagged = node.dont_loopback if own is None else frozenset(s for s in node.dont_loopback if s > own.low)
+    return Step(replace(node, windows=tuple(windows), stable_xmit=tuple(stable_xmit), dont_loopback=flagged),
+                tuple(effects))
 
 
 def forget(node: Node, member: int) -> Node:

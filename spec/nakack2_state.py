@@ -133,6 +133,7 @@ class Config:
     resend_last_seqno: bool = True  # LastSeqnoResender runs in the retransmit task
     resend_last_seqno_max_times: int = 1  # HIGHEST_SEQNOs per unchanged counter value
     become_server_queue_size: int = 50  # <= 0 means 10, as JGroups reads it
+    dont_loopback: bool = False  # the application flags its multicasts DONT_LOOPBACK (decision 15)
 
     @property
     def retransmission(self) -> bool:
@@ -199,6 +200,18 @@ def deliver_own(window: Window) -> tuple[Window, list[int]]:
     return Window(window.low, window.highest_received, kept, ()), payloads
 
 
+def skip_own(window: Window) -> Window:
+    """Table.add's remove filter on the own window (a DONT_LOOPBACK send, decision 15): hd walks up
+    over the stored messages from hd+1 to the first gap, keeping them (not delivered, not nulled)."""
+    stored = 0
+    while stored < len(window.buffered) and window.buffered[stored] is not None:
+        stored += 1
+    if not stored:
+        return window
+    kept = window.kept + tuple(m for m in window.buffered[:stored] if m is not None)
+    return Window(window.low, window.delivered + stored, kept, window.buffered[stored:])
+
+
 def purge(window: Window, upto: int) -> Window:
     """Table.purge(upto), non-forced: clamped to hd; drops the kept messages <= the new low."""
     upto = min(upto, window.delivered)
@@ -228,6 +241,8 @@ class Node:
     votes: frozenset[int]  # coordinator: members whose digest this round has merged
     merged: Digest  # coordinator: min hd, max hr of this round's votes (None: no vote named him)
     stable_suspended: bool  # coordinator: STABLE suspended by GMS during a join
+    dont_loopback: frozenset[int] = frozenset()  # own seqnos still stored that were sent DONT_LOOPBACK
+    # (decision 15: the message's transient flag, which the removal filter and the transport read)
 
     @property
     def view(self) -> tuple[int, ...]:

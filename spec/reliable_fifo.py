@@ -16,6 +16,10 @@ Rules
    of the previous in-order position, skipping only OOB payloads already delivered in the same
    incarnation (JGroups' drain passes over their placeholders). No payload, OOB or not, is
    delivered twice within an incarnation. With no OOB sends the channel is exactly the FIFO one.
+4a. DONT_LOOPBACK (NAKACK2/NAKACK4): on the channel from a member to itself, a multicast flagged
+   DONT_LOOPBACK (``send`` with ``dont_loopback``) must never be delivered (``no_self_delivery``)
+   and need not arrive; the member's other own deliveries may pass over it (as over a delivered
+   OOB payload). The flag is per channel: the other members' channels get the message as any.
 5. Liveness ("what eventually"): every sent payload is delivered at least once, unless the sender
    discarded it after the grace period the protocol promises (UNICAST3: conn_close_timeout of
    CLOSING, digest P11). Those payloads are *excused*.
@@ -34,6 +38,7 @@ from dataclasses import dataclass, replace
 DUPLICATE = 1  # a payload delivered twice within one incarnation
 OUT_OF_ORDER = 2  # a delivery that is not the successor of the previous one in its incarnation
 NOT_SENT = 4  # a delivery of a payload that was never sent
+SELF_DELIVERED = 8  # a DONT_LOOPBACK payload delivered to its own sender (rule 4a)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,23 +53,27 @@ class Channel:
     violations: int = 0  # DUPLICATE | OUT_OF_ORDER | NOT_SENT bits
     oob: int = 0  # bit n-1 set: payload n was sent OOB (rule 4)
     early: int = 0  # bit n-1 set: payload n > run_last delivered (OOB) in the current incarnation
+    dont_loopback: int = 0  # bit n-1 set: payload n is DONT_LOOPBACK on this (self) channel (rule 4a)
 
     def all_delivered(self) -> bool:
-        """Every sent payload delivered at least once, or excused."""
+        """Every sent payload delivered at least once, or excused (DONT_LOOPBACK ones need not be)."""
         everything = (1 << self.sent) - 1
-        return (self.delivered | self.excused) & everything == everything
+        return (self.delivered | self.excused | self.dont_loopback) & everything == everything
 
 
-def send(channel: Channel, oob: bool = False) -> Channel:
-    """The sender's application sends the next payload (number ``sent + 1``), flagged OOB or not."""
-    if oob:
-        return replace(channel, sent=channel.sent + 1, oob=channel.oob | 1 << channel.sent)
+def send(channel: Channel, oob: bool = False, dont_loopback: bool = False) -> Channel:
+    """The sender's application sends the next payload (number ``sent + 1``), flagged OOB or not;
+    ``dont_loopback``: it is DONT_LOOPBACK and this is the channel to the sender itself (rule 4a)."""
+    if oob or dont_loopback:
+        bit = 1 << channel.sent
+        return replace(channel, sent=channel.sent + 1, oob=channel.oob | (bit if oob else 0),
+                       dont_loopback=channel.dont_loopback | (bit if dont_loopback else 0))
     return replace(channel, sent=channel.sent + 1)
 
 
 def deliver(channel: Channel, payload: int) -> Channel:
     """The receiver delivers ``payload``; record which clause, if any, this breaks."""
-    if channel.oob or channel.early:
+    if channel.oob or channel.early or channel.dont_loopback:
         return _deliver_oob(channel, payload)
     violations = channel.violations
     if not 1 <= payload <= channel.sent:
@@ -93,6 +102,8 @@ def _deliver_oob(channel: Channel, payload: int) -> Channel:
     oob = bool(channel.oob & bit)
     if not 1 <= payload <= channel.sent:
         violations |= NOT_SENT
+    if channel.dont_loopback & bit:
+        violations |= SELF_DELIVERED
     run_first, run_last = channel.run_first, channel.run_last
     if (run_first and run_first <= payload <= run_last) or early & bit:
         violations |= DUPLICATE
@@ -101,8 +112,8 @@ def _deliver_oob(channel: Channel, payload: int) -> Channel:
     elif not oob:
         start = run_last + 1 if run_first else min(payload, _lowest(early) or payload)
         skipped = ((1 << (payload - 1)) - 1) & ~((1 << (start - 1)) - 1) if payload > start else 0
-        if skipped & ~early:
-            violations |= OUT_OF_ORDER  # a payload between was neither delivered nor OOB-delivered
+        if skipped & ~(early | channel.dont_loopback):
+            violations |= OUT_OF_ORDER  # a payload between was neither delivered, OOB-delivered nor DONT_LOOPBACK
         run_first = run_first or start
         run_last = max(payload, run_last)
     early |= bit
@@ -112,7 +123,7 @@ def _deliver_oob(channel: Channel, payload: int) -> Channel:
             early &= ~(1 << run_last)
             run_last += 1
     return Channel(channel.sent, channel.delivered | bit, channel.excused, run_first, run_last, violations,
-                   channel.oob, early)
+                   channel.oob, early, channel.dont_loopback)
 
 
 def _lowest(bits: int) -> int:
@@ -150,3 +161,9 @@ def in_order(channel: Channel) -> bool:
 def delivered_was_sent(channel: Channel) -> bool:
     """Nothing is delivered that the sender did not send."""
     return not channel.violations & NOT_SENT
+
+
+def no_self_delivery(channel: Channel) -> bool:
+    """No DONT_LOOPBACK multicast is ever delivered to the member that sent it (``reliable_fifo``
+    rule 4a; the other members deliver it as any other message)."""
+    return not channel.violations & SELF_DELIVERED

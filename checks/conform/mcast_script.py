@@ -9,6 +9,8 @@ Properties are judged on the engines' own snapshots and outputs, never on the sp
 
 - ``no_duplicate``, ``in_order``, ``delivered_was_sent``: per (sender, receiver) window incarnation
   (a window that vanished, or restarted below what it delivered, starts a new one);
+- ``no_self_delivery``: no member delivers its own multicast flagged DONT_LOOPBACK (every one with
+  ``settings["dont_loopback"]``, else those ``multicast`` flags);
 - ``purge_covered``: while two running members are in each other's views, the receiver's window for
   the sender never lags the sender's purges (a member still to install its merge view is exempt);
 - ``window_bounded``: with retransmission off, no window holds more than ``settings["window_bound"]``
@@ -72,13 +74,19 @@ class McastScript:
             self.variant = self.spec.variant()
         group = list(self.members if self.founders is None else self.founders)
         self.young: set[tuple[str, str, bytes]] = set()  # (src, dst, data) of young originals (rule 9)
+        self.flagged: set[tuple[str, int]] = set()  # (sender, number): multicasts flagged DONT_LOOPBACK
         self.engines = {m: self.spec.engine(self.variant, m, group, self.settings) for m in self.members}
 
     # -- events ------------------------------------------------------------------------------------
-    def multicast(self, src: str) -> None:
-        """The application of ``src`` multicasts its next message."""
+    def multicast(self, src: str, dont_loopback: bool = False) -> None:
+        """The application of ``src`` multicasts its next message (NAKACK2: flagged DONT_LOOPBACK
+        alone if ``dont_loopback``; ``settings["dont_loopback"]`` flags every one)."""
         number = self.sent[src] = self.sent.get(src, 0) + 1
-        self.engines[src].multicast(spec_payload(number), now=0)
+        if dont_loopback:
+            self.flagged.add((src, number))
+            self.engines[src].multicast(spec_payload(number), now=0, dont_loopback=True)
+        else:
+            self.engines[src].multicast(spec_payload(number), now=0)
         self._collect(src, original=True)
 
     def deliver(self, src: str, dst: str, kind: str, **fields: object) -> None:
@@ -158,7 +166,7 @@ class McastScript:
     def holds(self, prop: str) -> bool:
         """Whether ``prop`` holds on what the engines did so far (liveness: call ``settle`` first)."""
         if prop in ("no_duplicate", "in_order", "delivered_was_sent", "purge_covered", "window_bounded",
-                    "queue_within_bound", "no_premature_xmit_req"):
+                    "queue_within_bound", "no_premature_xmit_req", "no_self_delivery"):
             return prop not in self.violations
         if prop == "eventually_delivered":
             return not self.undelivered()
@@ -233,6 +241,8 @@ class McastScript:
             self.delivered.setdefault((src, member), set()).add(number)
             if not 1 <= number <= self.sent.get(src, 0):
                 self.violations.add("delivered_was_sent")
+            if src == member and (self.settings.get("dont_loopback") or (src, number) in self.flagged):
+                self.violations.add("no_self_delivery")
             first, last = self.runs.get((src, member), (number, number - 1))
             if first <= number <= last:
                 self.violations.add("no_duplicate")

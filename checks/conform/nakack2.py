@@ -88,7 +88,7 @@ def harness_config(spec_cfg: nak.Config) -> Config:
     return Config(xmit_interval=spec_cfg.xmit_interval, use_mcast_xmit=spec_cfg.use_mcast_xmit,
                   resend_last_seqno=spec_cfg.resend_last_seqno,
                   resend_last_seqno_max_times=spec_cfg.resend_last_seqno_max_times,
-                  become_server_queue_size=spec_cfg.become_server_queue_size,
+                  become_server_queue_size=spec_cfg.become_server_queue_size, dont_loopback=spec_cfg.dont_loopback,
                   variant=same_flags(spec_cfg.variant, Variant), resend_factor=0)
 
 
@@ -127,7 +127,8 @@ class Nakack2Engines(WorldEngines):
     def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
         now = self.now
         if isinstance(action, AppMcast):
-            self.engines[action.src].multicast(spec_payload(payload_number), now=now)
+            flagged = self.world is not None and (action.src, payload_number) in self.world.bounds.dont_loopback
+            self.engines[action.src].multicast(spec_payload(payload_number), now=now, dont_loopback=flagged)
             return int(action.src)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
             packet = action.packet
@@ -195,7 +196,7 @@ def script_engine(variant: Any, me: str, founders: Sequence[str], settings: dict
                     resend_last_seqno=bool(settings.get("resend_last_seqno", True)),
                     resend_last_seqno_max_times=settings.get("resend_last_seqno_max_times", 1),
                     become_server_queue_size=settings.get("become_server_queue_size", 50),
-                    variant=variant, resend_factor=0)
+                    dont_loopback=bool(settings.get("dont_loopback", False)), variant=variant, resend_factor=0)
     return Nakack2Engine[str](config, me=me, members=founders, now=0)
 
 
@@ -209,5 +210,5 @@ SCRIPT = ScriptProtocol(
      "StableVote": "STABLE", "Stability": "STABILITY", "JoinRsp": "JOIN_RSP"},
     nak.TIMER_NAMES, ("xmit", "stable"), frozenset(f.name for f in fields(Variant)),
     frozenset({"no_duplicate", "in_order", "delivered_was_sent", "purge_covered", "window_bounded",
-               "queue_within_bound", "no_premature_xmit_req", "eventually_delivered"}))
+               "queue_within_bound", "no_premature_xmit_req", "eventually_delivered", "no_self_delivery"}))
 BINDING = EngineBinding("nakack2", Nakack2Engines, SCRIPT, codec.MAGIC, codec.decode)

@@ -190,6 +190,6 @@ SCRIPT = ScriptProtocol(
      "JoinRsp": "JOIN_RSP"},
     nak.TIMER_NAMES, ("xmit",), frozenset(f.name for f in fields(Variant)),
     DELIVERY | STATE_PROPERTIES | frozenset({"purge_covered", "no_spurious_xmit_req", "eventually_delivered",
-                                             "senders_released"}),
+                                             "senders_released", "no_self_delivery"}),
     seqno_timers=frozenset({"send"}), fault_timers=frozenset({"deliver_fault"}), judge_member=judge_member)
 BINDING = EngineBinding("nakack4", Nakack4Engines, SCRIPT, codec.MAGIC, codec.decode)

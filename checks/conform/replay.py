@@ -209,8 +209,10 @@ def progress_views(model: Model, calls: Sequence[tuple[ScriptCall, str]]) -> lis
 def _mcast_call(world: MulticastWorld, action: Any, after: Any, names: tuple[str, ...],
                 protocol: ScriptProtocol) -> ScriptCall | None:
     """The multicast world's own actions as ``McastScript`` calls (None: a shared action)."""
-    if isinstance(action, AppMcast):
-        return ScriptCall("multicast", (names[action.src],))
+    if isinstance(action, AppMcast):  # a send the model flags DONT_LOOPBACK by its number (world rule 6)
+        number = world.hist_table.values[after[world.n + 2]].channels[action.src * world.n + action.src].sent
+        flagged = (action.src, number) in world.bounds.dont_loopback
+        return ScriptCall("multicast", (names[action.src],), (("dont_loopback", True),) if flagged else ())
     if isinstance(action, AnswerJoin):
         view = sorted(world.view(after).nodes[action.coordinator].members)
         return ScriptCall("answer_join", (names[action.coordinator], names[action.joiner], [names[m] for m in view]))

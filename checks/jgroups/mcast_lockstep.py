@@ -32,8 +32,10 @@ def drive(run: Any, action: Any, before: Any, member: int | None) -> dict[str, A
     """One multicast-world action as one harness command (``JGroupsBinding.drive``)."""
     command, world = run.harness.command, run.world
     if isinstance(action, AppMcast):
-        payload = spec_payload(world.app_payload(before, action)).hex()
-        return command("send", m=action.src, dst=-1, payload=payload, state=True)
+        number = world.app_payload(before, action)
+        flagged = (action.src, number) in getattr(world.bounds, "dont_loopback", ())  # per send (NAKACK2)
+        extra = {"dont_loopback": True} if flagged else {}
+        return command("send", m=action.src, dst=-1, payload=spec_payload(number).hex(), state=True, **extra)
     if isinstance(action, DeliverPacket):
         ids = run.inflight.pop(action.packet)
         return command("deliver", id=ids[0], discard=ids[1:], m=action.packet.dst, state=True)

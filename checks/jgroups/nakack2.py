@@ -54,7 +54,7 @@ def node(state: dict[str, Any], me: int, n: int) -> n2.Node:
                    state["become_server_pending"], queue, mc.per_member(state["xmit_last"], n, 0),
                    mc.per_member(state["stable_xmit"], n, n2.NO_ENTRY), state["last_seqno_resent"],
                    state["num_resends"], state["skip_next_resend"], frozenset(state["votes"]), merged,
-                   state["stable_suspended"])
+                   state["stable_suspended"], frozenset(state.get("dont_loopback", ())))
 
 
 def timer(t: n2.Timer) -> tuple[str, int | None]:
@@ -74,7 +74,7 @@ def props(cfg: n2.Config) -> dict[str, Any]:
     """The model's settings the harness passes on."""
     return {"xmit_interval": cfg.xmit_interval, "use_mcast_xmit": cfg.use_mcast_xmit,
             "resend_last_seqno": cfg.resend_last_seqno, "resend_last_seqno_max_times": cfg.resend_last_seqno_max_times,
-            "become_server_queue_size": cfg.become_server_queue_size}
+            "become_server_queue_size": cfg.become_server_queue_size, "dont_loopback": cfg.dont_loopback}
 
 
 BINDING = JGroupsBinding(

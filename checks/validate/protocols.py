@@ -154,7 +154,8 @@ def _n2_config(config: nakack2.Config, n: int) -> Any:
     return n2spec.Config(n, variant=_flags(config, n2spec.Variant), xmit_interval=config.xmit_interval,
                          use_mcast_xmit=config.use_mcast_xmit, resend_last_seqno=config.resend_last_seqno,
                          resend_last_seqno_max_times=config.resend_last_seqno_max_times,
-                         become_server_queue_size=config.become_server_queue_size)
+                         become_server_queue_size=config.become_server_queue_size,
+                         dont_loopback=config.dont_loopback)
 
 
 def _n4_config(config: nakack4.Config, n: int) -> Any:

@@ -55,6 +55,10 @@ class Config:
     """HIGHEST_SEQNOs per unchanged counter value."""
     become_server_queue_size: int = 50
     """Capacity of the become_server_queue with retransmission on; <= 0 reads as 10, as JGroups."""
+    dont_loopback: bool = False
+    """The application flags every multicast DONT_LOOPBACK (spec decision 15): no copy to this
+    member, its own hd passes the message at the send (Table.add's remove filter), and a
+    re-multicast of it skips this member too. A transient flag: nothing of it goes on the wire."""
     discard_delivered_msgs: bool = True
     """Receivers drop delivered messages of other senders at once. Only true is supported (JGroups
     deprecated the property and always discards, JGRP-2985; the spec models only that)."""
@@ -104,7 +108,7 @@ class Config:
     """Most seqnos the retransmit task scans for gaps in one run over all windows (round robin)."""
 
     def __post_init__(self) -> None:
-        flags = ("use_mcast_xmit", "resend_last_seqno", "discard_delivered_msgs")
+        flags = ("use_mcast_xmit", "resend_last_seqno", "discard_delivered_msgs", "dont_loopback")
         require_ints(self, [f.name for f in fields(self) if f.name not in ("variant", "codec_limits", *flags)])
         for name in flags:
             if type(getattr(self, name)) is not bool:

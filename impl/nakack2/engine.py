@@ -39,7 +39,7 @@ class Nakack2Engine(MemberOutputs[P]):
 
     After every input, drain ``datagrams_to_send`` (a multicast is one datagram per member of the
     view, this member's own copy included: hand it back through ``received``, as JGroups loops it
-    back) and ``deliveries``, and call ``handle_timer`` at ``get_timer()``.
+    back; with ``dont_loopback`` there is no own copy) and ``deliveries``, and call ``handle_timer`` at ``get_timer()``.
     """
 
     def __init__(self, config: Config | None = None, *, me: P, members: Iterable[P] = (), now: int) -> None:
@@ -54,14 +54,18 @@ class Nakack2Engine(MemberOutputs[P]):
 
     # ------------------------------------------------------------------ inputs
 
-    def multicast(self, payload: bytes, *, now: int) -> int | None:
+    def multicast(self, payload: bytes, *, now: int, dont_loopback: bool = False) -> int | None:
         """The application multicasts ``payload``; returns its seqno, or None when the member has
-        no own window yet (a joiner before its digest: dropped, as JGroups drops it). Raises
+        no own window yet (a joiner before its digest: dropped, as JGroups drops it).
+        ``dont_loopback`` (or ``Config.dont_loopback``) flags it DONT_LOOPBACK (spec decision 15):
+        no copy to this member, which never delivers it. Raises
         ``LocalProtocolError`` (payload not bytes or too big) or ``SendWindowFull``
         (``max_send_window`` own messages not purged by STABLE yet) without changing any state."""
         self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"multicast: payload must be bytes, got {type(payload).__name__}")
+        if type(dont_loopback) is not bool:
+            raise LocalProtocolError(f"multicast: dont_loopback must be a bool, got {type(dont_loopback).__name__}")
         m, cfg = self._m, self._config
         own = m.own
         if own is None:
@@ -81,7 +85,13 @@ class Nakack2Engine(MemberOutputs[P]):
         m.seqno = seqno
         m.skip_next_resend = m.skip_next_resend or cfg.resend_last_seqno  # JGroups: no resender when off
         m.stats.multicasts += 1
-        m.multicast(data, m.view)
+        if cfg.dont_loopback or dont_loopback:  # spec decision 15: no copy to this member
+            own.dont_loopback.add(seqno)
+            if own.hd == seqno - 1:  # the add's remove filter walks hd from hd+1 over it
+                own.hd = seqno
+            m.multicast(data, tuple(p for p in m.view if p != m.me))
+        else:
+            m.multicast(data, m.view)
         return seqno
 
     def received(self, src: P, data: bytes, *, now: int) -> None:

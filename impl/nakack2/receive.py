@@ -102,7 +102,10 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
             mine = [item for s in range(own.hd + 1, own.hr + 1) if (item := table.get(s)) is not None]
             assert len(mine) == own.hr - own.hd  # the own window has no gaps
             own.hd = own.hr
-            m.deliver_all(sender, mine)
+            if own.dont_loopback:  # removeAndDeliver's filter passes over them (spec decision 15)
+                mine = [item for item in mine if item.seqno not in own.dont_loopback]
+            if mine:
+                m.deliver_all(sender, mine)
         return
     entry = m.recv.get(sender)
     if entry is None:
@@ -152,8 +155,10 @@ def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
         if stored is None:
             continue
         try:
-            if cfg.use_mcast_xmit:
-                data, destinations = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits), m.view
+            if cfg.use_mcast_xmit:  # the stored original: a DONT_LOOPBACK one skips this member (decision 15)
+                data = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits)
+                flagged = m.own is not None and seqno in m.own.dont_loopback
+                destinations = tuple(p for p in m.view if p != m.me) if flagged else m.view
             else:
                 rsp = XmitRspMsg(sender, stored.seqno, stored.payload)
                 data, destinations = encode(rsp, cfg.codec_limits), (src,)

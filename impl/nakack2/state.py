@@ -62,7 +62,7 @@ class Stats(EngineStats):
 class OwnWindow:
     """The member's own window: its send window until STABLE purges (see the module docstring)."""
 
-    __slots__ = ("bytes", "hd", "table")
+    __slots__ = ("bytes", "dont_loopback", "hd", "table")
 
     def __init__(self, offset: int, config: Config) -> None:
         self.table: Table[McastMsg] = Table(offset, msgs_per_row=config.xmit_table_msgs_per_row,
@@ -70,6 +70,7 @@ class OwnWindow:
                                             max_span=config.max_send_window)
         self.hd = offset
         self.bytes = 0  # payload bytes of the messages kept (max_send_bytes)
+        self.dont_loopback: set[int] = set()  # seqnos of the kept messages sent DONT_LOOPBACK
 
     def add(self, msg: McastMsg) -> None:
         self.table.add(msg.seqno, msg)
@@ -95,6 +96,8 @@ class OwnWindow:
         table = self.table
         self.bytes -= sum(len(item.payload) for s in range(before + 1, upto + 1) if (item := table.get(s)) is not None)
         table.purge(upto, force=True)
+        if self.dont_loopback:
+            self.dont_loopback = {s for s in self.dont_loopback if s > table.low}
         return table.low - before
 
 

@@ -34,6 +34,7 @@ class MulticastAdapter(ProtocolAdapter):
     step_properties = ()
     timer_keys: ClassVar[dict[str, bool]] = {}
     boolean_settings: ClassVar[frozenset[str]] = frozenset()  # [config] switches, read true/false
+    dont_loopback_per_send: ClassVar[bool] = False  # the spec's on_send takes ``dont_loopback`` ([dont_loopback])
 
     def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
                     settings: dict[str, int]) -> Any:
@@ -50,8 +51,9 @@ class MulticastAdapter(ProtocolAdapter):
             step = spec.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
             return step.node, step.effects
         kind = stimulus[0] if isinstance(stimulus, tuple) and stimulus else None
-        if kind == "mcast":
-            step = spec.on_send(cfg, node, stimulus[1])  # type: ignore[index]
+        if kind == "mcast":  # ("mcast", n) or ("mcast", n, DONT_LOOPBACK): world rule 6
+            flag = {"dont_loopback": True} if len(stimulus) > 2 and not cfg.dont_loopback else {}  # type: ignore[arg-type]
+            step = spec.on_send(cfg, node, stimulus[1], **flag)  # type: ignore[index]
         elif kind == "timer":
             step = spec.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif kind == "view":

@@ -5,7 +5,8 @@ its stimuli, history, properties, variants, settings, timers and how its actions
 Properties (``seqcheck list`` prints their definitions):
 
 - per (sender, receiver) channel of ``spec/reliable_fifo``: ``no_duplicate``, ``in_order`` (per-sender
-  FIFO at every receiver, per window incarnation), ``delivered_was_sent``;
+  FIFO at every receiver, per window incarnation), ``delivered_was_sent``, ``no_self_delivery`` (with
+  ``dont_loopback``, no member delivers its own multicast);
 - of one member's state: ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``,
   ``queue_within_bound`` and ``window_bounded`` (the window growth JGRP-2675 makes unbounded, against
   the model file's ``window_bound``);
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from models.multicast_world import MulticastWorld
 
 CHANNEL = (("no_duplicate", fifo.no_duplicate), ("in_order", fifo.in_order),
-           ("delivered_was_sent", fifo.delivered_was_sent))
+           ("delivered_was_sent", fifo.delivered_was_sent), ("no_self_delivery", fifo.no_self_delivery))
 NODE = (("window_order", nak.window_order), ("slots_hold_their_seqnos", nak.slots_hold_their_seqnos),
         ("seqno_discipline", nak.seqno_discipline))
 DOCS = {
@@ -56,7 +57,9 @@ DOCS = {
                              "sender's counter at once, by design) is not checked.",
     "eventually_delivered": "From every reachable state, without further faults, every member that "
                             "shares a view with a sender (each in the other's), has a window for it and has "
-                            "not stopped, delivers every message the sender multicast (its own included); "
+                            "not stopped, delivers every message the sender multicast (its own included: "
+                            "with dont_loopback its own window's hd passes them undelivered, so the own "
+                            "window and STABLE still advance); "
                             "a sender that left or crashed is exempt (NAKACK2 asks only the original sender "
                             "for a retransmission; flushing a departed member's messages is FLUSH's job).",
     "window_drains": "From every reachable state, without further faults, every window of every member "
@@ -78,9 +81,10 @@ class Nakack2Adapter(MulticastAdapter):
     # switches (boolean_settings) read true/false
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {
         "xmit_interval": (1, 0), "use_mcast_xmit": (1, 0), "resend_last_seqno": (1, 0),
-        "resend_last_seqno_max_times": (1, 1), "become_server_queue_size": (50, 0),
+        "resend_last_seqno_max_times": (1, 1), "become_server_queue_size": (50, 0), "dont_loopback": (0, 0),
     }
-    boolean_settings = frozenset({"use_mcast_xmit", "resend_last_seqno"})
+    boolean_settings = frozenset({"use_mcast_xmit", "resend_last_seqno", "dont_loopback"})
+    dont_loopback_per_send = True
     timer_text = ("retransmit task runs (XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "STABLE's gossip task runs (digest to the coordinator)",
                   "BECOME_SERVER: drains the become_server_queue")

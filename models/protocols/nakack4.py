@@ -5,7 +5,8 @@ its actions read, and the ``FACTORY`` ``models/registry.py`` lists.
 Properties (``seqcheck list`` prints their definitions):
 
 - per (sender, receiver) channel of ``spec/reliable_fifo``: ``no_duplicate``, ``in_order``,
-  ``delivered_was_sent``;
+  ``delivered_was_sent``, ``no_self_delivery`` (with ``dont_loopback``, no member delivers its own
+  multicast);
 - of one member's state: ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``,
   ``window_within_capacity`` (high - low <= capacity), ``blocks_only_when_full`` (the block
   edge), ``ack_table_members`` (JGRP-2904), ``ack_min_is_min``, ``deliverer_released`` (JGRP-3034),
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from models.multicast_world import MulticastWorld
 
 CHANNEL = (("no_duplicate", fifo.no_duplicate), ("in_order", fifo.in_order),
-           ("delivered_was_sent", fifo.delivered_was_sent))
+           ("delivered_was_sent", fifo.delivered_was_sent), ("no_self_delivery", fifo.no_self_delivery))
 NODE = (("window_order", nak.window_order), ("slots_hold_their_seqnos", nak.slots_hold_their_seqnos),
         ("seqno_discipline", nak.seqno_discipline), ("ack_table_members", nak.ack_table_members),
         ("ack_min_is_min", nak.ack_min_is_min), ("deliverer_released", nak.deliverer_released))

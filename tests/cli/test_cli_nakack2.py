@@ -40,3 +40,25 @@ def test_a_nakack2_trace_replays_on_the_engine(tmp_path: Path, capsys: pytest.Ca
     assert main(["replay", str(trace), "--emit-test", str(tmp_path / "t.py")]) == 0
     emitted = (tmp_path / "t.py").read_text()
     assert "from checks.conform.mcast_script import McastScript" in emitted and "net.multicast('A')" in emitted
+
+
+def test_a_script_flags_one_multicast_dont_loopback() -> None:
+    """``McastScript.multicast(src, dont_loopback=True)`` (the call replay emits for a send the
+    model's [dont_loopback] table flags): A delivers #1, never #2; B both; and a script that
+    delivers A's own #2 anyway (its flag dropped) is judged a no_self_delivery violation."""
+    from checks.conform.mcast_script import McastScript
+    from impl.common import spec_payload
+
+    net = McastScript(["A", "B"])
+    net.multicast("A")
+    net.multicast("A", dont_loopback=True)
+    for seqno in (1, 2):
+        net.deliver("A", "B", "MSG", seqno=seqno)
+    net.deliver("A", "A", "MSG", seqno=1)
+    assert net.skipped == [] and net.delivered == {("A", "B"): {1, 2}, ("A", "A"): {1}}
+    assert net.holds("no_self_delivery") and net.holds("in_order")
+    net.settle()
+    assert net.holds("eventually_delivered")
+    net.flagged.add(("A", 1))  # as if #1 had been flagged: its delivery at A above is then judged
+    net._deliveries("A", [("A", spec_payload(1))])
+    assert not net.holds("no_self_delivery")

@@ -52,12 +52,20 @@ def test_engine_agrees_with_spec_on_random_walks() -> None:
     assert walk_all(load(FUZZ)) > WALKS * 100  # the walks are long: timers are always enabled
 
 
+@pytest.mark.parametrize("name", ["nakack2-lockstep-dont-loopback", "nakack2-lockstep-dont-loopback-mixed"])
+def test_engine_agrees_with_spec_on_the_dont_loopback_worlds(name: str) -> None:
+    """Every multicast, or some, DONT_LOOPBACK (decision 15), with every safety property of the model."""
+    assert walk_all(load(MODELS_DIR / "fuzz" / f"{name}.toml"), 20) > 20 * 100
+
+
 @pytest.mark.parametrize("settings", [
     "xmit_interval = 1\nuse_mcast_xmit = false",  # XMIT_RSP instead of a re-multicast
     "xmit_interval = 0",  # seed 004: no retransmission, the queue unbounded
     "xmit_interval = 1\nresend_last_seqno_max_times = 3",
     "xmit_interval = 1\nresend_last_seqno = false",
     "xmit_interval = 1\nbecome_server_queue_size = 1",  # the queue fills and drops
+    "xmit_interval = 1\ndont_loopback = true",  # decision 15: no own copy, the own hd moves at the send
+    "xmit_interval = 1\ndont_loopback = true\nuse_mcast_xmit = false",
 ])
 def test_engine_agrees_with_every_setting(settings: str, tmp_path: Path) -> None:
     walk_all(with_config(tmp_path, settings), 15, check_properties=False)
@@ -118,6 +126,31 @@ def merge_digest_at_hr(m: Member[Any], digest: dict[Any, tuple[int, int]]) -> No
     ORIGINAL_MERGE(m, {p: (hr, hr) for p, (_hd, hr) in digest.items()})  # windows start past what is delivered
 
 
+ORIGINAL_XMIT_REQ, ORIGINAL_ON_DATA = receive.on_xmit_req, receive.on_data
+
+
+def re_multicast_to_self(m: Member[Any], src: Any, msg: Any) -> None:
+    if m.own is None:
+        ORIGINAL_XMIT_REQ(m, src, msg)
+        return
+    flagged, m.own.dont_loopback = m.own.dont_loopback, set()  # the stored originals' transient flag forgotten
+    try:
+        ORIGINAL_XMIT_REQ(m, src, msg)
+    finally:
+        m.own.dont_loopback = flagged
+
+
+def deliver_own_dont_loopback_too(m: Member[Any], sender: Any, msg: Any) -> None:
+    if sender != m.me or m.own is None:
+        ORIGINAL_ON_DATA(m, sender, msg)
+        return
+    flagged, m.own.dont_loopback = m.own.dont_loopback, set()  # removeAndDeliver without its filter
+    try:
+        ORIGINAL_ON_DATA(m, sender, msg)
+    finally:
+        m.own.dont_loopback = flagged
+
+
 DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "HIGHEST_SEQNO right after an application send": (tasks, "resend_last_seqno", resend_after_an_application_send,
                                                        "fuzz"),
@@ -127,6 +160,10 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "a full become_server_queue evicts the oldest": (receive, "queue", queue_evicting_the_oldest, "queue"),
     "a departed member's STABLE record kept": (membership, "forget", forget_nothing, "fuzz"),
     "a merge digest read at hr, not hd": (membership, "merge_digest", merge_digest_at_hr, "merge"),
+    "a DONT_LOOPBACK message re-multicast to its sender too": (receive, "on_xmit_req", re_multicast_to_self,
+                                                               "dont_loopback"),
+    "removeAndDeliver without its DONT_LOOPBACK filter": (receive, "on_data", deliver_own_dont_loopback_too,
+                                                          "mixed"),
 }
 
 
@@ -136,6 +173,10 @@ def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setattr(owner, name, defect)
     if where == "merge":
         yield load(MODELS_DIR / "nakack2" / "merge-digest-lags-loopback.toml")
+    elif where == "mixed":
+        yield load(MODELS_DIR / "nakack2" / "dont-loopback-mixed.toml")
+    elif where == "dont_loopback":
+        yield with_config(tmp_path, "xmit_interval = 1\ndont_loopback = true")
     elif where == "queue":
         yield with_config(tmp_path, "xmit_interval = 1\nbecome_server_queue_size = 1")
     else:

@@ -1,7 +1,8 @@
 """Hypothesis state machine on NAKACK2: the multicast world's actions as rules (multicasts, copies
 delivered, lost, duplicated and dropped below the protocol, timers, views, a join, a leave),
 "engine == spec" and the spec's safety properties as invariants (``lockstep_machine.WorldAgreement``
-on ``models/fuzz/nakack2-lockstep.toml``: three founders and a joiner).
+on ``models/fuzz/nakack2-lockstep.toml``: three founders and a joiner; and on its DONT_LOOPBACK twin
+``nakack2-lockstep-dont-loopback.toml`` and its mix, ``nakack2-lockstep-dont-loopback-mixed.toml``).
 
 Default profile: 60 runs of up to 80 steps; ``pytest --hypothesis-profile=long`` runs 5,000 of up
 to 400.
@@ -23,6 +24,24 @@ class Nakack2Agreement(WorldAgreement):
 
 
 TestNakack2Agreement = Nakack2Agreement.TestCase
+
+
+class Nakack2DontLoopbackAgreement(WorldAgreement):
+    """The same world with every multicast DONT_LOOPBACK (spec decision 15)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "nakack2-lockstep-dont-loopback.toml")
+
+
+TestNakack2DontLoopbackAgreement = Nakack2DontLoopbackAgreement.TestCase
+
+
+class Nakack2MixedDontLoopbackAgreement(WorldAgreement):
+    """The same world with some multicasts DONT_LOOPBACK ([dont_loopback]: the removal filter)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "nakack2-lockstep-dont-loopback-mixed.toml")
+
+
+TestNakack2MixedDontLoopbackAgreement = Nakack2MixedDontLoopbackAgreement.TestCase
 
 
 def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None:

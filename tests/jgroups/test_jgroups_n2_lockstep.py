@@ -5,6 +5,7 @@ while traffic flows, a leave, STABLE's rounds; the liveness world lets the views
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from jgroups_harness import harness_for
@@ -18,6 +19,7 @@ from models.modelfile import load
 MODELS = Path(__file__).resolve().parents[2] / "models"
 LOCKSTEP = load(MODELS / "fuzz" / "nakack2-lockstep.toml")
 LIVENESS = load(MODELS / "fuzz" / "nakack2-liveness.toml")
+DONT_LOOPBACK = load(MODELS / "fuzz" / "nakack2-lockstep-dont-loopback.toml")
 
 
 @pytest.mark.long
@@ -30,6 +32,41 @@ def test_spec_agrees_with_jgroups(version: str) -> None:
         assert result.divergence is None, f"seed {seed}: {result.divergence}"
         steps += result.steps
     assert steps > 2_000
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("version", ["5.4.12", "master"])
+def test_dont_loopback_world_agrees(version: str) -> None:
+    """Spec decision 15: no copy to the sender, its own hd moves at the send (the digest JGroups'
+    STABLE gossips shows it), re-multicasts skip it, on the release's own send and Table."""
+    harness = harness_for(version)
+    for seed in range(20):
+        result = random_walk(DONT_LOOPBACK, harness, seed, 120)
+        assert result.divergence is None, f"seed {seed}: {result.divergence}"
+
+
+def test_a_mix_of_flagged_and_plain_sends_agrees() -> None:
+    """models/nakack2/dont-loopback-mixed: the removal filter passes #2 when #1's loopback comes up."""
+    harness = harness_for("5.4.12")
+    mixed = load(MODELS / "nakack2" / "dont-loopback-mixed.toml")
+    for seed in range(30):
+        result = random_walk(mixed, harness, seed, 40)
+        assert result.divergence is None, f"seed {seed}: {result.divergence}"
+
+
+def test_without_the_flag_jgroups_loops_the_copy_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison can fail: JGroups told nothing of DONT_LOOPBACK sends the sender a copy."""
+    harness = harness_for("5.4.12")
+    command = harness.command
+
+    def without_flag(name: str, **args: Any) -> Any:
+        if name == "reset":
+            args["props"] = {k: v for k, v in args["props"].items() if k != "dont_loopback"}
+        return command(name, **args)
+
+    monkeypatch.setattr(harness, "command", without_flag)
+    result = random_walk(DONT_LOOPBACK, harness, 0, 20)
+    assert result.divergence is not None and "differ" in str(result.divergence)
 
 
 def test_views_progress_world_agrees() -> None:

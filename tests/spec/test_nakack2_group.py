@@ -67,7 +67,8 @@ class Group:
             if step.effects:
                 self.sent[member] += 1
                 for receiver in range(self.cfg.members):
-                    self.channels[member, receiver] = fifo.send(self.channels[member, receiver])
+                    self.channels[member, receiver] = fifo.send(
+                        self.channels[member, receiver], dont_loopback=self.cfg.dont_loopback and receiver == member)
             effects = self.apply(member, step)
         return effects
 

@@ -26,6 +26,45 @@ def test_own_messages_are_delivered_by_the_loopback_copy_once_and_kept_until_sta
     assert g.nodes[A].windows[A] == nk.Window(0, 2, (nk.Data(1, 1), nk.Data(2, 2)), ())
 
 
+def test_a_dont_loopback_send_walks_the_own_hd_over_it_and_sends_no_copy_to_self() -> None:
+    """Decision 15: Table.add's remove filter passes the message at once (kept, not delivered); the
+    digest's own entry and so STABLE's purge move; the receivers deliver it as any message."""
+    g = Group(3, dont_loopback=True)
+    effects = g.send(A, 2)
+    assert typed(effects) == typed((Send(B, nk.Data(2, 2)), Send(C, nk.Data(2, 2))))
+    assert g.nodes[A].windows[A] == nk.Window(0, 2, (nk.Data(1, 1), nk.Data(2, 2)), ())
+    assert nk.digest_of(g.nodes[A])[A] == (2, 2)
+    assert typed(g.deliver(to(B, seqno=1), keep=True)) == typed((Deliver(A, 1),))
+    assert not any(p.dst == A for p in g.wire)
+    own = g.nodes[A].windows[A]
+    assert own is not None and nk.purge(own, 2) == nk.Window(2, 2, (), ())
+
+
+def test_a_mixed_dont_loopback_send_waits_for_the_earlier_loopback_whose_removal_passes_it() -> None:
+    """Decision 15, a per-send flag: #2's add cannot walk hd past #1 (still to come back); #1's
+    loopback runs removeAndDeliver, whose filter passes #2 undelivered."""
+    g = Group(2)
+    g.send(A)
+    step = nk.on_send(g.cfg, g.nodes[A], 2, dont_loopback=True)
+    assert typed(step.effects) == typed((Send(B, nk.Data(2, 2)),))
+    own = step.node.windows[A]
+    assert own is not None and (own.delivered, own.highest_received) == (0, 2) and step.node.dont_loopback == {2}
+    back = nk.on_receive(g.cfg, step.node, A, nk.Data(1, 1))
+    assert typed(back.effects) == typed((Deliver(A, 1),))
+    own = back.node.windows[A]
+    assert own is not None and own.delivered == 2
+    purged = nk.on_stability(g.cfg, back.node, B, nk.Stability((A, B), ((2, 2), (0, 0))))
+    assert purged.node.dont_loopback == frozenset()
+
+
+def test_a_dont_loopback_message_re_multicast_skips_its_sender() -> None:
+    """The re-multicast is the stored original, whose transient flag the transport still sees."""
+    g = Group(3, dont_loopback=True)
+    g.send(A, 1)
+    effects = g.receive(Packet(B, A, nk.XmitReq(A, (1,))))
+    assert typed(effects) == typed((Send(B, nk.Data(1, 1)), Send(C, nk.Data(1, 1))))
+
+
 def test_a_member_without_its_own_window_drops_its_applications_multicast() -> None:
     g = Group(3, founders=(A, B))
     assert typed(g.send(C)) == typed(()) and g.sent[C] == 0 and g.nodes[C].seqno == 0

@@ -153,3 +153,18 @@ def test_all_delivered_unions_incarnations_and_ignores_unsent_bits() -> None:
     assert not channel.all_delivered()
     channel = fifo.excuse(channel, (4,))
     assert channel.all_delivered()
+
+
+def test_dont_loopback_on_the_self_channel_is_never_delivered_and_may_be_passed_over() -> None:
+    """Rule 4a: payload 2 is DONT_LOOPBACK on the channel to the sender itself."""
+    channel = fifo.send(fifo.send(fifo.send(Channel()), dont_loopback=True))
+    assert channel.dont_loopback == 0b10 and not channel.all_delivered()
+    channel = fifo.deliver(fifo.deliver(channel, 1), 3)
+    assert clean(channel) and fifo.no_self_delivery(channel) and channel.all_delivered()
+    delivered = fifo.deliver(channel, 2)
+    assert not fifo.no_self_delivery(delivered) and fifo.delivered_was_sent(delivered)
+
+
+def test_without_dont_loopback_sends_the_self_channel_is_the_fifo_one() -> None:
+    channel = fifo.deliver(fifo.deliver(sent(3), 1), 3)
+    assert not fifo.in_order(channel) and fifo.no_self_delivery(channel)

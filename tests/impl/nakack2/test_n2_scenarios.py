@@ -16,6 +16,7 @@ from impl.nakack2.codec import (
     StabilityMsg,
     StableMsg,
     WireMsg,
+    XmitReqMsg,
     XmitRspMsg,
     encode,
 )
@@ -236,3 +237,54 @@ def test_without_retransmission_stable_purges_but_never_asks() -> None:
     assert g["C"].snapshot().stable_xmit == ()  # not even remembered
     own = dict(g["A"].snapshot().windows)["A"]
     assert (own.low, own.kept) == (2, (spec_payload(3),))
+
+
+# ---------------------------------------------------------------------------------------------
+# DONT_LOOPBACK (spec decision 15).
+def test_dont_loopback_the_sender_never_delivers_its_own_the_others_recover_a_loss() -> None:
+    """No copy to A (first or re-multicast), A's own hd passes each message at the send, B and C
+    deliver everything once; the datagrams are the bytes of a plain multicast (a transient flag)."""
+    g = Group(config=Config(dont_loopback=True), drop=first_copy(2, "C"))
+    g.mcast("A", 1, 2, 3)
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.low, own.delivered) == (0, 3)
+    g.run_until(2000)
+    assert g.got("A") == [] and g.got("B") == [1, 2, 3] and g.got("C") == [1, 2, 3]
+    assert [d for _, s, d, m in g.log if isinstance(m, McastMsg) and m.seqno == 2] == ["B", "C", "B", "C"]
+    assert not any(d == "A" for _, s, d, m in g.log if s == "A" and isinstance(m, McastMsg))
+    plain = Group()
+    plain.mcast("A", 1)
+    assert plain.log[1][3] == g.log[0][3] and encode(plain.log[1][3]) == encode(g.log[0][3])
+    g.check()
+
+
+def test_dont_loopback_stable_purges_the_senders_own_window() -> None:
+    """The own hd moved at the send, so A's digest names it and STABLE's round purges it all."""
+    g = Group(config=Config(dont_loopback=True))
+    g.mcast("A", 1, 2)
+    g.run_until(40_000)
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.low, own.delivered, own.kept) == (2, 2, ())
+    assert g.got("A") == [] and g.got("B") == [1, 2]
+    g.check()
+
+
+def test_dont_loopback_per_send_the_earlier_loopback_passes_over_it() -> None:
+    """A plain #1 and a DONT_LOOPBACK #2: #2's add cannot move hd past #1, whose loopback delivers
+    #1 alone and passes #2; a re-multicast of #2 skips A, one of #1 does not."""
+    g = Group(hold=lambda src, dst, msg: src == dst == "A")
+    g.mcast("A", 1)
+    g["A"].multicast(spec_payload(2), now=g.now, dont_loopback=True)
+    g.transfer()
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.delivered, g.got("A"), g.got("B")) == (0, [], [1, 2])
+    g.hold = None
+    g.release()
+    own = dict(g["A"].snapshot().windows)["A"]
+    assert (own.delivered, g.got("A")) == (2, [1])
+    before = len(g.log)
+    g["A"].received("B", encode(NakXmitReqMsg("A", XmitReqMsg((1, 2)))), now=g.now)
+    g.transfer()
+    resent = [(m.seqno, d) for _, s, d, m in g.log[before:] if isinstance(m, McastMsg)]
+    assert resent == [(1, "A"), (1, "B"), (1, "C"), (2, "B"), (2, "C")] and g.got("A") == [1]
+    g.check()

@@ -120,6 +120,8 @@ public final class Harness {
                 reset(command);
                 break;
             case "send":
+                // dont_loopback: this multicast alone is flagged DONT_LOOPBACK (NAKACK2's per-send choice)
+                member(command, "m").dontLoopbackNext = Boolean.TRUE.equals(command.get("dont_loopback"));
                 if (Boolean.TRUE.equals(command.get("oob")))
                     model.sendOob(member(command, "m"), index(command, "dst"), Hex.parse(Json.text(command, "payload")));
                 else

@@ -165,7 +165,8 @@ final class Jg {
             throw new IllegalArgumentException("this release has no transient flag " + name);
         Object array = java.lang.reflect.Array.newInstance(flags, 1);
         java.lang.reflect.Array.set(array, 0, flag);
-        Reflect.call(msg, "setFlag", array);
+        // 3.x: setTransientFlag(TransientFlag...); 5.x: setFlag(TransientFlag...)
+        Reflect.call(msg, Reflect.hasMethod(msg, "setTransientFlag", 1) ? "setTransientFlag" : "setFlag", array);
     }
 
     /** The first header of ``msg`` belonging to protocol ``prot`` (by its id), or null. */

@@ -85,12 +85,18 @@ final class Member {
         send(dst, payload, false);
     }
 
+    /** The next application send is flagged DONT_LOOPBACK (the harness's send command sets it). */
+    boolean dontLoopbackNext;
+
     /** An application message to ``dst`` (-1: a multicast), flagged OOB if ``oob``. */
     void send(int dst, byte[] payload, boolean oob) {
         Address to = dst < 0 ? null : harness.member(dst).address;
         Message msg = harness.model().application(this, Jg.dataMessage(to, address, payload));
         if (oob)
             msg.setFlag(Message.Flag.OOB);
+        if (dontLoopbackNext)
+            Jg.setTransientFlag(msg, "DONT_LOOPBACK");
+        dontLoopbackNext = false;
         if (harness.threads.blocking(this))
             harness.threads.send(this, msg);
         else

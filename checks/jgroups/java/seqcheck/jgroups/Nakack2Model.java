@@ -156,6 +156,18 @@ final class Nakack2Model extends NakackModel {
         out.put("votes", votes);
         out.put("merged", merged);
         out.put("stable_suspended", suspended);
+        List<Object> flagged = new ArrayList<>();  // own messages still stored that are DONT_LOOPBACK
+        Object own = windows(member).get(member.address);
+        if (own != null) {
+            long low = ((Number) Reflect.call(own, "getLow")).longValue();
+            long hr = ((Number) Reflect.call(own, "getHighestReceived")).longValue();
+            for (long s = low + 1; s <= hr; s++) {
+                Message m = (Message) Reflect.call(own, "get", s);
+                if (m != null && Jg.dontLoopback(m))
+                    flagged.add(s);
+            }
+        }
+        out.put("dont_loopback", flagged);
         return out;
     }
 
