@@ -1,7 +1,8 @@
 """``seqcheck prove``: every proof of this package as a table of obligations, with a verdict.
 
 One line per obligation: its name, its result (proved / counterexample / unknown), the result it
-should have, and z3's seconds. What runs (``seqcheck prove WHAT`` or ``--protocol WHAT``):
+should have, and its wall seconds with the CPU seconds beside them (z3 and the checker run in this
+process: ``checks/stopwatch``). What runs (``seqcheck prove WHAT`` or ``--protocol WHAT``):
 
 - ``unicast3``: the cross-check of the symbolic model on shipped models' explicit states; every
   obligation of the shipped protocol (expected: proved), and of it without the message cache
@@ -42,12 +43,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic import cti as ctis
 from checks.symbolic.counters import prove_counters
 from checks.symbolic.crosscheck import (
@@ -87,7 +88,8 @@ class Line:
     name: str
     result: str
     expected: str
-    seconds: float
+    seconds: float  # wall
+    cpu_seconds: float  # this process's: z3 and the checker's searches run in it
     detail: str = ""
 
     @property
@@ -96,7 +98,8 @@ class Line:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "result": self.result, "expected": self.expected,
-                "seconds": round(self.seconds, 3), "detail": self.detail}
+                "seconds": round(self.seconds, 3),
+                "cpu_seconds": round(self.cpu_seconds, 3), "detail": self.detail}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,7 +132,7 @@ def run(args: argparse.Namespace, writable_folder: Callable[[str, Path], Path]) 
     trace_dir = writable_folder("--trace-dir", args.trace_dir)
     wanted = choices[args.what or args.protocol or "all"]
     out: Callable[[Line], None] = _print_json if args.json else _print_text
-    started = time.perf_counter()
+    watch = Stopwatch()
     lines = []
     settings = Settings(trace_dir, args.seed)
     for what in wanted:
@@ -139,13 +142,14 @@ def run(args: argparse.Namespace, writable_folder: Callable[[str, Path], Path]) 
     undecided = [line for line in lines if line.result == UNKNOWN and line.expected != INFO]
     failed = [line for line in lines if not line.ok and line.expected != INFO and line not in undecided]
     word = "NOT as expected" if failed else "unknown" if undecided else "as expected"
+    wall, cpu = watch.elapsed()
     verdict = {"verdict": word, "obligations": len(lines), "unexpected": [line.name for line in failed],
-               "unknown": [line.name for line in undecided], "seconds": round(time.perf_counter() - started, 1)}
+               "unknown": [line.name for line in undecided], "seconds": round(wall, 1), "cpu_seconds": round(cpu, 1)}
     if args.json:
         print(json.dumps(verdict))
     else:
         print(f"{len(lines)} lines, {len(failed)} not as expected, {len(undecided)} unknown, "
-              f"{verdict['seconds']} s: {word}")
+              f"{verdict['seconds']} s (CPU {verdict['cpu_seconds']} s): {word}")
         for line in failed:
             print(f"  unexpected: {line.name}: {line.result} (expected {line.expected})")
         for line in undecided:
@@ -156,7 +160,8 @@ def run(args: argparse.Namespace, writable_folder: Callable[[str, Path], Path]) 
 def _print_text(line: Line) -> None:
     mark = "" if line.ok or line.expected == INFO else f"  (expected {line.expected})"
     detail = f"  {line.detail}" if line.detail else ""
-    print(f"{line.name:<78} {line.result:<15} {line.seconds:7.2f} s{mark}{detail}", flush=True)
+    took = f"{line.seconds:7.2f} s (CPU {line.cpu_seconds:6.2f} s)"
+    print(f"{line.name:<78} {line.result:<15} {took}{mark}{detail}", flush=True)
 
 
 def _print_json(line: Line) -> None:
@@ -168,12 +173,12 @@ def _unicast3(settings: Settings) -> Iterator[Line]:
     invariants = TARGETS + STRENGTHENINGS
     yield from _crosschecks(settings.seed)
     for r in obligations(invariants, Variant()):
-        yield Line(f"unicast3: {r.name}", r.result, PROVED, r.seconds)
+        yield Line(f"unicast3: {r.name}", r.result, PROVED, r.seconds, r.cpu_seconds)
     for r in obligations(invariants, Variant(no_message_cache=True)):
-        yield Line(f"unicast3[JGRP-2327]: {r.name}", r.result, PROVED, r.seconds)
+        yield Line(f"unicast3[JGRP-2327]: {r.name}", r.result, PROVED, r.seconds, r.cpu_seconds)
     for r in obligations(invariants, JGRP1873):
         expected = COUNTEREXAMPLE if (r.action, r.invariant) == EXPECTED_1873 else PROVED
-        yield Line(f"unicast3[JGRP-1873]: {r.name}", r.result, expected, r.seconds)
+        yield Line(f"unicast3[JGRP-1873]: {r.name}", r.result, expected, r.seconds, r.cpu_seconds)
     yield from _jgrp1873(settings.trace_dir)
     yield from _without_rule_6()
 
@@ -187,12 +192,13 @@ def _without_rule_6() -> Iterator[Line]:
     ungated = replace(ACTION_BY_NAME["remove_recv"], guard=lambda o, p, a, v: p.r_exists)
     for r in obligations(TARGETS + STRENGTHENINGS, Variant(), actions=(ungated,),
                          only=lambda a, i: i == "first_data_above_acked" and a != "init"):
-        yield Line(f"unicast3 without rule 6 (stale packets): {r.name}", r.result, COUNTEREXAMPLE, r.seconds)
+        yield Line(f"unicast3 without rule 6 (stale packets): {r.name}", r.result, COUNTEREXAMPLE, r.seconds,
+                   r.cpu_seconds)
 
 
 def _crosschecks(seed: int) -> Iterator[Line]:
     for name in CROSSCHECKED:
-        started = time.perf_counter()
+        watch = Stopwatch()
         world_variant = load_world(MODELS / f"{name}.toml").cfg.variant
 
         def all_hold(state: State, v: Variant = world_variant) -> bool:
@@ -204,19 +210,19 @@ def _crosschecks(seed: int) -> Iterator[Line]:
                             walks=CROSSCHECK_WALKS, depth=CROSSCHECK_DEPTH, seed=seed)
         result = "agrees" if not report.mismatches else "disagrees"
         detail = crosscheck_detail(report, seed)
-        yield Line(f"unicast3: cross-check with spec on {name}", result, "agrees", time.perf_counter() - started,
+        yield Line(f"unicast3: cross-check with spec on {name}", result, "agrees", *watch.elapsed(),
                    detail)
 
 
 def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
     invariants = TARGETS + STRENGTHENINGS
     action, invariant = EXPECTED_1873
-    started = time.perf_counter()
+    watch = Stopwatch()
     result, detail, _ = ctis.validated_cti(invariants, JGRP1873, action, invariant,
                                            load_world(JGRP1873_MODEL))
     yield Line(f"unicast3[JGRP-1873]: CTI of {action} / {invariant} replays on spec/unicast3.py",
-               result, "validated", time.perf_counter() - started, detail)
-    started = time.perf_counter()
+               result, "validated", *watch.elapsed(), detail)
+    watch = Stopwatch()
     reached = ctis.reachable_cti(JGRP1873_MODEL, invariants, action, invariant)
     detail = "no reachable CTI within the bound"
     if reached is not None and reached.trace is not None:
@@ -228,11 +234,11 @@ def _jgrp1873(trace_dir: Path) -> Iterator[Line]:
         detail = (f"{reached.states} states searched; step {reached.cti_step + 1} of {len(reached.path)} "
                   f"({trace.summary[reached.cti_step]}) is the CTI; ends in {trace.prop}; seqcheck show {path}")
     yield Line(f"unicast3[JGRP-1873]: the CTI is reachable (bounded search, {JGRP1873_MODEL.name})",
-               "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)
-    started = time.perf_counter()
+               "reachable" if reached else "not found", "reachable", *watch.elapsed(), detail)
+    watch = Stopwatch()
     where = ctis.checker_passes_through(JGRP1873_MODEL, invariants, action, invariant)
     yield Line(f"unicast3[JGRP-1873]: seqcheck check's counterexample of {JGRP1873_MODEL.name} passes through it",
-               "passes through" if where else "does not", "passes through", time.perf_counter() - started,
+               "passes through" if where else "does not", "passes through", *watch.elapsed(),
                where or "")
 
 
@@ -240,12 +246,12 @@ def _table(settings: Settings) -> Iterator[Line]:
     from checks.symbolic.fixed_buffer import prove_fixed_buffer
 
     for lemma in prove_table() + prove_fixed_buffer():
-        yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.detail)
+        yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.cpu_seconds, lemma.detail)
 
 
 def _counters(settings: Settings) -> Iterator[Line]:
     for lemma in prove_counters():
-        yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.detail)
+        yield Line(lemma.name, lemma.result, lemma.expected, lemma.seconds, lemma.cpu_seconds, lemma.detail)
 
 
 def _unicast2(settings: Settings) -> Iterator[Line]:
@@ -275,10 +281,10 @@ def _infer(settings: Settings) -> Iterator[Line]:
     found = infer()
     yield Line("infer: unicast3 candidates from the grammar, states sampled, survivors, inductive (Houdini)",
                f"{found.candidates}/{found.sampled_states}/{found.survived_sample}/{len(found.inductive)}", INFO,
-               found.seconds, "; ".join(inv.name for inv in found.inductive))
+               found.seconds, found.cpu_seconds, "; ".join(inv.name for inv in found.inductive))
     for name, implied in found.implied.items():
         yield Line(f"infer: the inferred invariant implies {name}", "implied" if implied else "not implied", INFO,
-                   0.0)
+                   0.0, 0.0)
 
 
 SECTIONS: dict[str, Callable[[Settings], Iterator[Line]]] = {

@@ -22,12 +22,12 @@ Lemmas (``prove_counters``):
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import z3
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic import budget
 from checks.symbolic.table import Lemma
 from impl.common import TS_MODULUS
@@ -53,14 +53,14 @@ def _check(name: str, expected: str, claim: Any, shown: Callable[[z3.ModelRef], 
     """``claim`` for all values (proved) or z3's counterexample to it."""
     solver = z3.Solver()
     solver.add(z3.Not(claim))
-    started = time.perf_counter()
+    watch = Stopwatch()
     answer = budget.check(solver)
-    seconds = time.perf_counter() - started
+    seconds, cpu = watch.elapsed()
     if answer == z3.unsat:
-        return Lemma(name, "proved", expected, seconds)
+        return Lemma(name, "proved", expected, seconds, cpu)
     if answer == z3.sat:
-        return Lemma(name, "counterexample", expected, seconds, shown(solver.model()) if shown else "")
-    return Lemma(name, "unknown", expected, seconds, str(solver.reason_unknown()))
+        return Lemma(name, "counterexample", expected, seconds, cpu, shown(solver.model()) if shown else "")
+    return Lemma(name, "unknown", expected, seconds, cpu, str(solver.reason_unknown()))
 
 
 def _timestamp_lemmas() -> list[Lemma]:

@@ -25,6 +25,7 @@ import z3
 
 from checks.explore.system import Always
 from checks.explore.trace import Trace, TraceError, make_trace, validate
+from checks.stopwatch import Stopwatch
 from checks.symbolic.bounded import PACKETS, SLOTS, SMALL, bounded
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, Binding
 from checks.symbolic.obligations import COUNTEREXAMPLE, UNKNOWN, obligations
@@ -288,24 +289,22 @@ def _multicast_step(world: Any, view: WorldView, action: Any) -> WorldView:
 
 
 def replayed_cti(invariants: Sequence[Invariant], v: Any, action: str, invariant: str, subject: Subject,
-                 world: Any, drawing: Path) -> tuple[str, float, str]:
+                 world: Any, drawing: Path) -> tuple[str, float, float, str]:
     """z3's counterexample to ``action / invariant`` under ``v`` made concrete for ``world`` (its
     members and constants), replayed on the spec and, when it replays, drawn (``draw_cti``) into the
-    file ``drawing``: (result "validated" or "not validated", seconds, detail)."""
-    import time
-
-    started = time.perf_counter()
+    file ``drawing``: (result "validated" or "not validated", wall seconds, CPU seconds, detail)."""
+    watch = Stopwatch()
     try:
         cti = concrete_cti(invariants, v, action, invariant, subject, world)
     except Undecided as why:
-        return "unknown", time.perf_counter() - started, str(why)
+        return "unknown", *watch.elapsed(), str(why)
     problem = "z3 gave no bounded counterexample" if cti is None else validate_cti(cti, invariants, world, subject)
     if cti is None or problem is not None:
-        return "not validated", time.perf_counter() - started, problem or ""
+        return "not validated", *watch.elapsed(), problem or ""
     drawing.parent.mkdir(parents=True, exist_ok=True)
     drawing.write_text(draw_cti(world, cti))
     detail = " ".join(" ".join(cti.describe()[1:3]).split()) + f"; drawn in {drawing}"
-    return "validated", time.perf_counter() - started, detail
+    return "validated", *watch.elapsed(), detail
 
 
 def draw_cti(world: Any, cti: ConcreteCti) -> str:

@@ -15,12 +15,12 @@ mathematical mod), so the integer proofs cover the top of the 64-bit range.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
 import z3
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic import budget
 from checks.symbolic.table import Lemma
 from impl.fixed_window import MAX_SEQNO
@@ -40,16 +40,16 @@ class RingArithmetic:
 def _prove(name: str, expected: str, hypothesis: Any, conclusion: Any, shown: tuple[Any, ...]) -> Lemma:
     solver = z3.Solver()
     solver.add(hypothesis, z3.Not(conclusion))
-    started = time.perf_counter()
+    watch = Stopwatch()
     answer = budget.check(solver)
-    seconds = time.perf_counter() - started
+    seconds, cpu = watch.elapsed()
     if answer == z3.unsat:
-        return Lemma(name, "proved", expected, seconds)
+        return Lemma(name, "proved", expected, seconds, cpu)
     if answer == z3.sat:
         model = solver.model()
-        return Lemma(name, "counterexample", expected, seconds,
+        return Lemma(name, "counterexample", expected, seconds, cpu,
                      ", ".join(f"{t}={model.eval(t, model_completion=True)}" for t in shown))
-    return Lemma(name, "unknown", expected, seconds, str(solver.reason_unknown()))
+    return Lemma(name, "unknown", expected, seconds, cpu, str(solver.reason_unknown()))
 
 
 def prove_fixed_buffer(ring: RingArithmetic | None = None, select: Callable[[str], bool] | None = None

@@ -20,7 +20,6 @@ between two packets), which is why UNICAST3's "why it works" needs them written 
 from __future__ import annotations
 
 import itertools
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any
 
 import z3
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic import budget
 from checks.symbolic.crosscheck import CONCRETE, UNICAST3_BINDING, load_world
 from checks.symbolic.obligations import conjunction
@@ -187,14 +187,15 @@ class Inferred:
     survived_sample: int
     inductive: list[Invariant]
     implied: dict[str, bool]  # hand-written invariant -> implied by the inferred one
-    seconds: float
+    seconds: float  # wall
+    cpu_seconds: float  # this process's (z3's and the sampling's)
 
 
 SHIPPED = Variant()
 
 
 def infer(v: Variant = SHIPPED) -> Inferred:
-    started = time.perf_counter()
+    watch = Stopwatch()
     grammar = candidates()
     states = reachable_states()
     sampled = sample_filter(grammar, states, v)
@@ -209,4 +210,4 @@ def infer(v: Variant = SHIPPED) -> Inferred:
         solver = z3.Solver()
         solver.add(base, z3.Not(inv.state(o, p, v)))
         implied[inv.name] = budget.check(solver) == z3.unsat
-    return Inferred(len(grammar), len(states), len(sampled), inductive, implied, time.perf_counter() - started)
+    return Inferred(len(grammar), len(states), len(sampled), inductive, implied, *watch.elapsed())

@@ -1,4 +1,4 @@
-"""Proof obligations in mypyvy's discipline: one z3 query per (action, invariant), with its time.
+"""Proof obligations in mypyvy's discipline: one z3 query per (action, invariant), with its wall and CPU time.
 
 For an inductive invariant Inv = I_1 and ... and I_n (the targets and the strengthenings):
 
@@ -15,13 +15,13 @@ nothing, so it stays ``unknown``). No query has a wall-clock timeout.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import z3
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic import budget
 from checks.symbolic.bounded import bounded
 from checks.symbolic.ops import Z3Ops
@@ -38,14 +38,16 @@ class Result:
     action: str
     invariant: str
     result: str  # PROVED | COUNTEREXAMPLE | UNKNOWN
-    seconds: float
+    seconds: float  # wall
+    cpu_seconds: float  # this process's (z3's)
     model: z3.ModelRef | None = None
     pre: State | None = None
     post: State | None = None
     params: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "result": self.result, "seconds": round(self.seconds, 3)}
+        return {"name": self.name, "result": self.result, "seconds": round(self.seconds, 3),
+                "cpu_seconds": round(self.cpu_seconds, 3)}
 
 
 def conjunction(o: Z3Ops, p: State, invariants: Sequence[Invariant], v: Any) -> Any:
@@ -78,9 +80,9 @@ def obligations(invariants: Sequence[Invariant], v: Any, *, model: ModelSpec = U
     for inv in invariants:
         if inv.state is None or (only is not None and not only("init", inv.name)):
             continue
-        started = time.perf_counter()
+        watch = Stopwatch()
         result, found = _solve([model.initial(o, p), z3.Not(inv.state(o, p, v))], rlimit)
-        yield Result(f"init / {inv.name}", "init", inv.name, result, time.perf_counter() - started, found, p)
+        yield Result(f"init / {inv.name}", "init", inv.name, result, *watch.elapsed(), found, p)
     for action in model.actions if actions is None else actions:
         params = symbolic_params(action)
         relation = action.relation(o, p, q, params, v)
@@ -88,11 +90,11 @@ def obligations(invariants: Sequence[Invariant], v: Any, *, model: ModelSpec = U
             if only is not None and not only(action.name, inv.name):
                 continue
             goal = inv.state(o, q, v) if inv.state is not None else inv.step(o, p, q, v)  # type: ignore[misc]
-            started = time.perf_counter()
+            watch = Stopwatch()
             result, found = _solve([inv_p, relation, *side, z3.Not(goal)], rlimit)
             if result == UNKNOWN and extra is None:  # a bounded pre-state is one of the states: its CTI is one too
                 result, found = _solve([inv_p, relation, bounded(model.fields)(o, p), z3.Not(goal)], rlimit)
                 result = COUNTEREXAMPLE if result == COUNTEREXAMPLE else UNKNOWN
             yield Result(f"{action.name} / {inv.name}", action.name, inv.name, result,
-                         time.perf_counter() - started, found, p, q, params)
+                         *watch.elapsed(), found, p, q, params)
 

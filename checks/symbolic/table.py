@@ -24,13 +24,13 @@ bit-blasting a variable shift inside one long formula does not finish in minutes
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import z3
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic import budget
 
 BITS = 64
@@ -67,7 +67,8 @@ class Lemma:
     name: str
     result: str  # proved | counterexample | unknown
     expected: str  # what the lemma should give
-    seconds: float
+    seconds: float  # wall
+    cpu_seconds: float  # this process's (z3's)
     detail: str = ""
 
     @property
@@ -76,7 +77,8 @@ class Lemma:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "result": self.result, "expected": self.expected,
-                "seconds": round(self.seconds, 3), "detail": self.detail}
+                "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
+                "detail": self.detail}
 
 
 def _vars() -> dict[str, Any]:
@@ -222,17 +224,17 @@ def _prove(name: str, expected: str, hypothesis: Any, conclusion: Any, v: dict[s
     ctx = z3.Context()
     solver = z3.Solver(ctx=ctx)
     solver.add(z3.And(hypothesis, z3.Not(conclusion)).translate(ctx))
-    started = time.perf_counter()
+    watch = Stopwatch()
     answer = budget.check(solver)
-    seconds = time.perf_counter() - started
+    seconds, cpu = watch.elapsed()
     if answer == z3.unsat:
-        return Lemma(name, "proved", expected, seconds)
+        return Lemma(name, "proved", expected, seconds, cpu)
     if answer == z3.sat:
         model = solver.model()
         shown = ", ".join(f"{k}={model.eval(x.translate(ctx), model_completion=True).as_signed_long()}"
                           for k, x in v.items() if k in ("offset", "low", "hr", "s", "shift"))
-        return Lemma(name, "counterexample", expected, seconds, shown)
-    return Lemma(name, "unknown", expected, seconds, str(solver.reason_unknown()))
+        return Lemma(name, "counterexample", expected, seconds, cpu, shown)
+    return Lemma(name, "unknown", expected, seconds, cpu, str(solver.reason_unknown()))
 
 
 MUTANTS: dict[str, Callable[[], TableArithmetic]] = {}

@@ -166,7 +166,7 @@ def test_prove_nakack2_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(proofs, "CROSSCHECKED", ())  # run above
     monkeypatch.setattr(proofs, "checker_reaches_merge_cti", lambda trace_dir: (
-        "nakack2[merge]: checker", "passes through", "passes through", 0.0, ""))  # slow: see the next test
+        "nakack2[merge]: checker", "passes through", "passes through", 0.0, 0.0, ""))  # slow: see the next test
     assert cli.main(["prove", "nakack2", "--json", "--trace-dir", str(tmp_path)]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows.pop()["verdict"] == "as expected"
@@ -177,7 +177,7 @@ def test_prove_nakack2_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_the_checker_s_merge_counterexample_takes_a_merge_cti_and_show_draws_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     row = proofs.checker_reaches_merge_cti(tmp_path)
-    assert row[1] == "passes through" and "C installs merge view" in row[4]
+    assert row[1] == "passes through" and "C installs merge view" in row[5]
     trace = next((tmp_path / "prove").glob("nakack2-*.json"))
     assert cli.main(["show", str(trace)]) == 0
     assert "violates safety property purge_covered" in capsys.readouterr().out

@@ -49,7 +49,7 @@ def test_every_nakack4_cti_replays_on_the_spec_the_seed_edge_s_unreachable_ones_
         world = load(n4_proofs.MODELS / f"{model}.toml").world
         for action, invariant in sorted(expected):
             drawing = tmp_path / f"{action}-{invariant}.txt"
-            result, _, detail = replayed_cti(n4_proofs.INVARIANTS, v, action, invariant, n4_proofs.SUBJECT, world,
+            result, _, _, detail = replayed_cti(n4_proofs.INVARIANTS, v, action, invariant, n4_proofs.SUBJECT, world,
                                              drawing)
             assert result == "validated", (label, action, invariant, detail)
             text = drawing.read_text()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -48,6 +49,23 @@ def test_counters_print_one_line_per_lemma_and_the_verdict(tmp_path: Path, capsy
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 9 and lines[-1].endswith("as expected") and "0 not as expected" in lines[-1]
     assert sum("counterexample" in line for line in lines[:-1]) == 2
+
+
+def test_every_line_and_the_verdict_give_cpu_seconds_beside_wall(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: wall time alone misleads on a shared machine. z3 runs in this process, single-threaded:
+    its CPU seconds are positive and not above the wall seconds (a little slack for the two clocks)."""
+    assert cli.main(["prove", "counters", "--json", "--trace-dir", str(tmp_path)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    verdict = rows.pop()
+    assert all(0 <= row["cpu_seconds"] <= row["seconds"] + 0.01 for row in rows), rows
+    assert sum(row["cpu_seconds"] for row in rows) > 0
+    assert 0 < verdict["cpu_seconds"] <= verdict["seconds"] + 0.1, verdict
+    assert cli.main(["prove", "counters", "--trace-dir", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    pattern = re.compile(r" +\d+\.\d\d s \(CPU +\d+\.\d\d s\)")
+    assert all(pattern.search(line) for line in lines[:-1]), lines
+    assert re.search(r", \d+\.\d s \(CPU \d+\.\d s\): as expected$", lines[-1]), lines[-1]
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""What ``seqcheck prove nakack2`` runs, as rows (name, result, expected, seconds, detail):
+"""What ``seqcheck prove nakack2`` runs, as rows (name, result, expected, seconds, cpu, detail):
 
 1. the cross-check of ``nakack2.model`` against ``spec/nakack2.py`` on shipped models' explicit
    states (``crosscheck`` with ``binding_for``: every step satisfies the symbolic relation, the
@@ -15,12 +15,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic.bounded import bounded
 from checks.symbolic.crosscheck import (
     CONCRETE,
@@ -52,7 +52,7 @@ MERGE_MODEL = "merge-digest-lags-loopback"
 MERGE_BREAKS = frozenset({"purge_covered", "low_below_view_min", "votes_in_flight_truthful",
                           "votes_counted_truthful"})
 
-Row = tuple[str, str, str, float, str]
+Row = tuple[str, str, str, float, float, str]  # name, result, expected, wall and CPU seconds, detail
 
 
 def binding_for(world: Any, sender: int = 0) -> Binding:
@@ -73,21 +73,21 @@ def all_hold(v: nak.Variant) -> Callable[[State], bool]:
 
 def crosschecks(seed: int) -> Iterator[Row]:
     for name, sender in CROSSCHECKED:
-        started = time.perf_counter()
+        watch = Stopwatch()
         path = MODELS / f"{name}.toml"
         world = load(path).world
         report = crosscheck(path, CROSSCHECK_STATES, spec_agreement(world.cfg, sender),
                             binding=binding_for(world, sender), world=world, walks=CROSSCHECK_WALKS,
                             depth=CROSSCHECK_DEPTH, seed=seed, invariant=all_hold(world.cfg.variant))
         yield (f"nakack2: cross-check with spec on {name} (sender {world.member_name(sender)})",
-               "agrees" if not report.mismatches else "disagrees", "agrees", time.perf_counter() - started,
+               "agrees" if not report.mismatches else "disagrees", "agrees", *watch.elapsed(),
                crosscheck_detail(report, seed))
 
 
 def rows(trace_dir: Path, seed: int) -> Iterator[Row]:
     yield from crosschecks(seed)
     for r in obligations(INVARIANTS, nak.Variant(), model=NAKACK2, actions=PROVEN_SCOPE):
-        yield f"nakack2: {r.name}", r.result, PROVED, r.seconds, ""
+        yield f"nakack2: {r.name}", r.result, PROVED, r.seconds, r.cpu_seconds, ""
     yield from merge_obligations()
     yield from merge_ctis_replayed(trace_dir)
     yield checker_reaches_merge_cti(trace_dir)
@@ -99,9 +99,10 @@ def merge_ctis_replayed(trace_dir: Path) -> Iterator[Row]:
     world = load(MODELS / f"{MERGE_MODEL}.toml").world
     for invariant in sorted(MERGE_BREAKS):
         drawing = trace_dir / "prove" / f"nakack2-cti-merge-{invariant}.txt"
-        result, seconds, detail = replayed_cti(INVARIANTS, nak.Variant(), "merge", invariant, SUBJECT, world, drawing)
+        result, seconds, cpu, detail = replayed_cti(INVARIANTS, nak.Variant(), "merge", invariant, SUBJECT, world,
+                                                    drawing)
         yield (f"nakack2[merge]: CTI of merge / {invariant} replays on spec/nakack2.py", result, "validated",
-               seconds, detail)
+               seconds, cpu, detail)
 
 
 def merge_obligations() -> Iterator[Row]:
@@ -112,10 +113,11 @@ def merge_obligations() -> Iterator[Row]:
     v = nak.Variant()
     for r in obligations(INVARIANTS, v, model=NAKACK2, actions=merge,
                          only=lambda a, i: a != "init" and i not in MERGE_BREAKS):
-        yield f"nakack2[merge]: {r.name}", r.result, PROVED, r.seconds, ""
+        yield f"nakack2[merge]: {r.name}", r.result, PROVED, r.seconds, r.cpu_seconds, ""
     for r in obligations(INVARIANTS, v, model=NAKACK2, actions=merge,
                          only=lambda a, i: a != "init" and i in MERGE_BREAKS, extra=bounded(NAKACK2.fields)):
-        yield f"nakack2[merge]: {r.name} (bounded pre-state)", r.result, COUNTEREXAMPLE, r.seconds, ""
+        yield (f"nakack2[merge]: {r.name} (bounded pre-state)", r.result, COUNTEREXAMPLE, r.seconds, r.cpu_seconds,
+               "")
 
 
 def checker_reaches_merge_cti(trace_dir: Path) -> Row:
@@ -123,7 +125,7 @@ def checker_reaches_merge_cti(trace_dir: Path) -> Row:
     invariant holds to one breaking one of ``MERGE_BREAKS``: that trace, saved for ``seqcheck show``."""
     from checks.check import portable_path
 
-    started = time.perf_counter()
+    watch = Stopwatch()
     path = MODELS / f"{MERGE_MODEL}.toml"
     found = checker_trace_through(path, INVARIANTS, "merge", sorted(MERGE_BREAKS), SUBJECT)
     detail = "the checker's counterexample takes no merge step that breaks an invariant"
@@ -136,4 +138,4 @@ def checker_reaches_merge_cti(trace_dir: Path) -> Row:
         detail = (f"step {step + 1} of {len(trace.actions)} ({trace.summary[step]}) breaks {invariant}; "
                   f"ends in {trace.prop}; seqcheck show {saved}")
     return (f"nakack2[merge]: seqcheck check's counterexample of {MERGE_MODEL}.toml takes a merge CTI",
-            "passes through" if found else "does not", "passes through", time.perf_counter() - started, detail)
+            "passes through" if found else "does not", "passes through", *watch.elapsed(), detail)

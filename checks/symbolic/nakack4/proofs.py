@@ -1,4 +1,4 @@
-"""What ``seqcheck prove --protocol nakack4`` runs, as rows (name, result, expected, seconds, detail):
+"""What ``seqcheck prove --protocol nakack4`` runs, as rows (name, result, expected, seconds, cpu, detail):
 
 1. the cross-check of ``nakack4.model`` against ``spec/nakack4.py`` on shipped models' explicit
    states (``crosscheck`` with ``binding_for``: every step satisfies the symbolic relation, the
@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 import z3
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic import budget
 from checks.symbolic.crosscheck import (
     CONCRETE,
@@ -73,7 +73,7 @@ EXPECTED: dict[str, tuple[n4.Variant, frozenset[tuple[str, str]], str]] = {
 REACHED = (("seed edge", "send", "blocks_only_when_full"), ("JGRP-2904", "deliver_ack", "ack_table_members"),
            ("JGRP-2904", "deliver_ack", "low_below_min"))
 
-Row = tuple[str, str, str, float, str]
+Row = tuple[str, str, str, float, float, str]  # name, result, expected, wall and CPU seconds, detail
 
 
 def binding_for(world: Any) -> Binding:
@@ -105,14 +105,14 @@ def all_hold(v: n4.Variant) -> Callable[[State], bool]:
 
 def crosschecks(seed: int) -> Iterator[Row]:
     for name in CROSSCHECKED:
-        started = time.perf_counter()
+        watch = Stopwatch()
         path = MODELS / f"{name}.toml"
         world = load(path).world
         report = crosscheck(path, CROSSCHECK_STATES, spec_agreement(world.cfg), binding=binding_for(world),
                             world=world, walks=CROSSCHECK_WALKS, depth=CROSSCHECK_DEPTH, seed=seed,
                             invariant=all_hold(world.cfg.variant))
         yield (f"nakack4: cross-check with spec on {name}", "agrees" if not report.mismatches else "disagrees",
-               "agrees", time.perf_counter() - started, crosscheck_detail(report, seed))
+               "agrees", *watch.elapsed(), crosscheck_detail(report, seed))
 
 
 def consequences(v: n4.Variant, label: str, invariants: tuple[Invariant, ...] = INVARIANTS) -> Iterator[Row]:
@@ -122,20 +122,20 @@ def consequences(v: n4.Variant, label: str, invariants: tuple[Invariant, ...] = 
     p = symbolic_state("", NAKACK4.fields)
     for inv in CONSEQUENCES:
         assert inv.state is not None
-        started = time.perf_counter()
+        watch = Stopwatch()
         solver = z3.Solver()
         solver.add(conjunction(o, p, invariants, v), z3.Not(inv.state(o, p, v)))
         answer = budget.check(solver)
         result = PROVED if answer == z3.unsat else COUNTEREXAMPLE if answer == z3.sat else "unknown"
         yield (f"nakack4[{label}]: the inductive invariant implies {inv.name}", result, PROVED,
-               time.perf_counter() - started, "")
+               *watch.elapsed(), "")
 
 
 def rows(trace_dir: Path, seed: int) -> Iterator[Row]:
     yield from crosschecks(seed)
     for label, v in PROVED_UNDER.items():
         for r in obligations(INVARIANTS, v, model=NAKACK4):
-            yield f"nakack4[{label}]: {r.name}", r.result, PROVED, r.seconds, ""
+            yield f"nakack4[{label}]: {r.name}", r.result, PROVED, r.seconds, r.cpu_seconds, ""
         yield from consequences(v, label)
     for label, (v, expected, _) in EXPECTED.items():
         yield from with_counterexamples(label, v, expected)
@@ -143,9 +143,9 @@ def rows(trace_dir: Path, seed: int) -> Iterator[Row]:
         world = load(MODELS / f"{model}.toml").world
         for action, invariant in sorted(expected):
             drawing = trace_dir / "prove" / f"nakack4-cti-{model}-{action}-{invariant}.txt"
-            result, seconds, detail = replayed_cti(INVARIANTS, v, action, invariant, SUBJECT, world, drawing)
+            result, seconds, cpu, detail = replayed_cti(INVARIANTS, v, action, invariant, SUBJECT, world, drawing)
             yield (f"nakack4[{label}]: CTI of {action} / {invariant} replays on spec/nakack4.py ({model}.toml)",
-                   result, "validated", seconds, detail)
+                   result, "validated", seconds, cpu, detail)
     for label, action, invariant in REACHED:
         yield _reach(trace_dir, EXPECTED[label][2], action, invariant)
 
@@ -157,7 +157,7 @@ def with_counterexamples(label: str, v: n4.Variant, expected: frozenset[tuple[st
     broken = {invariant for _, invariant in expected}
     kept = tuple(inv for inv in INVARIANTS if inv.name not in broken)
     for r in obligations(kept, v, model=NAKACK4):
-        yield f"nakack4[{label}]: {r.name}", r.result, PROVED, r.seconds, ""
+        yield f"nakack4[{label}]: {r.name}", r.result, PROVED, r.seconds, r.cpu_seconds, ""
     yield from consequences(v, label, kept)
     for action, invariant in sorted(expected):
         side = SIDE_CONDITIONS.get(action)
@@ -167,13 +167,13 @@ def with_counterexamples(label: str, v: n4.Variant, expected: frozenset[tuple[st
 
         for r in obligations(INVARIANTS, v, model=NAKACK4, actions=(ACTION_BY_NAME[action],), only=this, extra=side):
             note = "" if side is None else " (side condition: S alone)"
-            yield f"nakack4[{label}]: {r.name}{note}", r.result, COUNTEREXAMPLE, r.seconds, ""
+            yield f"nakack4[{label}]: {r.name}{note}", r.result, COUNTEREXAMPLE, r.seconds, r.cpu_seconds, ""
 
 
 def _reach(trace_dir: Path, model: str, action: str, invariant: str) -> Row:
     from checks.check import portable_path
 
-    started = time.perf_counter()
+    watch = Stopwatch()
     path = MODELS / f"{model}.toml"
     reached = reachable_cti(path, INVARIANTS, action, invariant, subject=SUBJECT)
     detail = "no reachable CTI within the bound"
@@ -187,5 +187,5 @@ def _reach(trace_dir: Path, model: str, action: str, invariant: str) -> Row:
     if where:
         detail += f"; {where}"
     return (f"nakack4: the CTI of {action} / {invariant} is reachable (bounded search, {model}.toml)",
-            "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)
+            "reachable" if reached else "not found", "reachable", *watch.elapsed(), detail)
 

@@ -1,4 +1,4 @@
-"""What ``seqcheck prove --protocol unicast2`` runs, as rows (name, result, expected, seconds, detail):
+"""What ``seqcheck prove --protocol unicast2`` runs, as rows (name, result, expected, seconds, cpu, detail):
 
 1. the cross-check of ``unicast2.model`` against ``spec/unicast2.py`` on shipped models' explicit
    states (``crosscheck`` with ``unicast2.abstraction.binding_for``);
@@ -15,12 +15,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from checks.stopwatch import Stopwatch
 from checks.symbolic.crosscheck import (
     CONCRETE,
     CROSSCHECK_DEPTH,
@@ -52,7 +52,7 @@ REACHED_IN = {("deliver_sfs", "live_stable_below_first"): "jgrp1873-delayed-stab
 EXPECTED_SHIPPED = frozenset({("deliver_stable", "live_stable_below_first"), ("deliver_sfs", "live_stable_below_first"),
                               ("xmit_a", "live_stable_below_first")})
 
-Row = tuple[str, str, str, float, str]
+Row = tuple[str, str, str, float, float, str]  # name, result, expected, wall and CPU seconds, detail
 
 
 def _agreements(v: u2.Variant) -> tuple[tuple[str, Any, Any], ...]:
@@ -72,7 +72,7 @@ def _agreements(v: u2.Variant) -> tuple[tuple[str, Any, Any], ...]:
 
 def crosschecks(seed: int) -> Iterator[Row]:
     for name in CROSSCHECKED:
-        started = time.perf_counter()
+        watch = Stopwatch()
         path = MODELS / f"{name}.toml"
         world = load_world(path)
         v = world.cfg.variant
@@ -85,23 +85,23 @@ def crosschecks(seed: int) -> Iterator[Row]:
                             depth=CROSSCHECK_DEPTH, seed=seed)
         detail = crosscheck_detail(report, seed)
         yield (f"unicast2: cross-check with spec on {name}", "agrees" if not report.mismatches else "disagrees",
-               "agrees", time.perf_counter() - started, detail)
+               "agrees", *watch.elapsed(), detail)
 
 
 def rows(trace_dir: Path, seed: int) -> Iterator[Row]:
     yield from crosschecks(seed)
     for r in obligations(INVARIANTS, FIXED, model=UNICAST2, actions=GATED):
-        yield f"unicast2[fixed]: {r.name}", r.result, PROVED, r.seconds, ""
+        yield f"unicast2[fixed]: {r.name}", r.result, PROVED, r.seconds, r.cpu_seconds, ""
     for action, invariant in UNGATED_COUNTEREXAMPLES:
         def wanted(a: str, i: str, target: str = invariant) -> bool:
             return i == target and a != "init"
 
         for r in obligations(INVARIANTS, FIXED, model=UNICAST2, actions=(ACTION_BY_NAME[action],), only=wanted):
             yield (f"unicast2[fixed]: {r.name} (a removal rule 6 does not gate)", r.result, COUNTEREXAMPLE,
-                   r.seconds, "")
+                   r.seconds, r.cpu_seconds, "")
     for r in obligations(INVARIANTS, SHIPPED, model=UNICAST2, actions=GATED):
         expected = COUNTEREXAMPLE if (r.action, r.invariant) in EXPECTED_SHIPPED else PROVED
-        yield f"unicast2: {r.name}", r.result, expected, r.seconds, ""
+        yield f"unicast2: {r.name}", r.result, expected, r.seconds, r.cpu_seconds, ""
     yield from shipped_ctis(trace_dir)
 
 
@@ -111,10 +111,10 @@ def shipped_ctis(trace_dir: Path) -> Iterator[Row]:
     subject = Subject(UNICAST2, concretize, binding_for)
     world = load_world(MODELS / "jgrp1873-delayed-stable.toml")
     for action, invariant in sorted(EXPECTED_SHIPPED):
-        started = time.perf_counter()
+        watch = Stopwatch()
         result, detail, _ = validated_cti(INVARIANTS, SHIPPED, action, invariant, world, subject)
         yield (f"unicast2: CTI of {action} / {invariant} replays on spec/unicast2.py",
-               result, "validated", time.perf_counter() - started, detail)
+               result, "validated", *watch.elapsed(), detail)
         if (action, invariant) in REACHED_IN:
             yield _reach(trace_dir, REACHED_IN[action, invariant], action, invariant, subject)
 
@@ -122,7 +122,7 @@ def shipped_ctis(trace_dir: Path) -> Iterator[Row]:
 def _reach(trace_dir: Path, model: str, action: str, invariant: str, subject: Subject) -> Row:
     from checks.check import portable_path
 
-    started = time.perf_counter()
+    watch = Stopwatch()
     path = MODELS / f"{model}.toml"
     reached = reachable_cti(path, INVARIANTS, action, invariant, subject=subject)
     detail = "no reachable CTI within the bound"
@@ -136,4 +136,4 @@ def _reach(trace_dir: Path, model: str, action: str, invariant: str, subject: Su
     if where:
         detail += f"; {where}"
     return (f"unicast2: the CTI of {action} is reachable (bounded search, {model}.toml)",
-            "reachable" if reached else "not found", "reachable", time.perf_counter() - started, detail)
+            "reachable" if reached else "not found", "reachable", *watch.elapsed(), detail)
