@@ -129,6 +129,15 @@ class Member:
     exit: int | None = None
 
 
+@dataclass(frozen=True)
+class Took:
+    """The run's wall seconds (the primary figure: a real network run) and this process's CPU
+    seconds (the link and the coordination); the members report their own CPU seconds."""
+
+    seconds: float
+    cpu_seconds: float
+
+
 def command(args: argparse.Namespace) -> int:
     faults = check_args(args)
     plan = cuts(args)
@@ -162,7 +171,7 @@ async def _demo(args: argparse.Namespace, faults: Faults, plan: list[Cut], seed:
         members.append(Member(i, await Child.start("checks.demo.member", [json.dumps(config)], [sock.fileno()])))
     for sock in socks:
         sock.close()  # the children hold them now
-    started = time.monotonic()
+    started, cpu = time.monotonic(), time.process_time()
     live = _Live(sys.stderr if not args.json else None, args, seed, faults)
     readers = [asyncio.create_task(_read(m, live)) for m in members]
     schedule = asyncio.create_task(_cuts(plan, link, members, n, args.protocol, live))
@@ -180,7 +189,8 @@ async def _demo(args: argparse.Namespace, faults: Faults, plan: list[Cut], seed:
         m.exit = await m.child.finish(5.0)
     link.close()
     live.end()
-    return _result(args, members, link, seed, faults, time.monotonic() - started, timed_out)
+    took = Took(time.monotonic() - started, time.process_time() - cpu)
+    return _result(args, members, link, seed, faults, took, timed_out)
 
 
 async def _read(member: Member, live: _Live) -> None:
@@ -236,7 +246,7 @@ class _Live:
 
     def __init__(self, out: TextIO | None, args: argparse.Namespace, seed: int, faults: Faults) -> None:
         self.out, self.reports = out, {}  # type: ignore[var-annotated]
-        self.started = time.monotonic()
+        self.started, self.cpu = time.monotonic(), time.process_time()
         self.last_print = 0.0
         self.terminal = out is not None and out.isatty()
         self.copies = args.members - 1
@@ -259,7 +269,8 @@ class _Live:
     def line(self, now: float) -> str:
         total = _totals(list(self.reports.values()), self.copies, self.multicast)
         rate = total["delivered"] / max(now - self.started, 1e-9)
-        return (f"{now - self.started:6.1f}s sent {total['sent']:,} delivered {total['delivered']:,} "
+        cpu = time.process_time() - self.cpu + sum(r.get("cpu_seconds", 0.0) for r in self.reports.values())
+        return (f"{now - self.started:6.1f}s (CPU {cpu:.1f} s) sent {total['sent']:,} delivered {total['delivered']:,} "
                 f"retransmitted {total['retransmitted']:,} redundant {total['redundant']:,} "
                 f"({rate:,.0f} deliveries/s)")
 
@@ -284,19 +295,22 @@ def _totals(reports: list[dict[str, Any]], copies: int, multicast: bool) -> dict
             "redundant": max(0, data_in - (delivered - own))}
 
 
-def _result(args: argparse.Namespace, members: list[Member], link: Link, seed: int, faults: Faults, seconds: float,
+def _result(args: argparse.Namespace, members: list[Member], link: Link, seed: int, faults: Faults, took: Took,
             timed_out: bool) -> dict[str, Any]:
     finals = [m.final or m.last for m in members]
     per_member = [{"member": _name(m.me), "ok": bool(f.get("ok")), "delivered": f.get("delivered", 0),
                    "duplicates": f.get("duplicates", 0), "out_of_order": f.get("out_of_order", 0),
                    "foreign": f.get("foreign", 0), "complete": bool(f.get("complete")),
-                   "exit": m.exit} for m, f in zip(members, finals)]
+                   "cpu_seconds": f.get("cpu_seconds", 0.0), "exit": m.exit} for m, f in zip(members, finals)]
+    seconds, members_cpu = took.seconds, sum(p["cpu_seconds"] for p in per_member)
     totals = _totals(finals, args.members - 1, args.protocol.startswith("nakack"))
     ok = not timed_out and all(p["ok"] and p["exit"] == 0 for p in per_member)
     return {"protocol": args.protocol, "members": args.members, "messages": args.messages, "seed": seed,
             "faults": {"loss": faults.loss, "duplicate": faults.duplicate, "reorder": faults.reorder,
                        "delay": str(faults.delay)},
-            "seconds": round(seconds, 3), "deliveries_per_s": round(totals["delivered"] / max(seconds, 1e-9)),
+            "seconds": round(seconds, 3), "cpu_seconds": round(took.cpu_seconds + members_cpu, 3),
+            "link_cpu_seconds": round(took.cpu_seconds, 3), "members_cpu_seconds": round(members_cpu, 3),
+            "deliveries_per_s": round(totals["delivered"] / max(seconds, 1e-9)),
             **totals, "link": vars(link.stats), "per_member": per_member, "timed_out": timed_out, "ok": ok,
             "logs": None if args.log_dir is None else str(args.log_dir)}
 
@@ -309,8 +323,9 @@ def _verdict(result: dict[str, Any], out: TextIO) -> None:
         state = "ok" if p["ok"] else ("incomplete" if not p["complete"] else "WRONG")
         print(f"  {p['member']}: {p['delivered']:,} delivered, {p['duplicates']} duplicates, "
               f"{p['out_of_order']} out of order, {p['foreign']} foreign: {state}", file=out)
-    print(f"{result['seconds']:.1f} s, {result['deliveries_per_s']:,} deliveries/s, {result['retransmitted']:,} "
-          f"retransmitted, {result['redundant']:,} redundant", file=out)
+    print(f"{result['seconds']:.1f} s (CPU {result['cpu_seconds']:.1f} s: members {result['members_cpu_seconds']:.1f}, "
+          f"link {result['link_cpu_seconds']:.1f}), {result['deliveries_per_s']:,} deliveries/s, "
+          f"{result['retransmitted']:,} retransmitted, {result['redundant']:,} redundant", file=out)
     if result["timed_out"]:
         print(f"verdict: stopped by --timeout after {result['seconds']:.0f} s (not every message arrived)", file=out)
     elif result["ok"]:

@@ -122,7 +122,7 @@ async def run(config: dict[str, Any]) -> None:
                 "data_out": s.data_out, "data_in": s.data_in, "datagrams_out": s.datagrams_out,
                 "duplicates": checker.duplicates, "out_of_order": checker.out_of_order, "foreign": checker.foreign,
                 "complete": checker.complete, "ok": checker.ok, "seconds": round(time.monotonic() - started, 3),
-                "malformed": e.get("malformed", 0), **extra}
+                "cpu_seconds": round(time.process_time(), 3), "malformed": e.get("malformed", 0), **extra}
         print(json.dumps(line), flush=True)
 
     async def commands() -> None:

@@ -1,10 +1,12 @@
 """``seqcheck demo`` (members in processes of their own, through the link) and ``seqcheck bench
---net``: verdicts and report shapes, never timings. The demo's partition switches at a time, so
-only the verdict is asserted of a run with one (not whether the cut met traffic)."""
+--net``: verdicts and report shapes (CPU seconds beside wall seconds among them), never timings. The
+demo's partition switches at a time, so only the verdict is asserted of a run with one (not whether
+the cut met traffic)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,11 @@ def test_the_demo_delivers_every_message_once_in_order_and_its_logs_validate(
     per_sender = 400 if protocol == "unicast3" else 3 * 400
     assert [m["delivered"] for m in result["per_member"]] == [per_sender] * 3
     assert result["link"]["lost"] > 0
+    # CPU beside wall (issue 33): each member's process, and this one's (the link); children: no upper bound
+    assert all(m["cpu_seconds"] > 0 for m in result["per_member"]) and result["link_cpu_seconds"] > 0
+    assert result["members_cpu_seconds"] == pytest.approx(sum(m["cpu_seconds"] for m in result["per_member"]),
+                                                          abs=0.01)
+    assert result["cpu_seconds"] == pytest.approx(result["members_cpu_seconds"] + result["link_cpu_seconds"], abs=0.01)
     assert main(["validate", *map(str, sorted(logs.glob("member-*.jsonl")))]) == 0
     assert "valid: every one of" in capsys.readouterr().out
 
@@ -32,6 +39,7 @@ def test_the_demo_with_a_partition_and_a_one_way_cut(capsys: pytest.CaptureFixtu
                  "--one-way", "A>B@0.6+0.2", "--seed", "9"]) == 0
     out = capsys.readouterr()
     assert "verdict: every message delivered exactly once, in order per sender" in out.out
+    assert re.search(r"\n\d+\.\d s \(CPU \d+\.\d s: members \d+\.\d, link \d+\.\d\), [\d,]+ deliveries/s", out.out)
     assert "partition A,B|C" in out.err and "healed" in out.err
 
 
