@@ -146,7 +146,7 @@ def run_tasks(plan: SwarmPlan, specs: Sequence[TaskSpec], master: str, spark: An
             if progress is not None:
                 done = results[-1]
                 print(f"  swarm: task {spec.index + 1}/{len(specs)}: {done.states:,} states, {done.stopped}, "
-                      f"{done.cpu_seconds:.1f} s", file=progress, flush=True)
+                      f"{done.seconds:.1f} s (CPU {done.cpu_seconds:.1f} s)", file=progress, flush=True)
         return Ran(results, 1, 0.0, time.perf_counter() - started)
     sc = spark.sparkContext
     line = TaskProgress(sc, len(specs), progress) if progress is not None else None
@@ -316,13 +316,15 @@ class SwarmReport:
             "exhaustive_states": self.exhaustive.states if self.exhaustive else None,
             "exhaustive_complete": self.exhaustive.complete if self.exhaustive else None,
             "exhaustive_cpu_seconds": self.exhaustive.cpu_seconds if self.exhaustive else None,
+            "exhaustive_seconds": self.exhaustive.seconds if self.exhaustive else None,
             "coverage_percent": round(share, 2) if share is not None else None,
             "curve": [{"tasks": n, "cpu_seconds": round(cpu, 3), "distinct_states": d, "exact": e,
                        "coverage_percent": round(100.0 * d / total, 2) if total else None}
                       for n, cpu, d, e in self.curve] if self.coverage_known else [],
             "per_task": [{"task": r.spec.index, "seed": r.spec.seed, "order": r.spec.order, "depth": r.spec.depth,
                           "states": r.states, "max_depth": r.max_depth, "stopped": r.stopped,
-                          "cpu_seconds": round(r.cpu_seconds, 3), "found": [f.prop for f in r.found]}
+                          "seconds": round(r.seconds, 3), "cpu_seconds": round(r.cpu_seconds, 3),
+                          "found": [f.prop for f in r.found]}
                          for r in results],
             "found": [t.to_json() for t in self.traces],
         }
@@ -351,19 +353,22 @@ class Exhaustive:
     complete: bool  # False: it stopped at the model's max_states
     cpu_seconds: float | None  # None: pinned in the model file ([check] states), not measured
     note: str
+    seconds: float | None = None  # wall, beside the CPU seconds (None: not measured)
 
 
 def exhaustive_count(model: Model) -> Exhaustive:
-    """The checker's search of ``model`` (no property, up to its ``max_states``) and its CPU seconds."""
-    started = time.process_time()
+    """The checker's search of ``model`` (no property, up to its ``max_states``) and its CPU seconds
+    (beside its wall seconds in the note)."""
+    started, wall = time.process_time(), time.perf_counter()
     stats = explore(model.world, [], stop_at_first=False, check_deadlock=False, max_states=model.max_states).stats
-    cpu = time.process_time() - started
+    cpu, wall = time.process_time() - started, time.perf_counter() - wall
     states = getattr(stats, "unreduced", 0) or stats.distinct  # under symmetry: the states its orbits stand for
     reduced = f", {stats.distinct:,} explored under symmetry" if states != stats.distinct else ""
     if not stats.complete:
         return Exhaustive(states, False, round(cpu, 3), f"the exhaustive search stopped at max_states: {states:,} "
-                          f"states{reduced} to depth {stats.depth} in {cpu:.1f} s CPU")
-    return Exhaustive(states, True, round(cpu, 3), f"{states:,} states (--exhaustive{reduced}, {cpu:.1f} s CPU)")
+                          f"states{reduced} to depth {stats.depth} in {wall:.1f} s (CPU {cpu:.1f} s)", round(wall, 3))
+    return Exhaustive(states, True, round(cpu, 3),
+                      f"{states:,} states (--exhaustive{reduced}, {wall:.1f} s, CPU {cpu:.1f} s)", round(wall, 3))
 
 
 def run_swarm(model: Model, options: SwarmOptions, *, spark: Any | None, trace_dir: Path | None,

@@ -113,6 +113,7 @@ class TaskResult:
     cut: int = 0  # states outside the model's bounds (checked, not expanded)
     recovery_searches: int = 0  # liveness: continuations searched (rule 4)
     cpu_seconds: float = 0.0
+    seconds: float = 0.0  # wall, beside the CPU seconds
     stopped: str = "exhausted"  # exhausted (the bounded search ended) | budget (max_states)
     found: tuple[Found, ...] = ()  # the first path to each property violated, in the order met
     sample: Sample = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
@@ -269,12 +270,13 @@ class SwarmSearch:
         return children
 
     def run(self) -> TaskResult:
-        started = time.process_time()
+        started, wall = time.process_time(), time.perf_counter()
         try:
             self._search(self.system.init_states()[0])  # traces replay from the first initial state
         finally:
             self._flush_portables()
             self.result.cpu_seconds = time.process_time() - started
+            self.result.seconds = time.perf_counter() - wall
         self.result.found = tuple(self.findings.values())
         if self.portables:
             self.result.sample = bottom(np.concatenate(self.portables), self.sample_size)

@@ -27,7 +27,7 @@ from models.modelfile import load, load_all
 SMALL = ("--master", "none", "--tasks", "4", "--task-states", "5000", "--no-progress")
 JGRP1873 = MODELS_DIR / "unicast3" / "jgrp1873-no-timestamps.toml"
 FIXED = MODELS_DIR / "unicast3" / "jgrp1873-fixed.toml"
-TIMES = {"cpu_seconds", "seconds", "startup_seconds", "exhaustive_cpu_seconds"}
+TIMES = {"cpu_seconds", "seconds", "startup_seconds", "exhaustive_cpu_seconds", "exhaustive_seconds"}
 
 
 FAST = {"unicast3/jgrp1578-ack-only-new.toml", "side-by-side/jgrp1563.toml"}  # in the default suite
@@ -57,7 +57,7 @@ def swarm_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, lis
 def untimed(report: dict[str, Any]) -> dict[str, Any]:
     """A report without wall and CPU times (the only figures that vary between runs)."""
     out = {k: v for k, v in report.items() if k not in TIMES and k != "curve"}
-    out["per_task"] = [{k: v for k, v in t.items() if k != "cpu_seconds"} for t in report["per_task"]]
+    out["per_task"] = [{k: v for k, v in t.items() if k not in TIMES} for t in report["per_task"]]
     out["curve"] = [{k: v for k, v in p.items() if k != "cpu_seconds"} for p in report["curve"]]
     return out
 
@@ -119,7 +119,10 @@ def test_a_passing_model_gives_no_violation_with_coverage(tmp_path: Path, capsys
     code, (report,) = swarm_json(capsys, str(FIXED), *SMALL, "--trace-dir", str(tmp_path), "--exhaustive")
     assert code == 0 and report["verdict"] == "no-violation" and report["matches"] and report["found"] == []
     exhaustive = report["exhaustive_states"]
-    assert report["exhaustive_complete"] and report["exhaustive_cpu_seconds"] > 0
+    assert report["exhaustive_complete"] and report["exhaustive_cpu_seconds"] > 0 and report["exhaustive_seconds"] > 0
+    # CPU beside wall (issue 33): in this process, one thread: CPU positive and not above wall (a little slack)
+    for row in [report, *report["per_task"]]:
+        assert 0 < row["cpu_seconds"] <= row["seconds"] + 0.05, row
     assert exhaustive == load(FIXED).pinned_states or load(FIXED).pinned_states is None
     assert 0 < report["distinct_states"] <= exhaustive  # every state a task visits is reachable
     assert report["distinct_exact"] and report["coverage_percent"] == round(100 * report["distinct_states"]

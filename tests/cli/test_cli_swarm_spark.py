@@ -43,7 +43,7 @@ def report(capsys: pytest.CaptureFixture[str], master: str, traces: Path) -> dic
     out: dict[str, Any] = json.loads(line)
     for entry in out["found"]:
         entry["path"] = str(Path(entry["path"]).relative_to(traces))
-    out["per_task"] = [{k: v for k, v in t.items() if k != "cpu_seconds"} for t in out["per_task"]]
+    out["per_task"] = [{k: v for k, v in t.items() if k not in ("cpu_seconds", "seconds")} for t in out["per_task"]]
     return out
 
 
