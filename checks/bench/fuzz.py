@@ -14,7 +14,8 @@ the fuzz model), each in a fresh Python process (like ``checks/bench/checker.py`
   write are included. ``--no-spark`` (``spark=False``) leaves these two out.
 
 Reported (one JSON line): steps/s of each (median over ``repeat``; the plain ones also per second
-of the process's CPU time, ``cpu_steps_per_s``, which a shared machine's load disturbs less), the
+of the process's CPU time, ``cpu_seconds`` and ``cpu_steps_per_s``, which a shared machine's load disturbs
+less; the Spark ones per CPU second of the executors' Python workers, the runs' accumulator), the
 ratios plain/plain_whole (what incremental fingerprints gain; by wall and by CPU time),
 local1/plain, local2/plain and local2/local1, ``spark_overhead_local1`` = 1 - local1/plain, and
 the machine's load average before each measurement (the machine may be shared: read the ratios
@@ -50,8 +51,7 @@ def measure(mode: str, model_path: Path, runs: int) -> dict[str, Any]:
             runner.fingerprint = Fingerprints(runner.shared.world)
             runner.reduced_fingerprint = Fingerprints(runner.model.world)
         steps = sum(runner.run(seed).steps for seed in range(runs))
-        figures = _figures(steps, time.perf_counter() - started)
-        return {**figures, "cpu_steps_per_s": round(steps / (time.process_time() - cpu), 1)}
+        return _figures(steps, time.perf_counter() - started, time.process_time() - cpu)
     return _spark(mode, plan, runs)
 
 
@@ -69,11 +69,15 @@ def _spark(master: str, plan: Any, runs: int) -> dict[str, Any]:
             steps = aggregate(spark, results, 0).steps
     finally:
         spark.stop()
-    return {**_figures(steps, job.seconds), "startup_seconds": round(startup, 2), "partitions": job.partitions}
+    return {**_figures(steps, job.seconds, job.cpu_seconds), "startup_seconds": round(startup, 2),
+            "partitions": job.partitions}
 
 
-def _figures(steps: int, seconds: float) -> dict[str, Any]:
-    return {"steps": steps, "seconds": round(seconds, 3), "steps_per_s": round(steps / seconds, 1)}
+def _figures(steps: int, seconds: float, cpu: float | None) -> dict[str, Any]:
+    """Wall and CPU figures side by side (``cpu``: None when the job did not record it)."""
+    return {"steps": steps, "seconds": round(seconds, 3), "steps_per_s": round(steps / seconds, 1),
+            "cpu_seconds": None if cpu is None else round(cpu, 3),
+            "cpu_steps_per_s": None if cpu is None else round(steps / max(cpu, 1e-9), 1)}
 
 
 def _in_fresh_process(mode: str, model_path: Path, runs: int) -> dict[str, Any]:

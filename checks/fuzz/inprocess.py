@@ -174,6 +174,7 @@ class _Progress:
         self.done = self.failing = 0
         self.tty = out.isatty()
         self.started = self.shown = time.perf_counter()
+        self.cpu = time.process_time()
 
     def add(self, failed: bool) -> None:
         self.done += 1
@@ -181,8 +182,9 @@ class _Progress:
         now = time.perf_counter()
         if now - self.shown >= (0.5 if self.tty else PROGRESS_EVERY):
             self.shown = now
+            elapsed, cpu = now - self.started, time.process_time() - self.cpu
             text = (f"fuzz: {self.done:,}/{self.runs:,} runs in this process, {self.failing:,} failing, "
-                    f"{now - self.started:,.0f} s, {self.done / max(now - self.started, 1e-9):,.0f} runs/s")
+                    f"{elapsed:,.0f} s (CPU {cpu:,.0f} s), {self.done / max(elapsed, 1e-9):,.0f} runs/s")
             print(f"\r\033[K{text}" if self.tty else text, end="" if self.tty else "\n", file=self.out, flush=True)
 
     def finish(self) -> None:

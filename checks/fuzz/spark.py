@@ -296,11 +296,14 @@ def run_job(spark: Any, plan: FuzzPlan, first_seed: int, runs: int, partitions: 
         for segment in pending:
             ranges = ledger.ranges_of(segment)
             started, cpu = time.perf_counter(), sc.accumulator(0.0)
+            if line is not None:
+                line.cpu = cpu
             rdd = sc.parallelize(ranges, len(ranges)).flatMap(partial(run_range, plan, runs_done, failing, cpu=cpu))
             spark.createDataFrame(rdd, schema()).write.parquet(str(ledger.folder(segment)))
             ledger.finished(segment, time.perf_counter() - started, cpu.value)
             if line is not None:
                 line.tasks_before += len(ranges)
+                line.cpu_before += cpu.value
     finally:
         if line is not None:
             line.finish()
@@ -318,6 +321,7 @@ class _Progress(threading.Thread):
         self.sc, self.runs, self.tasks, self.out = sc, runs, tasks, out
         self.runs_done, self.failing = runs_done, failing
         self.tasks_before = 0  # tasks of the segments finished (the status tracker shows the running one's)
+        self.cpu_before, self.cpu = 0.0, None  # CPU of the segments finished; the running one's accumulator
         self.tty = out.isatty()
         self.stopped = threading.Event()
         self.started = time.perf_counter()
@@ -337,8 +341,10 @@ class _Progress(threading.Thread):
         running = sum(i.numActiveTasks for i in infos if i is not None)
         elapsed = time.perf_counter() - self.started
         runs = self.runs_done.value
+        cpu = self.cpu_before + (self.cpu.value if self.cpu is not None else 0.0)
         return (f"fuzz: {runs:,}/{self.runs:,} runs, {done}/{self.tasks} tasks done, {running} running, "
-                f"{self.failing.value:,} failing, {elapsed:,.0f} s, {runs / max(elapsed, 1e-9):,.0f} runs/s")
+                f"{self.failing.value:,} failing, {elapsed:,.0f} s (CPU {cpu:,.0f} s in the tasks done), "
+                f"{runs / max(elapsed, 1e-9):,.0f} runs/s")
 
     def _show(self, text: str) -> None:
         if self.tty:

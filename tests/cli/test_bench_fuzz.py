@@ -16,3 +16,5 @@ def test_bench_fuzz_without_spark(capsys: pytest.CaptureFixture[str]) -> None:
     assert out["spark"] is False and "local1" not in out and "ratio_local1_vs_plain" not in out
     assert out["plain"]["steps_per_s"] > 0 and out["plain_whole"]["steps_per_s"] > 0
     assert out["ratio_plain_vs_plain_whole"] > 0
+    for mode in ("plain", "plain_whole"):  # CPU beside wall (issue 33): one process, one thread
+        assert 0 < out[mode]["cpu_seconds"] <= out[mode]["seconds"] + 0.05, out[mode]

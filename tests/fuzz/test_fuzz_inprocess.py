@@ -11,6 +11,7 @@ process on one job: ``test_fuzz_spark.py``; Ctrl-C: ``test_fuzz_interrupt.py``.)
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -37,6 +38,19 @@ def test_auto_runs_small_jobs_in_this_process() -> None:
     master, why = chosen_master("auto", 2_000, 100)
     assert master == "none" and why == ("in this process (--master auto: 2,000 runs x 100 steps <= 200,000; "
                                         "Spark local[*] above)")
+
+
+def test_the_progress_line_gives_cpu_beside_wall(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: every printed time has CPU beside wall, the progress line's too (one a run here)."""
+    from checks.fuzz import inprocess
+
+    monkeypatch.setattr(inprocess, "PROGRESS_EVERY", 0.0)
+    assert main(["fuzz", str(FUZZ), "--runs", "5", "--steps", "20", "--seed", "3", "--master", "none",
+                 "--out", str(tmp_path)]) == 0
+    progress = [line for line in capsys.readouterr().err.splitlines() if line.startswith("fuzz: ")]
+    assert progress and all(re.search(r" failing, [\d,]+ s \(CPU [\d,]+ s\), [\d,]+ runs/s$", line)
+                            for line in progress), progress
 
 
 def test_an_in_process_job_writes_the_runners_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
