@@ -149,11 +149,12 @@ def run_tasks(plan: SwarmPlan, specs: Sequence[TaskSpec], master: str, spark: An
                       f"{done.seconds:.1f} s (CPU {done.cpu_seconds:.1f} s)", file=progress, flush=True)
         return Ran(results, 1, 0.0, time.perf_counter() - started)
     sc = spark.sparkContext
-    line = TaskProgress(sc, len(specs), progress) if progress is not None else None
+    cpu = sc.accumulator(0.0)
+    line = TaskProgress(sc, len(specs), progress, cpu) if progress is not None else None
     if line is not None:
         line.start()
     try:
-        results = sc.parallelize(list(specs), len(specs)).map(partial(run_one, plan)).collect()
+        results = sc.parallelize(list(specs), len(specs)).map(partial(run_counted, plan, cpu)).collect()
     finally:
         if line is not None:
             line.finish()
@@ -161,13 +162,21 @@ def run_tasks(plan: SwarmPlan, specs: Sequence[TaskSpec], master: str, spark: An
                time.perf_counter() - started)
 
 
-class TaskProgress(threading.Thread):
-    """While Spark runs the tasks: tasks done and running (Spark's status tracker), rewritten in
-    place every half second on a terminal, else a line every 15 seconds."""
+def run_counted(plan: SwarmPlan, cpu: Any, spec: TaskSpec) -> TaskResult:
+    """``run_one`` on an executor, adding its CPU seconds to the accumulator ``cpu`` (the progress line's)."""
+    result = run_one(plan, spec)
+    cpu.add(result.cpu_seconds)
+    return result
 
-    def __init__(self, sc: Any, tasks: int, out: TextIO) -> None:
+
+class TaskProgress(threading.Thread):
+    """While Spark runs the tasks: tasks done and running (Spark's status tracker) and the wall
+    seconds beside the CPU seconds of the tasks done (an accumulator), rewritten in place every
+    half second on a terminal, else a line every 15 seconds."""
+
+    def __init__(self, sc: Any, tasks: int, out: TextIO, cpu: Any) -> None:
         super().__init__(daemon=True)
-        self.sc, self.tasks, self.out, self.tty = sc, tasks, out, out.isatty()
+        self.sc, self.tasks, self.out, self.tty, self.cpu = sc, tasks, out, out.isatty(), cpu
         self.stopped = threading.Event()
         self.started = time.perf_counter()
 
@@ -176,7 +185,8 @@ class TaskProgress(threading.Thread):
             tracker = self.sc.statusTracker()
             infos = [i for i in (tracker.getStageInfo(s) for s in tracker.getActiveStageIds()) if i is not None]
             text = (f"swarm: {sum(i.numCompletedTasks for i in infos)}/{self.tasks} tasks done, "
-                    f"{sum(i.numActiveTasks for i in infos)} running, {time.perf_counter() - self.started:,.0f} s")
+                    f"{sum(i.numActiveTasks for i in infos)} running, {time.perf_counter() - self.started:,.0f} s "
+                    f"(CPU {self.cpu.value:,.0f} s in the tasks done)")
             print(f"\r\033[K{text}" if self.tty else text, end="" if self.tty else "\n", file=self.out, flush=True)
 
     def finish(self) -> None:
