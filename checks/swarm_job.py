@@ -133,6 +133,7 @@ class Ran:
     cores: int
     startup_seconds: float
     seconds: float  # wall time of the tasks
+    startup_cpu_seconds: float = 0.0  # the Spark session start's: this process's and the JVM's
 
 
 def run_tasks(plan: SwarmPlan, specs: Sequence[TaskSpec], master: str, spark: Any | None,
@@ -323,6 +324,7 @@ class SwarmReport:
             "distinct_states": distinct if self.coverage_known else None, "distinct_exact": exact,
             "cpu_seconds": round(sum(r.cpu_seconds for r in results), 3), "seconds": round(self.ran.seconds, 3),
             "startup_seconds": round(self.ran.startup_seconds, 3),
+            "startup_cpu_seconds": round(self.ran.startup_cpu_seconds, 3),
             "exhaustive_states": self.exhaustive.states if self.exhaustive else None,
             "exhaustive_complete": self.exhaustive.complete if self.exhaustive else None,
             "exhaustive_cpu_seconds": self.exhaustive.cpu_seconds if self.exhaustive else None,
@@ -426,7 +428,8 @@ def report_lines(report: SwarmReport, label: str) -> list[str]:
         + (f"{distinct:,} distinct ({how})" if report.coverage_known
            else "distinct unknown (packed states and no view to fingerprint them across tasks)"),
         f"time      {cpu:,.1f} s CPU in the tasks, {report.ran.seconds:,.1f} s wall"
-        + (f", Spark session start {report.ran.startup_seconds:.1f} s" if report.ran.startup_seconds else ""),
+        + (f", Spark session start {report.ran.startup_seconds:.1f} s (CPU {report.ran.startup_cpu_seconds:.1f} s "
+           "with the JVM's)" if report.ran.startup_seconds else ""),
     ]
     if report.exhaustive is not None:
         lines.append(f"checker   {report.exhaustive.note}")
@@ -454,24 +457,25 @@ def check_swarm(models: Sequence[Model], options: SwarmOptions, labels: Sequence
     """``seqcheck check --swarm`` on ``models``: 0 when every outcome matches, else 1."""
     import json
 
-    from checks.fuzz.spark import session
+    from checks.fuzz.spark import session, startup_cpu
 
     out = out or sys.stdout
     options.check()
-    spark, owned, startup = None, False, 0.0
+    spark, owned, startup, startup_cpu_seconds = None, False, 0.0, 0.0
     if options.master != NONE:
         require_spark(f"--swarm --master {options.master}", "--master none (the tasks in this process)")
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             spark, owned = session(options.master, "seqcheck check --swarm")
         except ValueError as error:
             raise SwarmUsageError(str(error)) from None
-        startup = time.perf_counter() - started
+        startup, startup_cpu_seconds = time.perf_counter() - started, startup_cpu(spark, owned, cpu)
     all_match = True
     try:
         for model, label in zip(models, labels):
             report = run_swarm(model, options, spark=spark, trace_dir=trace_dir, progress=progress)
-            report.ran.startup_seconds, startup = startup, 0.0
+            report.ran.startup_seconds, startup = startup, 0.0  # the first model's
+            report.ran.startup_cpu_seconds, startup_cpu_seconds = startup_cpu_seconds, 0.0
             all_match = all_match and not report.mismatch
             if json_out:
                 print(json.dumps(report.to_json()), file=out, flush=True)

@@ -62,7 +62,17 @@ from checks.fuzz.ledger import LEDGER, JobKey, ResumeError, recorded_rows, resum
 from checks.fuzz.model import write_scaled_model
 from checks.fuzz.run import FuzzPlan, Weights, resolve_engines
 from checks.fuzz.shrink import Shrunk, shrink_failures
-from checks.fuzz.spark import SPARK_LOG, Aggregates, JobResult, aggregate, run_job, session, stop_quietly, unreachable
+from checks.fuzz.spark import (
+    SPARK_LOG,
+    Aggregates,
+    JobResult,
+    aggregate,
+    run_job,
+    session,
+    startup_cpu,
+    stop_quietly,
+    unreachable,
+)
 from models.modelfile import Model, load, split_reference
 from models.multicast_world import MulticastWorld
 
@@ -147,6 +157,7 @@ class FuzzReport:
     master: str = ""  # where the job ran: none (this process) or a Spark master (rule 6)
     chosen: str = ""  # why, in words
     cpu_seconds: float | None = None  # the runs' CPU time (None: a resumed job's older segments lack it)
+    startup_cpu_seconds: float = 0.0  # the session start's: this process's and the JVM's
 
     @property
     def cpu_text(self) -> str:
@@ -201,6 +212,7 @@ class FuzzReport:
         return {"model": str(self.model.path), "expected": self.model.expect, "matches": not self.mismatch,
                 "mismatch": self.mismatch or None, "runs": self.totals.runs, "steps": self.totals.steps,
                 "seconds": round(self.job_seconds, 3), "startup_seconds": round(self.startup_seconds, 3),
+                "startup_cpu_seconds": round(self.startup_cpu_seconds, 3),
                 "runs_per_s": round(self.totals.runs / self.job_seconds, 1),
                 "steps_per_s": round(self.totals.steps / self.job_seconds, 1),
                 "cpu_seconds": None if self.cpu_seconds is None else round(self.cpu_seconds, 3),
@@ -289,6 +301,7 @@ class _Job:
     startup: float
     job: JobResult
     totals: Aggregates
+    startup_cpu: float = 0.0
 
 
 def check_variant(variant: tuple[str, ...] | None, model: Model) -> None:
@@ -330,7 +343,7 @@ def _run_locked(options: FuzzOptions, file: str, protocol: str | None, progress:
     shrunk = shrink_failures(plan, model_path, done.totals.to_shrink, options.out / "traces")
     report = FuzzReport(options, model, done.cores, done.job.partitions, done.startup, done.job.seconds, done.totals,
                         shrunk, count_states(model) if options.exhaustive else None, done.job.resumed_runs,
-                        master, why, done.job.cpu_seconds)
+                        master, why, done.job.cpu_seconds, done.startup_cpu)
     (options.out / "summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n")
     if options.report is not None:
         from checks.view.fuzz_report import write_fuzz_report
@@ -350,7 +363,7 @@ def _in_process(options: FuzzOptions, plan: FuzzPlan, model_path: Path, progress
 
 
 def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextIO | None, width: int) -> _Job:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     log = options.out / SPARK_LOG
     try:
         spark, owned = session(master, f"seqcheck fuzz {plan.model_name}", log=log)
@@ -358,7 +371,7 @@ def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextI
         raise FuzzUsageError(str(error)) from None
     except Exception as error:  # the JVM's refusal (py4j's error: a Java trace): one line, the trace logged
         raise FuzzUsageError(f"--master: Spark did not start on {master}: {_first_line(error, log)}") from None
-    startup = time.perf_counter() - started
+    startup, startup_cpu_seconds = time.perf_counter() - started, startup_cpu(spark, owned, cpu)
     try:
         cores = int(spark.sparkContext.defaultParallelism)
         partitions = options.partitions or max(2 * cores, math.ceil(options.runs / RUNS_PER_PARTITION))
@@ -368,7 +381,7 @@ def _on_spark(options: FuzzOptions, master: str, plan: FuzzPlan, progress: TextI
     finally:
         if owned:
             stop_quietly(spark)
-    return _Job(cores, startup, job, totals)
+    return _Job(cores, startup, job, totals, startup_cpu_seconds)
 
 
 def _first_line(error: Exception, log: Path) -> str:
@@ -445,7 +458,7 @@ def _master_line(report: FuzzReport) -> str:
     if report.ran_on == "none":
         return f"master    none: {report.chosen or 'in this process'}, {report.partitions} seed ranges"
     line = (f"spark     {report.ran_on} ({report.cores} cores), {report.partitions} partitions, "
-            f"session start {report.startup_seconds:.1f} s")
+            f"session start {report.startup_seconds:.1f} s (CPU {report.startup_cpu_seconds:.1f} s with the JVM's)")
     return line + (f"; {report.chosen}" if report.options.master == "auto" else "")
 
 

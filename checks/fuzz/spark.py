@@ -239,6 +239,17 @@ def session(master: str, app_name: str, *, log: Path | None = None) -> tuple[Any
     return spark, True
 
 
+def startup_cpu(spark: Any, owned: bool, cpu_before: float) -> float:
+    """The CPU seconds a session's start took, beside its wall seconds: this process's since
+    ``cpu_before`` (``time.process_time``) and, for a session this process started (``owned``),
+    its JVM's so far (the driver's gateway, a child process, read from ``/proc``)."""
+    from checks.explore.workers import process_cpu
+
+    proc = getattr(getattr(spark.sparkContext, "_gateway", None), "proc", None)
+    jvm = process_cpu(proc.pid) if owned and proc is not None else 0.0
+    return time.process_time() - cpu_before + jvm
+
+
 def _quiet_log4j() -> Path:
     """Spark's own log while it starts: warnings but not Hadoop's (no native library); the root level
     stays WARN, the shell's default, so that Spark does not announce a change of level. After the

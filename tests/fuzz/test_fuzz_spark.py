@@ -11,7 +11,9 @@ and is accepted by ``seqcheck show`` and ``seqcheck replay``; a run's row depend
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,16 @@ def test_fixed_model_passes_and_every_run_is_a_row(spark: Any, tmp_path: Path,
     assert summary["runs"] == 40 and summary["matches"] and summary["steps"] == sum(r["steps"] for r in rows)
     assert 0 < summary["distinct_states_approx"] <= summary["steps"] + 40
     assert summary["cpu_seconds"] > 0  # the executors' workers' CPU, through an accumulator
+    assert re.search(r"session start \d+\.\d s \(CPU \d+\.\d s with the JVM's\)", out)
+    assert summary["startup_cpu_seconds"] >= 0  # the session is the fixture's: this process's CPU only
+
+
+def test_a_session_start_counts_the_jvms_cpu(spark: Any) -> None:
+    """The JVM this process started (the driver's gateway) has used CPU to start: /proc gives it."""
+    from checks.fuzz.spark import startup_cpu
+
+    assert startup_cpu(spark, True, time.process_time()) > 0.5
+    assert startup_cpu(spark, False, time.process_time()) < 0.5  # not started here: this process's only
 
 
 def test_planted_variant_is_found_shrunk_saved_and_validated(spark: Any, tmp_path: Path,
