@@ -266,18 +266,24 @@ class _Live:
         print(f"\r{line}\033[K" if self.terminal else line, end="" if self.terminal else "\n", file=self.out,
               flush=True)
 
+    def clock(self, now: float) -> str:
+        """Seconds since the start, with the CPU seconds of this process and of the members (as
+        they last reported) beside them."""
+        cpu = time.process_time() - self.cpu + sum(r.get("cpu_seconds", 0.0) for r in self.reports.values())
+        return f"{now - self.started:6.1f}s (CPU {cpu:.1f} s)"
+
     def line(self, now: float) -> str:
         total = _totals(list(self.reports.values()), self.copies, self.multicast)
         rate = total["delivered"] / max(now - self.started, 1e-9)
-        cpu = time.process_time() - self.cpu + sum(r.get("cpu_seconds", 0.0) for r in self.reports.values())
-        return (f"{now - self.started:6.1f}s (CPU {cpu:.1f} s) sent {total['sent']:,} delivered {total['delivered']:,} "
+        return (f"{self.clock(now)} sent {total['sent']:,} delivered {total['delivered']:,} "
                 f"retransmitted {total['retransmitted']:,} redundant {total['redundant']:,} "
                 f"({rate:,.0f} deliveries/s)")
 
     def note(self, text: str) -> None:
         if self.out is not None:
-            print(f"{chr(13) if self.terminal else ''}{time.monotonic() - self.started:6.1f}s {text}\033[K"
-                  if self.terminal else f"{time.monotonic() - self.started:6.1f}s {text}", file=self.out, flush=True)
+            clock = self.clock(time.monotonic())
+            print(f"{chr(13) if self.terminal else ''}{clock} {text}\033[K" if self.terminal else f"{clock} {text}",
+                  file=self.out, flush=True)
 
     def end(self) -> None:
         if self.out is not None and self.terminal:

@@ -41,6 +41,7 @@ def test_the_demo_with_a_partition_and_a_one_way_cut(capsys: pytest.CaptureFixtu
     assert "verdict: every message delivered exactly once, in order per sender" in out.out
     assert re.search(r"\n\d+\.\d s \(CPU \d+\.\d s: members \d+\.\d, link \d+\.\d\), [\d,]+ deliveries/s", out.out)
     assert "partition A,B|C" in out.err and "healed" in out.err
+    assert re.search(r"\d+\.\ds \(CPU \d+\.\d s\) partition A,B\|C", out.err), out.err  # CPU beside wall
 
 
 @pytest.mark.parametrize(("args", "said"), [
