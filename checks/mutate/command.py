@@ -36,7 +36,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -72,6 +72,7 @@ class Row:
     seconds: float
     stage_seconds: dict[str, float]
     cpu_seconds: float | None = None  # the checks' process (None: it crashed before saying)
+    stage_cpu_seconds: dict[str, float] = field(default_factory=dict)  # beside stage_seconds (wall)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -246,8 +247,9 @@ def judge(mutant: Mutant | None, protocols: Sequence[str], budget: Budget, timeo
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         return _row(mutant, "crash", lines[-1][:200] if lines else f"exit {done.returncode}", started, {}, None)
     cpu = verdict.get("cpu_seconds")
-    return _row(mutant, verdict["killed_by"], verdict["detail"], started, verdict["seconds"],
-                float(cpu) if isinstance(cpu, int | float) else None)
+    row = _row(mutant, verdict["killed_by"], verdict["detail"], started, verdict["seconds"],
+               float(cpu) if isinstance(cpu, int | float) else None)
+    return replace(row, stage_cpu_seconds=dict(verdict.get("stage_cpu_seconds", {})))
 
 
 def _row(mutant: Mutant | None, killed_by: str | None, detail: str, started: float,

@@ -62,7 +62,8 @@ class Budget:
 class Verdict:
     killed_by: str | None  # a stage of STAGES, or None: survived
     detail: str  # what killed it (mode, seed, what differed), or what ran
-    seconds: dict[str, float]  # per stage run
+    seconds: dict[str, float]  # per stage run: wall
+    stage_cpu_seconds: dict[str, float]  # per stage run: CPU of this process and of the ones it waited for
 
 
 class Killed(Exception):
@@ -72,21 +73,28 @@ class Killed(Exception):
 def run(protocols: Sequence[str], budget: Budget, work: Path) -> Verdict:
     """The stages of ``budget`` in order on ``protocols``, stopping at the first kill."""
     seconds: dict[str, float] = {}
+    cpu: dict[str, float] = {}
     stages: dict[str, Callable[[Sequence[str], Budget, Path], str]] = {
         "lockstep": lockstep, "fuzz": fuzz, "check": check}
     done = []
     for stage in budget.stages:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), _cpu_seconds()
         try:
             done.append(stages[stage](protocols, budget, work))
         except Killed as kill:
-            seconds[stage] = round(time.perf_counter() - started, 2)
-            return Verdict(stage, str(kill), seconds)
+            _took(stage, started, cpu_started, seconds, cpu)
+            return Verdict(stage, str(kill), seconds, cpu)
         except Exception as error:  # a crash of engine, spec or world under the mutant kills too
-            seconds[stage] = round(time.perf_counter() - started, 2)
-            return Verdict(stage, f"crash: {_crash(error)}", seconds)
-        seconds[stage] = round(time.perf_counter() - started, 2)
-    return Verdict(None, "; ".join(done), seconds)
+            _took(stage, started, cpu_started, seconds, cpu)
+            return Verdict(stage, f"crash: {_crash(error)}", seconds, cpu)
+        _took(stage, started, cpu_started, seconds, cpu)
+    return Verdict(None, "; ".join(done), seconds, cpu)
+
+
+def _took(stage: str, started: float, cpu_started: float, seconds: dict[str, float], cpu: dict[str, float]) -> None:
+    """Record ``stage``'s wall and CPU seconds since ``started`` and ``cpu_started``."""
+    seconds[stage] = round(time.perf_counter() - started, 2)
+    cpu[stage] = round(_cpu_seconds() - cpu_started, 2)
 
 
 def _crash(error: Exception) -> str:
