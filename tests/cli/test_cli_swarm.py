@@ -12,6 +12,7 @@ exit code 2. Spark itself: ``test_cli_swarm_spark.py``.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,18 @@ def test_a_passing_model_gives_no_violation_with_coverage(tmp_path: Path, capsys
     assert [p["distinct_states"] for p in report["curve"]] == sorted(p["distinct_states"] for p in report["curve"])
     assert report["states_visited"] >= report["distinct_states"]
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_each_task_line_and_the_time_line_give_cpu_beside_wall(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33: every printed time has CPU beside wall."""
+    assert main(["check", "--swarm", str(FIXED), "--master", "none", "--tasks", "2", "--task-states", "500",
+                 "--trace-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    tasks = [line for line in out.err.splitlines() if "swarm: task" in line]
+    assert len(tasks) == 2 and all(re.search(r": 500 states, budget, \d+\.\d s \(CPU \d+\.\d s\)$", line)
+                                   for line in tasks), out.err
+    assert re.search(r"\ntime +[\d,]+\.\d s CPU in the tasks, [\d,]+\.\d s wall\n", out.out), out.out
 
 
 def test_the_table_says_what_was_found_and_a_miss_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
