@@ -3,7 +3,7 @@ second (``engine``), lockstep fuzz steps per second, in process and on Spark (``
 visited-state set's lookup and insert cost from a million to tens of millions of fingerprints
 against the sorted runs it replaced (``fpset``).
 
-Every figure of time is given by wall clock and by CPU time (``Stopwatch``); ratios are computed
+Every figure of time is given by wall clock and by CPU time (``checks/stopwatch.Stopwatch``); ratios are computed
 from CPU time, which a busy machine does not change, and the runs compared are interleaved.
 """
 
@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Iterable
-
-from checks.stopwatch import Stopwatch
-
-__all__ = ["Stopwatch", "median"]
 
 
 def median(runs: Iterable[dict[str, float]], key: str) -> float:

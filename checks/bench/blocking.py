@@ -17,7 +17,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from checks.bench import Stopwatch, median
+from checks.bench import median
+from checks.stopwatch import Stopwatch
 from impl.common import payload_number, spec_payload
 from impl.nakack4 import Config, Nakack4Engine, SendStatus
 

@@ -27,9 +27,10 @@ import statistics
 import time
 from typing import Any
 
-from checks.bench import Stopwatch, median
+from checks.bench import median
 from checks.bench.blocking import nakack4_bench
 from checks.bench.multicast import nakack2_run
+from checks.stopwatch import Stopwatch
 from impl.nakack2 import codec as n2_codec
 from impl.nakack4 import codec as n4_codec
 from impl.unicast2 import codec as u2_codec

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 
-from checks.bench import Stopwatch
+from checks.stopwatch import Stopwatch
 from impl.common import payload_number, spec_payload
 from impl.nakack2 import Config, Nakack2Engine
 
