@@ -183,7 +183,8 @@ class _Search:
         self.deepest: list[tuple[int, Level]] = []  # (depth, level) where the search stopped
         canonical = getattr(system, "canonical_batch", None)
         group = getattr(system, "symmetry_group_size", 1) if callable(canonical) else 1
-        self.canonical: Callable[[Sequence[Hashable]], tuple[list[Hashable], list[int]]] | None = \
+        # representatives: rows of an array for packed states (MemberSymmetry.canonical_batch), tuples otherwise
+        self.canonical: Callable[[Sequence[Hashable]], tuple[Any, list[int]]] | None = \
             canonical if symmetry and isinstance(group, int) and group > 1 else None
         if self.canonical is not None and self.width is None:  # rows are for packed states only
             self.canonical = _as_tuples(self.canonical)
