@@ -116,6 +116,7 @@ def test_batch_expansion_agrees_with_successors(tmp_path: Path, name: str, reduc
     assert checked > 200
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_checker_fast_path_finds_what_the_generic_path_finds(tmp_path: Path, name: str) -> None:
     """The same model explored with and without the world's optional capabilities."""
@@ -138,6 +139,7 @@ def test_checker_fast_path_finds_what_the_generic_path_finds(tmp_path: Path, nam
     assert fast.witnessed == plain.witnessed
 
 
+@pytest.mark.long
 def test_emptied_memos_give_the_same_successors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rule 3 of models/batch.py: the growing memos emptied every 64 entries change nothing."""
     import models.batch

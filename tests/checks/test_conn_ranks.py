@@ -59,6 +59,7 @@ def _reachable(world, limit: int = 60_000, *, stop: bool = False) -> list[tuple[
     return order
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_ranked_world_is_the_image_of_the_unranked_one(tmp_path: Path, name: str) -> None:
     ranked, plain = _worlds(tmp_path, name)
@@ -72,6 +73,7 @@ def test_ranked_world_is_the_image_of_the_unranked_one(tmp_path: Path, name: str
         assert ranked.conn_ranks.streams_in_use(state[:ranked.n], state[ranked.n]) is None  # already ranks
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_every_unranked_step_is_a_ranked_step(tmp_path: Path, name: str) -> None:
     ranked, plain = _worlds(tmp_path, name)

@@ -131,6 +131,7 @@ def test_applying_a_mutant_patches_the_copy_only(tmp_path: Path) -> None:
 LOCKSTEP_ONLY = Budget(walks=4, mode_walks=1, model_walks=1, steps=200, stages=("lockstep",))
 
 
+@pytest.mark.long
 def test_a_planted_defect_is_killed_and_the_unmodified_tree_survives(tree: Path) -> None:
     mutant = next(m for m in load_catalogue() if m.name == CHEAP)
     killed = judge(mutant, mutant.protocols, LOCKSTEP_ONLY, 300, tree)
@@ -140,6 +141,7 @@ def test_a_planted_defect_is_killed_and_the_unmodified_tree_survives(tree: Path)
     assert "lockstep walks" in survived.detail
 
 
+@pytest.mark.long
 def test_a_spec_defect_is_killed_by_the_check_of_the_shipped_models(tree: Path) -> None:
     """``seqcheck check`` of the shipped models sees a spec defect on its own (the stable task's cap
     one late in UNICAST2's spec), and passes the unmodified spec."""

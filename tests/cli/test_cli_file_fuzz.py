@@ -257,6 +257,7 @@ def _witness_mutation(rng: random.Random, source: Path) -> bytes:
     return data
 
 
+@pytest.mark.long
 def test_mutated_model_files(seeds: tuple[list[Path], list[Path]], tmp_path: Path) -> None:
     rng = random.Random(SEED)
     files = _mutants("models", seeds[0], tmp_path / "mutated-models", rng, _model_mutation)
@@ -278,6 +279,7 @@ def test_mutated_model_files(seeds: tuple[list[Path], list[Path]], tmp_path: Pat
     assert codes[2] > FILES // 4 and codes[0] + codes[1] > FILES // 20  # both kinds of outcome are exercised
 
 
+@pytest.mark.long
 def test_mutated_trace_files(seeds: tuple[list[Path], list[Path]], tmp_path: Path) -> None:
     rng = random.Random(SEED + 1)
     fifo = tmp_path / "fifo.toml"

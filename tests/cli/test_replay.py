@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,7 +72,20 @@ def check_replay_and_emit(model_path: Path, tmp_path: Path) -> Model:
     return model
 
 
-@pytest.mark.parametrize("model_path", VIOLATION_MODELS, ids=[f"{p.parent.name}/{p.stem}" for p in VIOLATION_MODELS])
+def _first_per_protocol(paths: list[Path]) -> list[Any]:
+    """Every violation model; the first of each protocol in the README's test command, the others (each
+    about 7 s: two emitted pytest runs in subprocesses) in the long phase that .ci/run runs after it."""
+    seen: set[str] = set()
+    params = []
+    for path in paths:
+        protocol = load(path).protocol
+        params.append(pytest.param(path, id=f"{path.parent.name}/{path.stem}",
+                                   marks=[] if protocol not in seen else [pytest.mark.long]))
+        seen.add(protocol)
+    return params
+
+
+@pytest.mark.parametrize("model_path", _first_per_protocol(VIOLATION_MODELS))
 def test_violation_trace_reproduces_on_the_engine_and_not_on_the_fix(model_path: Path, tmp_path: Path) -> None:
     check_replay_and_emit(model_path, tmp_path)
 

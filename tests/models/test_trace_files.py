@@ -126,6 +126,7 @@ def test_trace_loads_and_describes_its_model(checked: Checked, case: Case) -> No
     assert raw["length"] == len(raw["steps"]) == len(trace.actions) > 0
 
 
+@pytest.mark.long
 def test_trace_files_of_all_violation_models_are_distinct(checked: Checked) -> None:
     written = [checked(case)[2] for case in VIOLATION_MODELS]
     assert len(set(written)) == len(written)
