@@ -35,9 +35,9 @@ Decisions (digest section 6), each with JGroups' code as the reference
 ---------------------------------------------------------------------
 1. ACK value: the receiver's highest *deliverable* seqno. Delivery happens inside the same handler
    (removeAndDeliver), so highest deliverable == highest delivered here.
-2. ACK timing: every DATA received (new or duplicate) sets ``ack_pending``; the retransmit task
-   sends one ACK per pending entry. Batches and ``ack_threshold`` (immediate ACK for batches of
-   100) are not modelled: every reception is a single message.
+2. ACK timing: every DATA received alone (new or duplicate) sets ``ack_pending``; the retransmit
+   task sends one ACK per pending entry. A batch (decision 25) makes one decision: an ACK at once
+   if it holds at least ``Config.ack_threshold`` DATA of the entry's connection, else pending.
 3. Timestamps: ACK and SEND_FIRST_SEQNO share one ``last_ts`` per send entry; the first one is
    accepted unconditionally (0 = none yet), later ones only if strictly newer.
 4. SEND_FIRST_SEQNO answer: only the lowest unacknowledged message, as a copy marked first (the
@@ -84,8 +84,8 @@ Decisions (digest section 6), each with JGroups' code as the reference
    and the spec in seqno order; both are orders ``in_order`` allows, and the JGroups lockstep meets
    the difference only with two OOB DATA cached out of order. Left out: ``ack_threshold <= 1``
    (an ACK per add), as decision 2.
-   The batch path (``up(MessageBatch)``) caches a non-first DATA only while the sender has no entry
-   at all (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO); batches are not modelled.
+   The batch path (decision 25) caches a non-first DATA only while the sender has no entry at all
+   (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO).
    Handlers are atomic here (decision 9): in JGroups a DATA that one thread caches just after another
    thread's drain waits for the sender's next DATA. Variant ``no_message_cache`` (alias JGRP-2327)
    brings back the drop of the 3.x releases.
@@ -117,6 +117,7 @@ Decisions (digest section 6), each with JGroups' code as the reference
     gaps): not modelled; every gap is requested. Model windows are far smaller than the limit.
 24. Time base: abstract timers (see ``Timer``); the AgeOutCache for connections to non-members
     (max_retransmit_time) is left out: idle closing covers the same ground in the models.
+25. Batches (``up(MessageBatch)``): ``on_batch``, in ``spec/unicast3_batch.py`` with its note.
 
 Variants (flags in ``Variant``) bring back historical behaviour, so the checker can find the defects
 of older releases: ``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548),
@@ -246,6 +247,7 @@ class Config:
     # input per connection allows those interleavings (a superset of the runs of one input for
     # all) and makes the connections of a member independent for partial-order reduction.
     xmit_per_connection: bool = False
+    ack_threshold: int = 100  # a batch of at least this many DATA is acknowledged at once (decision 25)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -626,3 +628,6 @@ def _request_missing(cfg: Config, node: Node, only: int | None = None) -> tuple[
 # ``spec/unicast_common.py``: window_order (I1), conn_id_purity (I4), timestamps_issued (I7),
 # acks_monotone (I3), purge_is_safe and purge_covered (P6), nothing_unacked (the liveness goal).
 # The delivery properties (FIFO, no duplicate, nothing unsent) are ``spec/reliable_fifo.py``'s.
+
+
+from spec.unicast3_batch import on_batch  # noqa: E402, F401  (decision 25's input, re-exported)
