@@ -146,7 +146,7 @@ class BatchExpander:
                         where.append(self._timer_place(member, stimulus))
         self._expand_environment(world, env, afters, progress, where)
         if self.world.bounds.max_batch:  # models/world.py rule 6b, by the world's own step (rare, small)
-            for batch in self.world._batches(net_id):
+            for batch in self.world.batches(net_id):
                 after = self.world.successor(world, batch)
                 if after is not None:
                     afters.append(after)

@@ -246,11 +246,11 @@ class World(InternedWorldStates):
                 yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
         yield from self._environment_actions(world, env)
         if self.bounds.max_batch:
-            for batch in self._batches(world[n]):
+            for batch in self.batches(world[n]):
                 yield from self._after(world, batch.packets[0].dst, batch, self.batch_stimulus(batch),
                                        batch.packets, env)
 
-    def _batches(self, net_id: int) -> tuple[DeliverBatch, ...]:
+    def batches(self, net_id: int) -> tuple[DeliverBatch, ...]:
         """Rule 6b: every batch the network may deliver in network ``net_id``, channel by channel."""
         found = self._batch_memo.get(net_id)
         if found is None:
@@ -601,7 +601,7 @@ class World(InternedWorldStates):
         if kind is DeliverPacket:
             return [DeliverPacket(p) for p in net]
         if kind is DeliverBatch:
-            return list(self._batches(world[n])) if self.bounds.max_batch else []
+            return list(self.batches(world[n])) if self.bounds.max_batch else []
         if kind is DuplicatePacket:
             return [DuplicatePacket(p) for p in net] if env.duplicate else []
         if kind is LosePacket:

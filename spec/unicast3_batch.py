@@ -2,8 +2,8 @@
 
 This module owns ``on_batch`` and the decision it implements (decision 25 of ``spec/unicast3.py``);
 the single-message path, the state and the other handlers are ``spec/unicast3.py``'s, whose private
-helpers it uses (it is that module's second half, split off for size; ``spec.unicast3.on_batch``
-re-exports it).
+helpers it uses (it is that module's second half, split off for size; the model's adapter,
+``models/protocols/unicast3.py``, calls it for a batch).
 
 Decision 25: batches (``UNICAST3.up(MessageBatch)`` and ``handleBatchReceived``, 5.4.12; 3.6.20 has
 the same code without the message cache). The transport hands a received bundle up as at most two
@@ -70,7 +70,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from spec.effects import Deliver, Effect, Send, WindowCreated
-from spec.unicast3 import OPEN, Ack, Config, Data, Node, RecvEntry, Step, _next_timestamp, _request_first_seqno, _set
+from spec.unicast3 import OPEN, Ack, Config, Data, Node, RecvEntry, Step, next_timestamp, request_first_seqno, set_peer
 from spec.unicast_common import add_to_window, drain_window
 
 
@@ -95,15 +95,15 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Data, ...]) -> Step:
         elif entry is None and caching:
             cache = cache | {m}
     if entry is None:
-        node, asked = _request_first_seqno(cfg, replace(node, cache=_set(node.cache, src, cache)), src)
+        node, asked = request_first_seqno(cfg, replace(node, cache=set_peer(node.cache, src, cache)), src)
         return Step(node, tuple(effects) + asked)
-    node = replace(node, recv=_set(node.recv, src, entry))
+    node = replace(node, recv=set_peer(node.recv, src, entry))
     if conn_ids != [entry.conn_id]:  # retainAll removed another connection's DATA
-        node, asked = _request_first_seqno(cfg, node, src)
+        node, asked = request_first_seqno(cfg, node, src)
         effects.extend(asked)
     ours = tuple(m for m in msgs if m.conn_id == entry.conn_id)
     queued = sorted(m for m in cache if m.conn_id == entry.conn_id) if caching else []
-    node = replace(node, cache=_set(node.cache, src, frozenset() if caching else cache))
+    node = replace(node, cache=set_peer(node.cache, src, frozenset() if caching else cache))
     if not ours:
         return _added_only(cfg, node, src, entry, queued, effects)
     return _batch_received(cfg, node, src, entry, queued, ours, effects)
@@ -120,7 +120,7 @@ def _added_only(cfg: Config, node: Node, src: int, entry: RecvEntry, queued: lis
     if queued:
         entry = replace(entry, state=OPEN, buffered=buffered,
                         ack_pending=entry.ack_pending or not cfg.variant.ack_only_new)
-    return Step(replace(node, recv=_set(node.recv, src, entry)), tuple(effects))
+    return Step(replace(node, recv=set_peer(node.recv, src, entry)), tuple(effects))
 
 
 def _batch_received(cfg: Config, node: Node, src: int, entry: RecvEntry, queued: list[Data],
@@ -139,7 +139,7 @@ def _batch_received(cfg: Config, node: Node, src: int, entry: RecvEntry, queued:
         oob_batch += now
     delivered, buffered, drained = drain_window(entry.delivered, buffered, redeliver_oob=redeliver)
     if len(ours) >= cfg.ack_threshold:
-        node, ts = _next_timestamp(cfg, node)
+        node, ts = next_timestamp(cfg, node)
         effects.append(Send(src, Ack(delivered, entry.conn_id, ts)))
     elif not cfg.variant.ack_only_new:
         pending = True
@@ -147,4 +147,4 @@ def _batch_received(cfg: Config, node: Node, src: int, entry: RecvEntry, queued:
         pending = pending or delivered > entry.delivered
     effects.extend(Deliver(src, p) for p in oob_batch + drained)
     entry = RecvEntry(entry.conn_id, OPEN, delivered, buffered, pending)
-    return Step(replace(node, recv=_set(node.recv, src, entry)), tuple(effects))
+    return Step(replace(node, recv=set_peer(node.recv, src, entry)), tuple(effects))

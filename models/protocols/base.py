@@ -107,10 +107,15 @@ class ProtocolAdapter:
         elif stimulus[0] == "view":  # type: ignore[index]
             step = spec.on_view(cfg, node, stimulus[1])  # type: ignore[index]
         elif stimulus[0] == "batch":  # type: ignore[index]  # World.batch_stimulus (rule 6b)
-            step = spec.on_batch(cfg, node, stimulus[1], stimulus[2])  # type: ignore[index]
+            step = self.batch_input(cfg, node, stimulus[1], stimulus[2])  # type: ignore[index]
         else:
             step = spec.on_remove_receiver(cfg, node, stimulus[1])  # type: ignore[index]
         return step.node, step.effects
+
+    def batch_input(self, cfg: Any, node: Any, src: int, msgs: tuple[Any, ...]) -> Any:
+        """The spec's handler of a batch of ``msgs`` from ``src`` (a ``Step``); only a protocol whose
+        ``batch_mode`` batches something is ever asked."""
+        raise NotImplementedError(f"{self.name}: no batch input")
 
     def batch_mode(self, msg: Any) -> bool | None:
         """The batch (OOB or not) a message in flight may be delivered in (``models/world.py`` rule 6b);

@@ -18,6 +18,7 @@ import pytest
 
 from spec import unicast3 as u3
 from spec.unicast3 import Ack, Config, Data, Deliver, RecvEntry, Send, SendFirstSeqno, Variant, WindowCreated
+from spec.unicast3_batch import on_batch
 
 A, B = 0, 1
 BOTH = frozenset({A, B})
@@ -43,7 +44,7 @@ def sent(step: u3.Step) -> list[object]:
 
 def test_a_batch_delivers_what_single_receptions_deliver() -> None:
     node = receiver(RecvEntry(0, u3.OPEN, 1, (), False))
-    step = u3.on_batch(CFG, node, A, (data(2), data(3), data(5)))
+    step = on_batch(CFG, node, A, (data(2), data(3), data(5)))
     one_by_one = node
     for m in (data(2), data(3), data(5)):
         one_by_one = u3.on_receive(CFG, one_by_one, A, m).node
@@ -56,7 +57,7 @@ def test_a_batch_delivers_what_single_receptions_deliver() -> None:
 @pytest.mark.parametrize("size, immediate", [(1, False), (2, True), (3, True)])
 def test_one_ack_decision_per_batch(size: int, immediate: bool) -> None:
     node = receiver(RecvEntry(0, u3.CLOSING, 1, (), False), cfg=EAGER)
-    step = u3.on_batch(EAGER, node, A, tuple(data(s) for s in range(2, 2 + size)))
+    step = on_batch(EAGER, node, A, tuple(data(s) for s in range(2, 2 + size)))
     entry = step.node.recv[A]
     assert entry is not None and entry.state == u3.OPEN and entry.delivered == 1 + size
     if immediate:
@@ -67,13 +68,13 @@ def test_one_ack_decision_per_batch(size: int, immediate: bool) -> None:
 
 def test_duplicates_count_toward_the_threshold_and_a_pending_flag_stays() -> None:
     node = receiver(RecvEntry(0, u3.OPEN, 3, (), True), cfg=EAGER)
-    step = u3.on_batch(EAGER, node, A, (data(2), data(3)))
+    step = on_batch(EAGER, node, A, (data(2), data(3)))
     assert sent(step) == [Ack(3, 0, 1)] and delivered(step) == []
     assert step.node.recv[A] == RecvEntry(0, u3.OPEN, 3, (), True)
 
 
 def test_a_first_data_anywhere_creates_the_entry_and_the_ones_before_it_are_added() -> None:
-    step = u3.on_batch(EAGER, receiver(cfg=EAGER), A, (data(3), data(1), data(2)))
+    step = on_batch(EAGER, receiver(cfg=EAGER), A, (data(3), data(1), data(2)))
     assert step.effects[0] == WindowCreated(A, 0, 0)
     assert delivered(step) == [1, 2, 3]
     assert sent(step) == [Ack(3, 0, 1)]
@@ -81,10 +82,10 @@ def test_a_first_data_anywhere_creates_the_entry_and_the_ones_before_it_are_adde
 
 
 def test_no_entry_and_no_first_caches_all_and_asks_once() -> None:
-    step = u3.on_batch(CFG, receiver(), A, (data(2), data(3)))
+    step = on_batch(CFG, receiver(), A, (data(2), data(3)))
     assert sent(step) == [SendFirstSeqno(1)]
     assert step.node.cache[A] == {data(2), data(3)} and step.node.recv[A] is None
-    again = u3.on_batch(CFG, step.node, A, (data(4), data(5)))
+    again = on_batch(CFG, step.node, A, (data(4), data(5)))
     assert sent(again) == []  # rate-limited (sync_min_interval)
     drained = u3.on_receive(CFG, again.node, A, data(1))
     assert delivered(drained) == [1, 2, 3, 4, 5]
@@ -92,7 +93,7 @@ def test_no_entry_and_no_first_caches_all_and_asks_once() -> None:
 
 def test_another_connection_is_dropped_not_cached_unlike_the_single_path() -> None:
     node = receiver(RecvEntry(0, u3.OPEN, 1, (), False))
-    step = u3.on_batch(CFG, node, A, (data(2, 7), data(3, 7)))
+    step = on_batch(CFG, node, A, (data(2, 7), data(3, 7)))
     assert sent(step) == [SendFirstSeqno(1)]
     assert step.node.cache[A] == frozenset() and step.node.recv[A] == node.recv[A]
     single = u3.on_receive(CFG, node, A, data(2, 7))
@@ -101,22 +102,22 @@ def test_another_connection_is_dropped_not_cached_unlike_the_single_path() -> No
 
 def test_a_mixed_batch_keeps_the_entry_connection_and_asks_for_the_other() -> None:
     node = receiver(RecvEntry(0, u3.OPEN, 1, (), False))
-    step = u3.on_batch(CFG, node, A, (data(2), data(2, 7)))
+    step = on_batch(CFG, node, A, (data(2), data(2, 7)))
     assert sent(step) == [SendFirstSeqno(1)] and delivered(step) == [2]
 
 
 def test_the_cache_is_drained_into_the_window_other_connections_dropped() -> None:
     cache = frozenset({data(2), data(5, 9)})
-    step = u3.on_batch(CFG, receiver(cache=cache), A, (data(1), data(3)))
+    step = on_batch(CFG, receiver(cache=cache), A, (data(1), data(3)))
     assert delivered(step) == [1, 2, 3]
     assert step.node.cache[A] == frozenset()
 
 
 def test_an_oob_batch_delivers_what_the_window_took_once() -> None:
     node = receiver(RecvEntry(0, u3.OPEN, 1, (), False), cfg=EAGER)
-    step = u3.on_batch(EAGER, node, A, (data(3, oob=True), data(4, oob=True)))
+    step = on_batch(EAGER, node, A, (data(3, oob=True), data(4, oob=True)))
     assert delivered(step) == [3, 4] and sent(step) == [Ack(1, 0, 1)]
-    again = u3.on_batch(EAGER, step.node, A, (data(2, oob=True), data(3, oob=True)))
+    again = on_batch(EAGER, step.node, A, (data(2, oob=True), data(3, oob=True)))
     assert delivered(again) == [2]  # #3 is held: not delivered again; the drain passes #3, #4 over
     entry = again.node.recv[A]
     assert entry is not None and entry.delivered == 4 and sent(again) == [Ack(4, 0, 2)]
@@ -124,15 +125,15 @@ def test_an_oob_batch_delivers_what_the_window_took_once() -> None:
 
 def test_a_batch_of_two_modes_is_refused() -> None:
     with pytest.raises(ValueError, match="mode"):
-        u3.on_batch(CFG, receiver(), A, (data(1), data(2, oob=True)))
+        on_batch(CFG, receiver(), A, (data(1), data(2, oob=True)))
 
 
 def test_without_the_message_cache_nothing_is_cached() -> None:
     cfg = Config(members=2, variant=Variant(no_message_cache=True))
-    step = u3.on_batch(cfg, receiver(cfg=cfg), A, (data(2), data(3)))
+    step = on_batch(cfg, receiver(cfg=cfg), A, (data(2), data(3)))
     assert step.node.cache[A] == frozenset() and sent(step) == [SendFirstSeqno(1)]
 
 
 def test_an_empty_batch_changes_nothing() -> None:
     node = receiver()
-    assert u3.on_batch(CFG, node, A, ()) == u3.Step(node, ())
+    assert on_batch(CFG, node, A, ()) == u3.Step(node, ())
