@@ -157,7 +157,7 @@ class Config:
                      "cache_evict_idle"):
             _require(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         _require(self, "ack_threshold", self.ack_threshold > 1,
-                 "> 1 (an ACK per single message is not supported: single DATA are acked by the retransmit task)")
+                 "> 1 (immediate ACKs are not supported for single messages: the retransmit task acks those)")
         for name in ("xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
                      "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",
                      "max_receive_bytes", "max_cached_messages"):

@@ -71,13 +71,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         if entry is None:
             return
         opened = True
-    queued: list[DataMsg] = []
-    if src in m.cache:
-        for cached in m.cache.drain(src):
-            if cached.conn_id == entry.conn_id:
-                queued.append(cached)
-            else:
-                m.stats.cache_dropped += 1
+    queued = _drain_cache(m, src, entry)
     if not queued and not msg.oob:
         _add(m, src, entry, msg, now=now, opened=opened)  # the common case
         return
@@ -93,6 +87,19 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         entry.stale_since = now  # progress (receive_evict_idle)
     if m.variant.ack_only_new:
         entry.ack_pending = entry.ack_pending or entry.window.hd > hd
+
+
+def _drain_cache(m: Member[P], src: P, entry: RecvEntry) -> list[DataMsg]:
+    """msg_cache.drain(src), then addQueuedMessages' filter: the cached DATA of ``entry``'s connection
+    (in seqno order), the others dropped and counted."""
+    queued: list[DataMsg] = []
+    if src in m.cache:
+        for cached in m.cache.drain(src):
+            if cached.conn_id == entry.conn_id:
+                queued.append(cached)
+            else:
+                m.stats.cache_dropped += 1
+    return queued
 
 
 def _add_only(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, cached: bool) -> bool:
@@ -293,13 +300,7 @@ def on_batch(m: Member[P], src: P, msgs: list[DataMsg], *, now: int) -> None:
     if conn_ids != [entry.conn_id]:  # retainAll dropped another connection's DATA
         m.stats.data_without_window += sum(1 for msg in kept if msg.conn_id != entry.conn_id)
         m.request_first_seqno(src, now=now)
-    queued: list[DataMsg] = []
-    if caching and src in m.cache:
-        for cached in m.cache.drain(src):
-            if cached.conn_id == entry.conn_id:
-                queued.append(cached)
-            else:
-                m.stats.cache_dropped += 1
+    queued = _drain_cache(m, src, entry) if caching else []
     for added in queued:  # addQueuedMessages: addMessage each (an OOB one delivered when added)
         _add_only(m, src, entry, added, now=now, cached=True)
     ours = [msg for msg in kept if msg.conn_id == entry.conn_id]
