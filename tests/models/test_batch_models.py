@@ -37,6 +37,7 @@ def test_the_immediate_ack_needs_the_threshold(tmp_path: Path) -> None:
         replay_witness(higher)
 
 
+@pytest.mark.long  # three models of 58,957 to 70,502 states
 def test_without_batches_the_world_is_the_plain_one(tmp_path: Path) -> None:
     off = load(_variant_file(tmp_path, LOSS, "max_batch = 3", "max_batch = 0"))
     on = load(LOSS)
