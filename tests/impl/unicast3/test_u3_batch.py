@@ -10,6 +10,8 @@ whose bundles lose any one datagram still gets everything delivered once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from impl.common import HELD_OVERHEAD
@@ -17,7 +19,7 @@ from impl.unicast3 import Config, LocalProtocolError, Unicast3Engine, payload_nu
 from impl.unicast3.codec import AckMsg, DataMsg, decode, encode
 
 
-def engine(**fields: int) -> Unicast3Engine[str]:
+def engine(**fields: Any) -> Unicast3Engine[str]:
     return Unicast3Engine[str](Config(**fields), members=("A", "B"), now=0)
 
 
