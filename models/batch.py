@@ -145,6 +145,14 @@ class BatchExpander:
                     if where is not None:
                         where.append(self._timer_place(member, stimulus))
         self._expand_environment(world, env, afters, progress, where)
+        if self.world.bounds.max_batch:  # models/world.py rule 6b, by the world's own step (rare, small)
+            for batch in self.world.batches(net_id):
+                after = self.world.successor(world, batch)
+                if after is not None:
+                    afters.append(after)
+                    progress.append(True)
+                    if where is not None:
+                        where.append(batch.packets[0].src * n + batch.packets[0].dst)
 
     def _expand_environment(self, world: tuple[int, ...], env: _Env, afters: list[tuple[int, ...]],
                             progress: list[bool], where: list[int] | None) -> None:

@@ -18,6 +18,7 @@ from checks.explore.render import Arrow, ChartStep, Event, Note, render_chart
 from models.state_fields import state_rows
 from models.world import (
     AppSend,
+    DeliverBatch,
     DeliverPacket,
     DuplicatePacket,
     FireTimer,
@@ -82,6 +83,9 @@ def chart_steps(world: World, path: Sequence[tuple[Any, Any]]) -> tuple[list[Cha
                 events.append(Arrow(arrived.src, arrived.dst, f"{text}, a duplicate{late}"))
             else:
                 events.append(Arrow(arrived.src, arrived.dst, f"{text}{late}"))
+        for packet in getattr(action, "packets", ()):  # a batch (rule 6b): an arrow per DATA
+            label, sent_at = in_flight.get(packet, ("m?", 0))
+            events.append(Arrow(packet.src, packet.dst, f"{label} {fmt(packet.kind, packet.msg)}, in a batch"))
         emitted = world.emitted(state_before, action)
         for packet in after.network:
             if packet not in in_flight or (packet == arrived and isinstance(action, DeliverPacket)):
@@ -195,6 +199,8 @@ def _stimulus(world: World, before: WorldView, action: Any) -> tuple[int, Any] |
         return action.src, world.send_stimulus(action.src, action.dst, sent + 1)
     if isinstance(action, (DeliverPacket, DuplicatePacket)):
         return action.packet.dst, action.packet
+    if isinstance(action, DeliverBatch):
+        return action.packets[0].dst, world.batch_stimulus(action)
     if isinstance(action, FireTimer):
         return action.member, ("timer", action.timer)
     if isinstance(action, InstallView):

@@ -25,7 +25,7 @@ ranks after the history update (``World._after``, ``BatchExpander._step``)."""
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from models.interning import Interner
 
@@ -155,6 +155,9 @@ class ConnRanks:
     def renamed_action(self, world: tuple[int, ...], action: Hashable) -> Hashable:
         """``action`` (of an unranked world in state ``world``) with the conn_id its packet
         carries replaced by its rank on its stream: how a ranking world names it."""
+        batch: Any = getattr(action, "packets", None)
+        if batch is not None:  # a batch delivery (models/world.py rule 6b): each DATA renamed
+            return type(action)(tuple(self.renamed_action(world, _One(p)).packet for p in batch))  # type: ignore[call-arg, attr-defined]
         packet: Any = getattr(action, "packet", None)
         carried = None if packet is None else self.carried(packet)
         if carried is None:
@@ -165,3 +168,9 @@ class ConnRanks:
         rank = {value: r for r, value in enumerate(in_use[carried[0]])}
         renamed = packet._replace(msg=self.adapter.rename_packet_conn_id(packet.msg, rank))
         return type(action)(renamed)  # type: ignore[call-arg]
+
+
+class _One(NamedTuple):
+    """One packet of a batch, as ``renamed_action`` renames a delivery's."""
+
+    packet: Any

@@ -77,6 +77,8 @@ class ConnectionClusters:
             return int(action.src * n + action.dst)
         if kind in ("DeliverPacket", "DuplicatePacket", "LosePacket"):
             return int(action.packet.src * n + action.packet.dst)
+        if kind == "DeliverBatch":
+            return int(action.packets[0].src * n + action.packets[0].dst)
         adapter = self.world.adapter
         if kind == "FireTimer" and adapter.timer_on_one_connection(self.world.cfg, action.timer):
             return int(action.member * n + action.timer.peer)

@@ -58,6 +58,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         "faults.stale_packets": 'true lifts the "2 x MSL" assumption (`models/world.py` rule 6); "replies": '
                                 "lifted for ACK/SEND_FIRST_SEQNO/XMIT_REQ, not for DATA",
         "faults.dead": "members crashed before the run: in every view, handling nothing (rule 7)",
+        "faults.max_batch": "0 (default): no batches; N >= 2: the network may also hand a receiver 2 to N DATA "
+                            "in flight on one channel, of one OOB mode, as one batch (UNICAST3 only; "
+                            "`models/world.py` rule 6b, spec decision 25)",
         "timers": "which timers exist besides the retransmit (and stable) task (below); "
                   "per protocol in `[timers.<protocol>]` side by side",
     },
@@ -88,6 +91,8 @@ TIMER_DOCS = {
                            "runs it beside the handlers (needed for partial-order reduction; no engine step)",
 }
 CONFIG_DOCS: dict[str, dict[str, str]] = {
+    "unicast3": {"ack_threshold": "DATA in one batch that are acknowledged at once (JGroups: 100; "
+                                  "below 2 not modelled)"},
     "unicast2": {"max_stable_msgs": "STABLEs sent for one unchanged highest-received seqno (JGroups: 5)",
                  "sync_resend_bound": "not a protocol setting: the bound `sync_resend_bounded` checks; 0 states none"},
     "unicast4": {"capacity": "slots of every window (FixedBuffer)",

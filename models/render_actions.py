@@ -39,6 +39,10 @@ def format_action(action: Any, name: Callable[[int], str], timer_text: tuple[str
         verb = {"DeliverPacket": "receives", "DuplicatePacket": "receives a duplicate of",
                 "LosePacket": "never receives (lost)"}[kind]
         return f"{name(p.dst)} {verb} {format_message(p.kind, p.msg)} from {name(p.src)}"
+    if kind == "DeliverBatch":
+        first = action.packets[0]
+        held = ", ".join(format_message(p.kind, p.msg) for p in action.packets)
+        return f"{name(first.dst)} receives a batch [{held}] from {name(first.src)}"
     if kind == "FireTimer":
         timer = action.timer
         peer = name(timer.peer) if timer.peer >= 0 else ""

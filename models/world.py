@@ -33,6 +33,13 @@ Rules
    message, or a SEND_FIRST_SEQNO, that arrives after the reset makes the sender and the new
    window disagree about what was received. The model ``residual-stale-packets.toml`` lifts this
    assumption (``[faults] stale_packets = true``) and shows what happens then.
+6b. With ``[faults] max_batch = N`` (N >= 2; 0, the default, is off), the network may also hand a
+   receiver 2 to N DATA in flight on one channel as one input (``DeliverBatch``: the protocol's batch
+   input, UNICAST3's ``up(MessageBatch)``): any subset of the channel's DATA of one OOB mode (the
+   transport splits a bundle into its OOB and regular batches), in seqno order. A sender's bundler
+   queues what the application and the retransmit task send close together, so any DATA in flight at
+   once may share a bundle; control messages are never batched (the protocol handles those of a
+   batch one at a time anyway). A batch delivery consumes its packets and is progress.
 7. A *dead* member (``[faults] dead``) crashed before the run and nobody has suspected it: it is in
    every view, handles nothing (a packet to it is consumed, its timers change nothing) and sends
    nothing. Liveness asks nothing of the channels to it (``models/properties.py``).
@@ -46,6 +53,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any, NamedTuple
 
 from models.batch import BatchExpander
@@ -81,6 +89,12 @@ class DeliverPacket(NamedTuple):
     packet: Packet
 
 
+class DeliverBatch(NamedTuple):
+    """Rule 6b: DATA of one channel delivered as one batch, in seqno order."""
+
+    packets: tuple[Packet, ...]
+
+
 class DuplicatePacket(NamedTuple):
     packet: Packet
 
@@ -104,7 +118,8 @@ class RemoveReceiver(NamedTuple):
     peer: int
 
 
-WorldAction = AppSend | DeliverPacket | DuplicatePacket | LosePacket | FireTimer | InstallView | RemoveReceiver
+WorldAction = (AppSend | DeliverPacket | DeliverBatch | DuplicatePacket | LosePacket | FireTimer | InstallView
+               | RemoveReceiver)
 FAULTS = (AppSend, DuplicatePacket, LosePacket, InstallView, RemoveReceiver)
 
 
@@ -124,6 +139,7 @@ class Bounds:
     dead: frozenset[int] = frozenset()  # rule 7: members that crashed before the run (never act)
     # the application sends flagged OOB, as (src, dst, n): src's n-th message to dst (UNICAST3)
     oob: frozenset[tuple[int, int, int]] = frozenset()
+    max_batch: int = 0  # rule 6b: DATA per batch delivery (0: no batches)
 
 
 class Env(NamedTuple):
@@ -177,13 +193,14 @@ class World(InternedWorldStates):
         self.node_table, self.net_table = Interner(), Interner()
         self.env_table, self.hist_table = Interner(), Interner()
         self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...], bool]] = {}
-        self._net_memo: dict[tuple[int, Packet | None, tuple[Packet, ...]], int] = {}
+        self._net_memo: dict[tuple[int, Packet | tuple[Packet, ...] | None, tuple[Packet, ...]], int] = {}
         self._hist_memo: dict[Hashable, int] = {}
         self._bounded: dict[int, bool] = {}
         self._busy: dict[int, frozenset[tuple[int, int]]] = {}
         self.ts_ranks = TimestampRanks(self)  # rule 5 (models/ranks.py)
         self._batch: BatchExpander | None = None  # made on first use
         self._candidate_memo: dict[Hashable, tuple[Any, ...]] = {}  # ``candidates`` of one component
+        self._batch_memo: dict[int, tuple[DeliverBatch, ...]] = {}  # network -> its batches (rule 6b)
         self._clusters: ConnectionClusters | None = None  # partial-order reduction (models/reduction.py)
         # rule 5b: the ranking, if this model's reduced world applies it (an unreduced world keeps it
         # to name actions and fingerprint states as the reduced one would), and whether this one does
@@ -228,6 +245,29 @@ class World(InternedWorldStates):
                     continue
                 yield from self._after(world, member, FireTimer(member, timer), ("timer", timer), None, env)
         yield from self._environment_actions(world, env)
+        if self.bounds.max_batch:
+            for batch in self.batches(world[n]):
+                yield from self._after(world, batch.packets[0].dst, batch, self.batch_stimulus(batch),
+                                       batch.packets, env)
+
+    def batches(self, net_id: int) -> tuple[DeliverBatch, ...]:
+        """Rule 6b: every batch the network may deliver in network ``net_id``, channel by channel."""
+        found = self._batch_memo.get(net_id)
+        if found is None:
+            groups: dict[tuple[int, int, bool], list[Packet]] = {}
+            for p in self.net_table.values[net_id]:
+                mode = self.adapter.batch_mode(p.msg)
+                if mode is not None:
+                    groups.setdefault((p.src, p.dst, mode), []).append(p)
+            found = self._batch_memo[net_id] = tuple(
+                DeliverBatch(c) for group in groups.values() for size in range(2, self.bounds.max_batch + 1)
+                for c in combinations(sorted(group, key=lambda p: p.msg), size))
+        return found
+
+    @staticmethod
+    def batch_stimulus(batch: DeliverBatch) -> tuple[Any, ...]:
+        """The handler input of a batch delivery: ``("batch", src, its messages in order)``."""
+        return ("batch", batch.packets[0].src, tuple(p.msg for p in batch.packets))
 
     def _environment_actions(self, world: tuple[int, ...], env: Env) -> Iterator[tuple[WorldAction, tuple[int, ...]]]:
         for member in range(self.n):
@@ -362,7 +402,7 @@ class World(InternedWorldStates):
 
     # -- composition --------------------------------------------------------------------------
     def _after(self, world: tuple[int, ...], member: int, action: WorldAction, stimulus: Hashable,
-               consumed: Packet | None, env: Env) -> Iterator[tuple[WorldAction, tuple[int, ...]]]:
+               consumed: Packet | tuple[Packet, ...] | None, env: Env) -> Iterator[tuple[WorldAction, tuple[int, ...]]]:
         """The world after ``member`` handles ``stimulus``; nothing if the step changes nothing."""
         n = self.n
         node_id = world[member]
@@ -385,11 +425,18 @@ class World(InternedWorldStates):
             hist_id = self._history_after(hist_id, member, node_id, nodes, observed, new_node != node_id)
         ranks = self.conn_ranks
         if self.ranks_conn_ids and ranks is not None and (
-                ranks.moved(node_id, new_node) or (consumed is not None and self.adapter.packet_conn_id(consumed.msg))):
+                ranks.moved(node_id, new_node) or self._carries_conn_id(consumed)):
             nodes, net_id = ranks.rank(nodes, net_id)  # rule 5b, after the step properties read the step
         after = nodes + (net_id, self.env_table(env), hist_id)
         if after != world:
             yield action, after
+
+    def _carries_conn_id(self, consumed: Packet | tuple[Packet, ...] | None) -> bool:
+        """Does a consumed packet (or one of a batch) carry a conn_id (rule 5b)?"""
+        if consumed is None:
+            return False
+        gone = (consumed,) if type(consumed) is Packet else consumed
+        return any(self.adapter.packet_conn_id(p.msg) for p in gone)  # type: ignore[union-attr]
 
     def _idle_timer(self, stimulus: Hashable, observed: tuple[Any, ...]) -> bool:
         """Was the only observation of a handler call that changed nothing the firing of a timer
@@ -430,13 +477,15 @@ class World(InternedWorldStates):
             self.ts_ranks.of_node(node_id) != self.ts_ranks.of_node(new_id))
         return new_id, tuple(packets), tuple(observed), drops
 
-    def _net_after(self, net_id: int, consumed: Packet | None, added: tuple[Packet, ...]) -> int:
+    def _net_after(self, net_id: int, consumed: Packet | tuple[Packet, ...] | None, added: tuple[Packet, ...]) -> int:
         key = (net_id, consumed, added)
         found = self._net_memo.get(key)
         if found is None:
             packets = set(self.net_table.values[net_id])
-            if consumed is not None:
+            if type(consumed) is Packet:
                 packets.discard(consumed)
+            elif consumed is not None:
+                packets.difference_update(consumed)
             packets.update(added)
             found = self._net_memo[key] = self.net_table(tuple(sorted(packets)))
         return found
@@ -472,6 +521,8 @@ class World(InternedWorldStates):
             stimulus = self.send_stimulus(action.src, action.dst, sent + 1)
         elif isinstance(action, (DeliverPacket, DuplicatePacket)):
             member, stimulus = action.packet.dst, action.packet
+        elif isinstance(action, DeliverBatch):
+            member, stimulus = action.packets[0].dst, self.batch_stimulus(action)
         elif isinstance(action, FireTimer):
             member, stimulus = action.member, ("timer", action.timer)
         elif isinstance(action, InstallView):
@@ -535,7 +586,8 @@ class World(InternedWorldStates):
             return [RemoveReceiver(m, peer) for m in range(n)
                     for peer in self.adapter.receivers(self.node_table.values[world[m]])
                     if self.quiet(world[n], peer, m)]
-        key = (kind, world[n + 2] if kind is AppSend else world[n] if kind is DeliverPacket else world[n:n + 2])
+        key = (kind, world[n + 2] if kind is AppSend else world[n] if kind in (DeliverPacket, DeliverBatch)
+               else world[n:n + 2])
         found = memo.get(key)
         if found is None:
             found = memo[key] = tuple(self._structural_candidates(world, kind))
@@ -548,6 +600,8 @@ class World(InternedWorldStates):
         env: Env = self.env_table.values[world[n + 1]]
         if kind is DeliverPacket:
             return [DeliverPacket(p) for p in net]
+        if kind is DeliverBatch:
+            return list(self.batches(world[n])) if self.bounds.max_batch else []
         if kind is DuplicatePacket:
             return [DuplicatePacket(p) for p in net] if env.duplicate else []
         if kind is LosePacket:
@@ -570,6 +624,8 @@ class World(InternedWorldStates):
         elif isinstance(action, DuplicatePacket):
             steps = self._after(world, action.packet.dst, action, action.packet, None,
                                 env._replace(duplicate=env.duplicate - 1))
+        elif isinstance(action, DeliverBatch):
+            steps = self._after(world, action.packets[0].dst, action, self.batch_stimulus(action), action.packets, env)
         elif isinstance(action, LosePacket):
             return self._lost(world, action.packet, env)
         elif isinstance(action, AppSend):
@@ -618,4 +674,4 @@ def to_json(value: Any) -> Any:
     return value
 
 
-__all__ = ["Bounds", "Env", "History", "Packet", "World", "WorldView", "reliable_fifo"]
+__all__ = ["Bounds", "DeliverBatch", "Env", "History", "Packet", "World", "WorldView", "reliable_fifo"]

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from models.modelfile import ModelReader
     from models.protocols.base import ProtocolAdapter
 
-FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3}  # budgets: default
+FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3, "max_batch": 0}  # default
 FAULT_OPTIONS = {"stale_packets": False, "dead": ()}  # the other [faults] keys: default
 VIEW_KEYS = ("member", "view")  # each [[views]] entry
 WORLD_KEYS = frozenset({"variant", "members", "sends", "oob", "faults", "views", "timers", "config"})
@@ -58,10 +58,13 @@ class WorldFactory:
         faults = {k: reader.natural(f"faults.{k}", v) for k, v in fault_table.items()}
         if faults["max_in_flight"] < 1:
             raise reader.fail("faults.max_in_flight", "at least 1")
+        if faults["max_batch"] == 1 or (faults["max_batch"] and not adapter.batches):
+            raise reader.fail("faults.max_batch", "0 (no batches) or at least 2" if adapter.batches else
+                              f"0: protocol {adapter.name} has no batch input (UNICAST3 has)")
         sends = _sends(reader, members)
         bounds = Bounds(sends, faults["loss"], faults["duplicate"], faults["receiver_removals"],
                         _views(reader, members), faults["max_in_flight"], stale, dead,
-                        _oob(reader, members, sends, adapter))
+                        _oob(reader, members, sends, adapter), faults["max_batch"])
         _check_dead(reader, members, bounds)
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = World(name, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],

@@ -35,9 +35,9 @@ Decisions (digest section 6), each with JGroups' code as the reference
 ---------------------------------------------------------------------
 1. ACK value: the receiver's highest *deliverable* seqno. Delivery happens inside the same handler
    (removeAndDeliver), so highest deliverable == highest delivered here.
-2. ACK timing: every DATA received (new or duplicate) sets ``ack_pending``; the retransmit task
-   sends one ACK per pending entry. Batches and ``ack_threshold`` (immediate ACK for batches of
-   100) are not modelled: every reception is a single message.
+2. ACK timing: every DATA received alone (new or duplicate) sets ``ack_pending``; the retransmit
+   task sends one ACK per pending entry. A batch (decision 25) makes one decision: an ACK at once
+   if it holds at least ``Config.ack_threshold`` DATA of the entry's connection, else pending.
 3. Timestamps: ACK and SEND_FIRST_SEQNO share one ``last_ts`` per send entry; the first one is
    accepted unconditionally (0 = none yet), later ones only if strictly newer.
 4. SEND_FIRST_SEQNO answer: only the lowest unacknowledged message, as a copy marked first (the
@@ -84,8 +84,8 @@ Decisions (digest section 6), each with JGroups' code as the reference
    and the spec in seqno order; both are orders ``in_order`` allows, and the JGroups lockstep meets
    the difference only with two OOB DATA cached out of order. Left out: ``ack_threshold <= 1``
    (an ACK per add), as decision 2.
-   The batch path (``up(MessageBatch)``) caches a non-first DATA only while the sender has no entry
-   at all (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO); batches are not modelled.
+   The batch path (decision 25) caches a non-first DATA only while the sender has no entry at all
+   (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO).
    Handlers are atomic here (decision 9): in JGroups a DATA that one thread caches just after another
    thread's drain waits for the sender's next DATA. Variant ``no_message_cache`` (alias JGRP-2327)
    brings back the drop of the 3.x releases.
@@ -117,6 +117,7 @@ Decisions (digest section 6), each with JGroups' code as the reference
     gaps): not modelled; every gap is requested. Model windows are far smaller than the limit.
 24. Time base: abstract timers (see ``Timer``); the AgeOutCache for connections to non-members
     (max_retransmit_time) is left out: idle closing covers the same ground in the models.
+25. Batches (``up(MessageBatch)``): ``on_batch`` in ``spec/unicast3_batch.py``, with its note.
 
 Variants (flags in ``Variant``) bring back historical behaviour, so the checker can find the defects
 of older releases: ``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548),
@@ -246,6 +247,7 @@ class Config:
     # input per connection allows those interleavings (a superset of the runs of one input for
     # all) and makes the connections of a member independent for partial-order reduction.
     xmit_per_connection: bool = False
+    ack_threshold: int = 100  # a batch of at least this many DATA is acknowledged at once (decision 25)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -311,7 +313,7 @@ def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
     return Node(me, members, none, none, (frozenset(),) * cfg.members, frozenset(), (0,) * cfg.members, 0, 0)
 
 
-def _set(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
+def set_peer(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
     """``entries`` with the slot of ``peer`` replaced."""
     return entries[:peer] + (value,) + entries[peer + 1 :]
 
@@ -333,7 +335,7 @@ def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False) 
     seqno = entry.highest_sent + 1
     entry = replace(entry, state=OPEN, unacked=entry.unacked + (payload,),
                     oob=entry.oob | {seqno} if oob else entry.oob)
-    node = replace(node, send=_set(node.send, dst, entry), next_conn_id=next_conn_id)
+    node = replace(node, send=set_peer(node.send, dst, entry), next_conn_id=next_conn_id)
     return Step(node, (Send(dst, _stored(entry, seqno)),))
 
 
@@ -391,33 +393,33 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     if cfg.variant.ack_only_new:
         ack_pending = entry.ack_pending or delivered > entry.delivered
     entry = RecvEntry(entry.conn_id, OPEN, delivered, buffered, ack_pending)
-    node = replace(node, recv=_set(node.recv, src, entry), cache=_set(node.cache, src, frozenset()))
+    node = replace(node, recv=set_peer(node.recv, src, entry), cache=set_peer(node.cache, src, frozenset()))
     return Step(node, tuple(effects))
 
 
 def _cache(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     """A non-first DATA without a usable receive entry: getReceiverEntry asks for the first seqno
     and returns null, and the message goes into ``msg_cache[src]`` (decision 7)."""
-    node, effects = _request_first_seqno(cfg, node, src)
+    node, effects = request_first_seqno(cfg, node, src)
     if not cfg.variant.no_message_cache:
-        node = replace(node, cache=_set(node.cache, src, node.cache[src] | {msg}))
+        node = replace(node, cache=set_peer(node.cache, src, node.cache[src] | {msg}))
     return Step(node, effects)
 
 
-def _request_first_seqno(cfg: Config, node: Node, peer: int) -> Step:
+def request_first_seqno(cfg: Config, node: Node, peer: int) -> Step:
     """sendRequestForFirstSeqno: at most one SEND_FIRST_SEQNO to ``peer`` per sync_min_interval.
     Variant ``no_sync_rate_limit`` (JGRP-1874, 3.4.x): one every time, and no last_sync_sent."""
     if cfg.variant.no_sync_rate_limit:
-        node, ts = _next_timestamp(cfg, node)
+        node, ts = next_timestamp(cfg, node)
         return Step(node, (Send(peer, SendFirstSeqno(ts)), SyncRequested(peer)))
     if peer in node.sync_sent:
         return Step(node, ())
-    node, ts = _next_timestamp(cfg, node)
+    node, ts = next_timestamp(cfg, node)
     node = replace(node, sync_sent=node.sync_sent | {peer})
     return Step(node, (Send(peer, SendFirstSeqno(ts)), SyncRequested(peer)))
 
 
-def _next_timestamp(cfg: Config, node: Node) -> tuple[Node, int]:
+def next_timestamp(cfg: Config, node: Node) -> tuple[Node, int]:
     if cfg.variant.no_timestamps:
         return node, 0
     return replace(node, timestamper=node.timestamper + 1), node.timestamper + 1
@@ -445,7 +447,7 @@ def _on_ack(cfg: Config, node: Node, src: int, msg: Ack) -> Step:
                         oob=frozenset(s for s in entry.oob if s > upto) if entry.oob else entry.oob)
         effects = (Purged(src, entry.conn_id, upto),)
     entry = replace(entry, last_ts=last_ts)
-    return Step(replace(node, send=_set(node.send, src, entry)), effects)
+    return Step(replace(node, send=set_peer(node.send, src, entry)), effects)
 
 
 def _on_send_first_seqno(cfg: Config, node: Node, src: int, msg: SendFirstSeqno) -> Step:
@@ -455,7 +457,7 @@ def _on_send_first_seqno(cfg: Config, node: Node, src: int, msg: SendFirstSeqno)
         return Step(node, ())
     if not cfg.variant.no_timestamps:
         entry = replace(entry, last_ts=msg.ts)
-        node = replace(node, send=_set(node.send, src, entry))
+        node = replace(node, send=set_peer(node.send, src, entry))
     if not entry.unacked:
         return Step(node, ())
     return Step(node, (Send(src, _stored(entry, entry.acked + 1, first=True)),))
@@ -475,7 +477,7 @@ def _on_close(node: Node, src: int, msg: Close) -> Step:
     entry = node.recv[src]
     if entry is None or entry.conn_id != msg.conn_id:
         return Step(node, ())
-    return Step(replace(node, recv=_set(node.recv, src, None)), (WindowRemoved(src),))
+    return Step(replace(node, recv=set_peer(node.recv, src, None)), (WindowRemoved(src),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,7 +522,7 @@ def on_remove_receiver(cfg: Config, node: Node, peer: int) -> Step:
         node, effects = _send_pending_acks(cfg, node)
     if node.recv[peer] is None:
         return Step(node, tuple(effects))
-    node = replace(node, recv=_set(node.recv, peer, None))
+    node = replace(node, recv=set_peer(node.recv, peer, None))
     return Step(node, tuple(effects) + (WindowRemoved(peer),))
 
 
@@ -556,11 +558,11 @@ def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
     if timer.kind == IDLE_SEND:
         sender = node.send[peer]
         assert sender is not None
-        return Step(replace(node, send=_set(node.send, peer, replace(sender, state=CLOSING))), ())
+        return Step(replace(node, send=set_peer(node.send, peer, replace(sender, state=CLOSING))), ())
     if timer.kind == IDLE_RECV:
         receiver = node.recv[peer]
         assert receiver is not None
-        return Step(replace(node, recv=_set(node.recv, peer, replace(receiver, state=CLOSING))), ())
+        return Step(replace(node, recv=set_peer(node.recv, peer, replace(receiver, state=CLOSING))), ())
     if timer.kind == CLOSE_SEND:
         return _close_send_entry(cfg, node, peer)
     return on_remove_receiver(cfg, node, peer)  # CLOSE_RECV: same as the hook
@@ -576,7 +578,7 @@ def _close_send_entry(cfg: Config, node: Node, peer: int) -> Step:
         effects.append(Send(peer, Close(entry.conn_id)))
     if entry.unacked:
         effects.append(Discarded(peer, entry.unacked, True))
-    return Step(replace(node, send=_set(node.send, peer, None)), tuple(effects))
+    return Step(replace(node, send=set_peer(node.send, peer, None)), tuple(effects))
 
 
 def _retransmit_task(cfg: Config, node: Node, only: int | None = None) -> Step:
@@ -606,7 +608,7 @@ def _send_pending_acks(cfg: Config, node: Node, only: int | None = None) -> tupl
     for peer, entry in enumerate(recv):
         if entry is None or not entry.ack_pending or (only is not None and peer != only):
             continue
-        node, ts = _next_timestamp(cfg, node)
+        node, ts = next_timestamp(cfg, node)
         recv[peer] = replace(entry, ack_pending=False)
         effects.append(Send(peer, Ack(entry.delivered, entry.conn_id, ts)))
     return replace(node, recv=tuple(recv)), effects

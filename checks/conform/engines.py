@@ -26,6 +26,7 @@ from impl.common import spec_payload
 from models.registry import Registry
 from models.world import (
     AppSend,
+    DeliverBatch,
     DeliverPacket,
     DuplicatePacket,
     FireTimer,
@@ -111,6 +112,10 @@ class WorldEngines:
             packet = action.packet
             self.engines[packet.dst].received(packet.src, self.datagram(packet), now=now)
             return int(packet.dst)
+        if isinstance(action, DeliverBatch):  # only UNICAST3's engine has a batch input
+            first = action.packets[0]
+            self.engines[first.dst].received_batch(first.src, [self.datagram(p) for p in action.packets], now=now)
+            return int(first.dst)
         if isinstance(action, FireTimer):
             timer = action.timer
             self.engines[action.member].fire_timer(timer.kind, None if timer.peer < 0 else timer.peer, now=now)
@@ -146,6 +151,8 @@ def _actor(action: Any) -> int | None:
         return int(action.src)
     if isinstance(action, (DeliverPacket, DuplicatePacket)):
         return int(action.packet.dst)
+    if isinstance(action, DeliverBatch):
+        return int(action.packets[0].dst)
     if isinstance(action, (FireTimer, InstallView, RemoveReceiver)):
         return int(action.member)
     return None

@@ -259,6 +259,9 @@ def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtoc
         return ScriptCall("view", (names[action["member"]], [names[m] for m in action["members"]]))
     if kind == "RemoveReceiver":
         return ScriptCall("remove_receiver", (names[action["member"]], names[action["peer"]]))
+    if kind == "DeliverBatch":
+        raise TraceError("action: DeliverBatch ([faults] max_batch): engine scripts have no batch delivery yet; "
+                         "replay the trace in lockstep instead (checks.conform.differential.replay_on_engines)")
     raise TraceError(f"action: unknown action {kind!r}")
 
 

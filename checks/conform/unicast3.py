@@ -60,24 +60,24 @@ class Unicast3Engines(WorldEngines):
         if spec_cfg.xmit_per_connection:
             raise NoEngine("timers.xmit_per_connection: the production engine runs its retransmit task for "
                            "every connection at once, so a run split per connection has no engine steps")
-        return harness_config(same_flags(spec_cfg.variant, Variant))
+        return harness_config(same_flags(spec_cfg.variant, Variant), spec_cfg.ack_threshold)
 
     @staticmethod
     def spec_view(node: u3.Node) -> EngineView[int]:
         return view_of_spec_node(node)
 
 
-def harness_config(variant: Variant) -> Config:
+def harness_config(variant: Variant, ack_threshold: int = 100) -> Config:
     """The engine configuration the harness and the scripts drive: every real duration far away,
     so that only the timers fired by name act, as in the spec; resends not bounded (resend_factor 0, as
     the spec)."""
     return Config(variant=variant, sync_min_interval=FAR, conn_expiry_timeout=FAR, conn_close_timeout=FAR,
-                  resend_factor=0)
+                  resend_factor=0, ack_threshold=ack_threshold)
 
 
 def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast3Engine[str]:
     """A UNICAST3 engine for a script (``harness_config``)."""
-    return Unicast3Engine[str](harness_config(variant), members=members, now=0)
+    return Unicast3Engine[str](harness_config(variant, settings.get("ack_threshold", 100)), members=members, now=0)
 
 
 SCRIPT = ScriptProtocol(

@@ -25,6 +25,7 @@ from checks.fuzz.scheme import Scheme
 from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MergeView, MulticastWorld, Stop
 from models.world import (
     AppSend,
+    DeliverBatch,
     DeliverPacket,
     DuplicatePacket,
     FireTimer,
@@ -40,7 +41,8 @@ from spec import unicast3 as u3
 KINDS = ("send", "deliver", "duplicate", "loss", "xmit", "sync", "reap", "view", "remove")
 KIND_DOCS = {
     "send": "application send (AppSend)",
-    "deliver": "a packet in flight arrives (DeliverPacket; the network reorders freely)",
+    "deliver": "a packet in flight arrives (DeliverPacket; the network reorders freely), or DATA arrive as a "
+               "batch (DeliverBatch, with [faults] max_batch)",
     "duplicate": "a packet arrives and a copy stays in flight (DuplicatePacket)",
     "loss": "a packet in flight is lost (LosePacket; also stands for a drop below the protocol at send time)",
     "xmit": "a run of the retransmit task (FireTimer xmit)",
@@ -49,8 +51,8 @@ KIND_DOCS = {
     "view": "a member installs the next view of its script (InstallView)",
     "remove": "a receiver drops its window for a peer (RemoveReceiver, the test hook)",
 }
-_KIND_OF_TYPE = {AppSend: "send", DeliverPacket: "deliver", DuplicatePacket: "duplicate", LosePacket: "loss",
-                 InstallView: "view", RemoveReceiver: "remove",
+_KIND_OF_TYPE = {AppSend: "send", DeliverPacket: "deliver", DeliverBatch: "deliver", DuplicatePacket: "duplicate",
+                 LosePacket: "loss", InstallView: "view", RemoveReceiver: "remove",
                  # the multicast world's own actions (checks/fuzz/mcast_coverage.py says what each stands for)
                  AppMcast: "send", DropBelow: "loss", AnswerJoin: "view", Stop: "reap", MergeView: "view"}
 # the periodic tasks (and the multicast world's BECOME_SERVER, a progress timer); the rest reap
@@ -231,8 +233,9 @@ def phases_met(view: WorldView, action: Any) -> list[str]:
 
 
 UNICAST = Scheme("point-to-point", FAULTS, FAULT_DOCS, tuple((name, doc) for name, doc, _ in PHASES), fault_of,
-                 phases_met, {"send": (AppSend,), "deliver": (DeliverPacket,), "duplicate": (DuplicatePacket,),
-                              "loss": (LosePacket,), "xmit": (FireTimer,), "sync": (FireTimer,),
+                 phases_met, {"send": (AppSend,), "deliver": (DeliverPacket, DeliverBatch),
+                              "duplicate": (DuplicatePacket,), "loss": (LosePacket,), "xmit": (FireTimer,),
+                              "sync": (FireTimer,),
                               "reap": (FireTimer,), "view": (InstallView,), "remove": (RemoveReceiver,)},
                  KIND_DOCS)
 

@@ -65,7 +65,8 @@ def scaled_model_text(path: Path, scale: int, random_views: int = 0, protocol: s
                           f"{scale}). " + str(raw.get("description", "")))
     out["sends"] = {pair: count * scale for pair, count in raw.get("sends", {}).items()}
     multicast = isinstance(load(path, protocol=protocol).world, MulticastWorld)
-    faults = {**(MULTICAST_FAULT_KEYS if multicast else FAULT_KEYS), **raw.get("faults", {})}
+    defaults = MULTICAST_FAULT_KEYS if multicast else FAULT_KEYS  # those scaled (max_batch is a size: kept)
+    faults = {**{k: v for k, v in defaults.items() if k in SCALED_FAULTS}, **raw.get("faults", {})}
     out["faults"] = {k: (v * scale if k in SCALED_FAULTS else v) for k, v in faults.items()}
     if raw.get("views") and not multicast:  # a multicast world's views come with its joins and stops: kept
         out["views"] = list(raw["views"]) * scale

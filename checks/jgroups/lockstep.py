@@ -34,6 +34,7 @@ from impl.common import payload_number, spec_payload
 from models.modelfile import Model, load
 from models.world import (
     AppSend,
+    DeliverBatch,
     DeliverPacket,
     DuplicatePacket,
     FireTimer,
@@ -132,6 +133,8 @@ class JGroupsLockstep:
             # a dead member (models/world.py rule 7) handles nothing: a packet to it is gone
             if isinstance(action, DeliverPacket):
                 command("drop", ids=self.inflight.pop(action.packet))
+            for packet in getattr(action, "packets", ()):  # a batch (models/world.py rule 6b)
+                command("drop", ids=self.inflight.pop(packet))
             return {"packets": [], "delivered": [], "state": command("state", m=member)["state"]}
         if isinstance(action, AppSend):
             number = self.world.app_payload(before, action)
@@ -142,6 +145,10 @@ class JGroupsLockstep:
         if isinstance(action, DeliverPacket):
             ids = self.inflight.pop(action.packet)
             return command("deliver", id=ids[0], discard=ids[1:], m=member, state=True)
+        if isinstance(action, DeliverBatch):  # one copy of each packet up as a MessageBatch, the others gone
+            copies = [self.inflight.pop(packet) for packet in action.packets]
+            return command("batch", ids=[ids[0] for ids in copies], discard=[i for ids in copies for i in ids[1:]],
+                           m=member, state=True)
         if isinstance(action, DuplicatePacket):
             return command("copy", id=self.inflight[action.packet][0], m=member, state=True)
         if isinstance(action, LosePacket):

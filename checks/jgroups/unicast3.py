@@ -85,12 +85,14 @@ def timer(t: u3.Timer) -> tuple[str, int | None]:
 
 def _oob_cache_order(divergence: Divergence, run: Any) -> bool:
     """A drain of a cache holding two OOB DATA or more: JGroups delivers them in the order they
-    arrived (its queue's), the spec in seqno order (decision 7: a set). The step was a DATA from a
-    sender whose cached OOB DATA (in the member's spec cache before the step) were drained, and the two
-    delivery lists differ only in the order of those payloads: every other position agrees."""
+    arrived (its queue's), the spec in seqno order (decision 7: a set). The step was a DATA, or a batch
+    of DATA (decision 25: the batch path drains the cache the same way), from a sender whose cached OOB
+    DATA (in the member's spec cache before the step) were drained, and the two delivery lists differ
+    only in the order of those payloads: every other position agrees."""
     if divergence.kind != "deliveries" or divergence.member < 0:
         return False
-    packet = getattr(run.path[-1][0], "packet", None)
+    action = run.path[-1][0]
+    packet = getattr(action, "packet", None) or next(iter(getattr(action, "packets", ())), None)
     if packet is None or not isinstance(packet.msg, u3.Data):
         return False
     cached = run.world.view(run.before).nodes[divergence.member].cache[packet.src]
@@ -104,13 +106,15 @@ def _oob_cache_order(divergence: Divergence, run: Any) -> bool:
 DIFFERENCES = (
     Difference(
         "oob-cache-order", "unicast3", "abstraction", "5.2.12 and later (the releases with msg_cache)",
-        "UNICAST3's msg_cache is a queue per sender; its drain adds the queued DATA in arrival order, and each "
-        "OOB one is delivered when added. The spec keeps the cache as a set (decision 7) and adds in seqno "
-        "order, so with two OOB DATA cached out of order JGroups delivers them in arrival order and the spec "
-        "in seqno order. Both are orders in_order allows (OOB messages are exempt); the schedule ends there.",
-        "spec/unicast3.py: decisions 7 and 12, _on_data (queued = sorted(cache))",
-        "UNICAST3.java (5.4.12.Final) handleDataReceived -> msg_cache.drain(sender) (a ConcurrentLinkedQueue) "
-        "-> addQueuedMessages -> addMessage: if(oob && added) deliverMessage",
+        "UNICAST3's msg_cache is a queue per sender; its drain (by a DATA or a batch) adds the queued DATA "
+        "in arrival order, and each OOB one is delivered when added. The spec keeps the cache as a set "
+        "(decision 7) and adds in seqno order, so with two OOB DATA cached out of order JGroups delivers "
+        "them in arrival order and the spec in seqno order. Both are orders in_order allows (OOB messages "
+        "are exempt); the schedule ends there.",
+        "spec/unicast3.py: decisions 7 and 12, _on_data (queued = sorted(cache)); spec/unicast3_batch.py "
+        "(decision 25), on_batch",
+        "UNICAST3.java (5.4.12.Final) handleDataReceived and up(MessageBatch) -> msg_cache.drain(sender) (a "
+        "ConcurrentLinkedQueue) -> addQueuedMessages -> addMessage: if(oob && added) deliverMessage",
         _oob_cache_order),
 )
 
@@ -126,4 +130,4 @@ BINDING = JGroupsBinding(
                     "JGRP-1875's timestamps; JGRP-2573: SeqnoList (a bitset from 3.6.0, JGRP-1868) ignores a "
                     "previous-batch record below hd, fixed in 5.2.0; no message cache (JGRP-2327) (run on 3.6.20)"),
      ReleaseProfile((5, 2, 12), None, (), "UNICAST3 as shipped (run on 5.2.12, 5.4.x, master)")),
-    DIFFERENCES)
+    DIFFERENCES, props=lambda cfg: {"ack_threshold": cfg.ack_threshold})

@@ -67,9 +67,10 @@ class Config:
     sync_min_interval: int = 2_000
     """At most one SEND_FIRST_SEQNO per peer within this interval (JGRP-1874); 0 = no limit."""
     ack_threshold: int = 100
-    """Accepted for parity with JGroups, with no effect: the engine receives single messages, never
-    batches, so it acknowledges only from the retransmit task, like the spec (decision 2). An
-    immediate ACK per message (JGroups' ack_threshold <= 1) is not supported and rejected."""
+    """A batch (``received_batch``) holding at least this many DATA of the receive entry's connection
+    is acknowledged at once; a smaller one, and every single DATA, leaves its ACK to the retransmit
+    task (spec decisions 2 and 25). An immediate ACK per single message (JGroups' ack_threshold <= 1)
+    is not supported and rejected."""
     max_xmit_req_size: int = 8_192
     """How many seqnos above the highest deliverable one a retransmit run scans for gaps: bounds
     one XMIT_REQ (JGroups derives ~511600 from the bundler size; ours must fit one datagram under
@@ -156,7 +157,7 @@ class Config:
                      "cache_evict_idle"):
             _require(self, name, getattr(self, name) >= 0, ">= 0 (0 disables it)")
         _require(self, "ack_threshold", self.ack_threshold > 1,
-                 "> 1 (immediate ACKs are not supported: the engine acks from the retransmit task)")
+                 "> 1 (immediate ACKs are not supported for single messages: the retransmit task acks those)")
         for name in ("xmit_table_num_rows", "xmit_table_msgs_per_row", "max_receive_span",
                      "max_send_window", "max_xmit_served", "max_receive_entries", "max_window_bytes",
                      "max_receive_bytes", "max_cached_messages"):

@@ -9,7 +9,8 @@ Time: every input that may depend on time takes ``now``, an ``int`` in milliseco
 monotonic clock the caller likes (the engine only ever subtracts two of them); durations in
 ``Config`` are in the same unit. ``now`` must never decrease (``LocalProtocolError``).
 
-Inputs are method calls: ``send``, ``received``, ``handle_timer``, ``install_view``,
+Inputs are method calls: ``send``, ``received`` (``received_batch`` for a bundle), ``handle_timer``,
+``install_view``,
 ``remove_receive_connection``, ``close_connection`` (and ``fire_timer`` for the lockstep harness).
 Outputs are pulled: ``datagrams_to_send()``, ``deliveries()``, ``get_timer()``, ``snapshot()``,
 ``stats``. Nothing here reads a clock, opens a socket, starts a thread or draws a random number.
@@ -132,6 +133,37 @@ class Unicast3Engine(Generic[P]):
         else:
             m.answering = (len(data), now)  # what an answer may resend (resend_factor)
             receive.on_message(m, src, msg, now=now)
+
+    def received_batch(self, src: P, datagrams: Iterable[bytes], *, now: int) -> None:
+        """Datagrams from ``src`` that arrived as one batch (a bundle; JGroups' ``up(MessageBatch)``,
+        spec ``on_batch``). Malformed ones are counted and dropped; control messages are handled at
+        once, in order, as single ones (JGroups handles them while it walks the batch); the DATA are
+        received as at most two batches, the OOB ones first, then the regular ones (the transport's
+        split, ``TP.handleMessageBatch``): all added in one go, acknowledged at once if a batch holds
+        at least ``ack_threshold`` DATA of the receive entry's connection (else by the retransmit
+        task), the in-order run delivered in order."""
+        items = list(datagrams)
+        for data in items:  # refused before anything changes
+            if type(data) is not bytes and not isinstance(data, _BYTES_LIKE):
+                raise LocalProtocolError(f"received_batch: each datagram must be bytes, got {type(data).__name__}")
+        self._advance(now)
+        m = self._m
+        batches: tuple[list[DataMsg], list[DataMsg]] = ([], [])  # OOB, regular
+        for data in items:
+            m.stats.datagrams_received += 1
+            try:
+                msg = decode(data, self._config.codec_limits)
+            except DecodeError:
+                m.stats.malformed += 1
+                continue
+            if type(msg) is DataMsg:
+                batches[0 if msg.oob else 1].append(msg)
+            else:
+                m.answering = (len(data), now)
+                receive.on_message(m, src, msg, now=now)
+        for batch in batches:
+            if batch:
+                receive.on_batch(m, src, batch, now=now)
 
     def handle_timer(self, *, now: int) -> None:
         """Run the retransmit task if it is due (``now >= get_timer()``), else do nothing.

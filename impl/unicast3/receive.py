@@ -71,13 +71,7 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         if entry is None:
             return
         opened = True
-    queued: list[DataMsg] = []
-    if src in m.cache:
-        for cached in m.cache.drain(src):
-            if cached.conn_id == entry.conn_id:
-                queued.append(cached)
-            else:
-                m.stats.cache_dropped += 1
+    queued = _drain_cache(m, src, entry)
     if not queued and not msg.oob:
         _add(m, src, entry, msg, now=now, opened=opened)  # the common case
         return
@@ -93,6 +87,19 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
         entry.stale_since = now  # progress (receive_evict_idle)
     if m.variant.ack_only_new:
         entry.ack_pending = entry.ack_pending or entry.window.hd > hd
+
+
+def _drain_cache(m: Member[P], src: P, entry: RecvEntry) -> list[DataMsg]:
+    """msg_cache.drain(src), then addQueuedMessages' filter: the cached DATA of ``entry``'s connection
+    (in seqno order), the others dropped and counted."""
+    queued: list[DataMsg] = []
+    if src in m.cache:
+        for cached in m.cache.drain(src):
+            if cached.conn_id == entry.conn_id:
+                queued.append(cached)
+            else:
+                m.stats.cache_dropped += 1
+    return queued
 
 
 def _add_only(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int, cached: bool) -> bool:
@@ -253,3 +260,72 @@ def on_close(m: Member[P], src: P, msg: CloseMsg, *, now: int) -> None:
     entry = m.recv.get(src)
     if entry is not None and entry.conn_id == msg.conn_id:
         m.remove_recv(src, Event.CLOSE_MSG, now=now)
+
+
+def on_batch(m: Member[P], src: P, msgs: list[DataMsg], *, now: int) -> None:
+    """A batch of DATA from ``src``, all of one mode (spec ``on_batch``, decision 25: JGroups'
+    ``up(MessageBatch)`` and ``handleBatchReceived``).
+
+    A first DATA anywhere in the batch finds or creates the entry; a non-first one is cached only
+    while ``src`` has no entry at all; another connection's DATA are dropped with one rate-limited
+    SEND_FIRST_SEQNO. With an entry, the cache is drained into it (``addQueuedMessages``), then the
+    batch's DATA of its connection are added, one ACK decision made (at once if there are at least
+    ``ack_threshold`` of them, else pending) and the in-order run delivered. The limits of ``on_data``
+    apply to every DATA (a refused first DATA leaves the entry as it was)."""
+    caching = not m.variant.no_message_cache
+    entry = m.recv.get(src)
+    conn_ids: list[int] = []
+    kept: list[DataMsg] = []
+    opened = False  # a window this batch created: its deliveries are no progress (receive_evict_idle)
+    for msg in msgs:
+        if msg.seqno == 0:
+            m.stats.bad_seqno += 1
+            continue
+        kept.append(msg)
+        if msg.conn_id not in conn_ids:
+            conn_ids.append(msg.conn_id)
+        if msg.first:
+            if entry is None or entry.conn_id != msg.conn_id:
+                made = _open_window(m, src, msg, now=now)
+                entry, opened = (entry, opened) if made is None else (made, True)
+        elif entry is None:
+            m.stats.data_without_window += 1
+            if caching:
+                m.cache.add(src, msg, now=now)
+    if not kept:
+        return
+    if entry is None:
+        m.request_first_seqno(src, now=now)
+        return
+    if conn_ids != [entry.conn_id]:  # retainAll dropped another connection's DATA
+        m.stats.data_without_window += sum(1 for msg in kept if msg.conn_id != entry.conn_id)
+        m.request_first_seqno(src, now=now)
+    queued = _drain_cache(m, src, entry) if caching else []
+    for added in queued:  # addQueuedMessages: addMessage each (an OOB one delivered when added)
+        _add_only(m, src, entry, added, now=now, cached=True)
+    ours = [msg for msg in kept if msg.conn_id == entry.conn_id]
+    if ours:
+        _batch_received(m, src, entry, ours, now=now, opened=opened)
+
+
+def _batch_received(m: Member[P], src: P, entry: RecvEntry, ours: list[DataMsg], *, now: int, opened: bool) -> None:
+    """handleBatchReceived: every DATA added (the OOB ones delivered as added), one ACK decision,
+    then one drain (spec ``_batch_received``)."""
+    hd, pending = entry.window.hd, entry.ack_pending
+    delivered = False
+    for msg in ours:
+        delivered = _add_only(m, src, entry, msg, now=now, cached=False) or delivered
+    entry.touch(now=now)  # update(entry, batch_size), whatever was added
+    items = entry.window.remove_many()
+    if items:
+        m.held.account(entry, items[0], items, held=False)  # items[0] (at hd + 1) was never held
+        delivered = _deliver_drained(m, src, items) or delivered
+    if delivered and not opened:
+        entry.stale_since = now  # progress (receive_evict_idle)
+    if len(ours) >= m.config.ack_threshold:
+        entry.ack_pending = pending  # sendAck is the protocol's: the entry's flag stays as it was
+        m.emit(src, AckMsg(entry.window.hd, entry.conn_id, m.next_timestamp()))
+    elif m.variant.ack_only_new:
+        entry.ack_pending = pending or entry.window.hd > hd
+    else:
+        entry.ack_pending = True

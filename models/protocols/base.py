@@ -74,6 +74,7 @@ class ProtocolAdapter:
     # liveness goals of one node each (``goal_holds``), judged like eventually_delivered
     config_properties: tuple[tuple[str, str], ...] = ()
     oob_flag: ClassVar[bool] = False  # the spec's on_send takes ``oob`` (a model file's [oob] table)
+    batches: ClassVar[bool] = False  # the spec has ``on_batch`` (a model file's [faults] max_batch)
     liveness_goals: tuple[tuple[str, str], ...] = ()
     state_layout: ClassVar[StateLayout] = GENERIC  # what the state's fields mean, for the viewer's panel
 
@@ -105,9 +106,21 @@ class ProtocolAdapter:
             step = spec.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif stimulus[0] == "view":  # type: ignore[index]
             step = spec.on_view(cfg, node, stimulus[1])  # type: ignore[index]
+        elif stimulus[0] == "batch":  # type: ignore[index]  # World.batch_stimulus (rule 6b)
+            step = self.batch_input(cfg, node, stimulus[1], stimulus[2])  # type: ignore[index]
         else:
             step = spec.on_remove_receiver(cfg, node, stimulus[1])  # type: ignore[index]
         return step.node, step.effects
+
+    def batch_input(self, cfg: Any, node: Any, src: int, msgs: tuple[Any, ...]) -> Any:
+        """The spec's handler of a batch of ``msgs`` from ``src`` (a ``Step``); only a protocol whose
+        ``batch_mode`` batches something is ever asked."""
+        raise NotImplementedError(f"{self.name}: no batch input")
+
+    def batch_mode(self, msg: Any) -> bool | None:
+        """The batch (OOB or not) a message in flight may be delivered in (``models/world.py`` rule 6b);
+        None: it is never batched."""
+        return None
 
     def enabled_timers(self, cfg: Any, node: Any) -> tuple[Any, ...]:
         return tuple(self.spec.enabled_timers(cfg, node))

@@ -143,6 +143,9 @@ class UnicastAdapter(ProtocolAdapter):
                 what = ("close", stimulus.src, msg.conn_id)  # type: ignore[attr-defined]
             elif isinstance(msg, self.spec.Data):
                 what = ("data", stimulus.src, msg.conn_id, msg.first)  # type: ignore[attr-defined]
+        elif isinstance(stimulus, tuple) and stimulus[0] == "batch":  # the batch's first DATA that made `after`
+            made = [m for m in stimulus[2] if m.first and after is not None and m.conn_id == after.conn_id]
+            what = ("data", stimulus[1], made[0].conn_id, True) if made else ("other",)
         elif isinstance(stimulus, tuple) and stimulus[0] in ("remove", "view"):
             what = stimulus
         elif isinstance(stimulus, tuple) and stimulus[0] == "timer":

@@ -12,6 +12,7 @@ from models.protocols.base import NodeProperty, PairProperty, doc_of
 from models.protocols.unicast import EXPIRY, HOOK, LEFT_VIEW, NEWER_FIRST, OWN_CLOSE, UnicastAdapter
 from models.world_factory import WorldFactory
 from spec import unicast3 as u3
+from spec import unicast3_batch as u3_batch
 
 _LEGITIMATE = frozenset({HOOK, EXPIRY, OWN_CLOSE, NEWER_FIRST})
 
@@ -54,8 +55,9 @@ class Unicast3Adapter(UnicastAdapter):
     }
     timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": False, "conn_close": True,
                                              "xmit_per_connection": False}
-    config_keys: ClassVar[dict[str, tuple[int, int]]] = {}
     oob_flag: ClassVar[bool] = True
+    batches: ClassVar[bool] = True
+    config_keys: ClassVar[dict[str, tuple[int, int]]] = {"ack_threshold": (100, 2)}
     timer_text = (
         "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend){for_peer}",
         "send entry to {peer} idle for conn_expiry_timeout: OPEN -> CLOSING",
@@ -111,6 +113,13 @@ class Unicast3Adapter(UnicastAdapter):
             return True
         return bool(cfg.conn_close and (cfg.conn_expiry or any(r is not None and r.state == u3.CLOSING
                                                                    for r in node.recv)))
+
+    def batch_input(self, cfg: Any, node: Any, src: int, msgs: tuple[Any, ...]) -> Any:
+        return u3_batch.on_batch(cfg, node, src, msgs)
+
+    def batch_mode(self, msg: Any) -> bool | None:
+        """DATA are batched, OOB ones apart (decision 25); control messages never."""
+        return bool(msg.oob) if type(msg) is u3.Data else None
 
     def opens_connection(self, node: Any, peer: int) -> bool:
         return node.send[peer] is None  # on_send: a new SendEntry takes next_conn_id

@@ -106,6 +106,18 @@ class Net:
             self.engines[dst].received(src, data, now=self.now)
         self.transfer()
 
+    def release_batch(self, *, reverse: bool) -> None:
+        """Pass the held datagrams up as one batch per (src, dst), in reverse order if asked (JGroups'
+        REVERSE with MAKE_BATCH below it: one MessageBatch of the reversed messages; UNICAST3's
+        ``received_batch``)."""
+        held, self.held = self.held, []
+        channels: dict[tuple[str, str], list[bytes]] = {}
+        for src, dst, data in reversed(held) if reverse else held:
+            channels.setdefault((src, dst), []).append(data)
+        for (src, dst), datagrams in channels.items():
+            self.engines[dst].received_batch(src, datagrams, now=self.now)
+        self.transfer()
+
     def _collect(self) -> None:
         for name, engine in self.engines.items():
             for src, data in engine.deliveries():

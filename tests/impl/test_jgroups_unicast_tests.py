@@ -84,6 +84,45 @@ def test_oob_test_second_message_received_first(protocol: str, oob: bool) -> Non
     assert took == 0, "with the message cache no retransmission is needed"
 
 
+@pytest.mark.parametrize("oob", [False, True])
+def test_oob_test_second_message_received_first_batched(oob: bool) -> None:
+    """testSecondMessageReceivedFirst{Regular,OOB}Batched (UNICAST3; seqcheck's UNICAST4 engine has no
+    batch input): as above, but MAKE_BATCH below A's unicast protocol passes the five reversed messages
+    up as one batch (5, 4, 3, 2, 1; ``received_batch``, spec decision 25). The batch path caches 5-2
+    (A has no receive entry), creates the entry from 1, drains the cache into it and delivers all five
+    (in order unless OOB) with no retransmission; one batch of five is below ack_threshold (100), so
+    its ACK is left to the retransmit task."""
+    net = unicast("unicast3", xmit_interval=XMIT)
+    hold, all_held = reverse("B", "A", 5)
+    net.filters.append(hold)
+    start = net.now
+    for n in range(1, 6):
+        net.send("B", "A", n, oob=oob)
+    assert all_held()
+    net.filters.remove(hold)
+    net.release_batch(reverse=True)
+    assert unacked(net, "B") == 5  # no ACK yet: one batch, below ack_threshold
+    took = net.wait_until(lambda: len(net.got("A", "B")) >= 5, limit=10 * XMIT)
+    got = net.got("A", "B")
+    assert (sorted(got) if oob else got) == [1, 2, 3, 4, 5]
+    assert net.now - start < 10 * XMIT
+    assert took == 0, "with the message cache no retransmission is needed"
+    assert net.wait_until(lambda: unacked(net, "B") == 0, limit=2 * XMIT) is not None
+
+
+def test_a_batch_of_ack_threshold_messages_is_acknowledged_at_once() -> None:
+    """The same batch with ack_threshold 5 (JGroups' property): the batch's ACK goes at once."""
+    net = unicast("unicast3", xmit_interval=XMIT, ack_threshold=5)
+    hold, all_held = reverse("B", "A", 5)
+    net.filters.append(hold)
+    for n in range(1, 6):
+        net.send("B", "A", n)
+    assert all_held()
+    net.filters.remove(hold)
+    net.release_batch(reverse=True)
+    assert net.got("A", "B") == [1, 2, 3, 4, 5] and unacked(net, "B") == 0
+
+
 # --- UNICAST_DropFirstAndLastTest --------------------------------------------------------------------
 
 

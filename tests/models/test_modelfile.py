@@ -171,7 +171,7 @@ MISTAKES: list[tuple[str, str, str, str]] = [
      "a whole number >= 0, got -1"),
     ("faults-string", model_text(faults='loss = "1"'), "faults.loss", "a whole number >= 0, got '1'"),
     ("faults-unknown-key", model_text(faults="reorder = 1"), "faults.reorder",
-     "one of dead, duplicate, loss, max_in_flight, receiver_removals, stale_packets"),
+     "one of dead, duplicate, loss, max_batch, max_in_flight, receiver_removals, stale_packets"),
     ("faults-max-in-flight-0", model_text(faults="max_in_flight = 0"), "faults.max_in_flight", "at least 1"),
     ("faults-stale-not-bool", model_text(faults="stale_packets = 1"), "faults.stale_packets",
      'true, false or "replies", got 1'),
@@ -219,7 +219,9 @@ MISTAKES: list[tuple[str, str, str, str]] = [
      "a non-empty list of steps"),
     # config (UNICAST3 has no settings; UNICAST2 has max_stable_msgs and sync_resend_bound)
     ("config-for-unicast3", model_text(top=TOP + "\n\n[config]\nmax_stable_msgs = 1"), "config.max_stable_msgs",
-     "no key here: protocol unicast3 has no config settings"),
+     "one of ack_threshold"),
+    ("config-ack-threshold-below-2", model_text(top=TOP + "\n\n[config]\nack_threshold = 1"), "config.ack_threshold",
+     "at least 2, got 1"),
     ("config-unknown-unicast2", model_text(top=TOP.replace('"unicast3"', '"unicast2"') + "\n\n[config]\nfoo = 1"),
      "config.foo", "one of max_stable_msgs, sync_resend_bound"),
     ("config-below-minimum", model_text(top=TOP.replace('"unicast3"', '"unicast2"') + "\n\n[config]\n"
@@ -480,7 +482,7 @@ SIDE_MISTAKES: list[tuple[str, str, str, str]] = [
     ("variant-shared-unknown-to-one", side_text(top='\nvariant = ["JGRP-1548"]'), "variant",
      "got 'JGRP-1548'"),
     ("config-shared-for-unicast2-only", side_text(config="[config]\nmax_stable_msgs = 1"), "config.max_stable_msgs",
-     "no key here: protocol unicast3 has no config settings (put another protocol's under [config.<protocol>])"),
+     "one of ack_threshold, for protocol unicast3 (put another protocol's under [config.<protocol>])"),
     ("timers-shared-unicast3-only", side_text(timers="[timers]\nconn_close = false"), "timers.conn_close",
      "one of conn_expiry, for protocol unicast2 (put another protocol's under [timers.<protocol>])"),
     ("timers-own-unknown", side_text(timers="[timers.unicast2]\nconn_close = false"), "timers.unicast2.conn_close",

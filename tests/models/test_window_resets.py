@@ -137,7 +137,7 @@ def close_any_conn_id(node: u3.Node, src: int, msg: u3.Close) -> u3.Step:
     """The planted defect: CLOSE removes the receive window whatever its conn_id."""
     if node.recv[src] is None:
         return u3.Step(node, ())
-    return u3.Step(replace(node, recv=u3._set(node.recv, src, None)), (u3.WindowRemoved(src),))
+    return u3.Step(replace(node, recv=u3.set_peer(node.recv, src, None)), (u3.WindowRemoved(src),))
 
 
 def test_the_reset_model_passes_as_shipped(tmp_path: Path) -> None:

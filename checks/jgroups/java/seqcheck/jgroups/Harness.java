@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.jgroups.Address;
+import org.jgroups.Message;
 import org.jgroups.View;
 
 /**
@@ -26,7 +27,8 @@ import org.jgroups.View;
  * Commands (``op``): hello; cpu (the JVM's CPU time); reset (protocol, members, views: each member's
  * first view, empty for a joiner, props: the protocol's properties by field name); send (m, dst,
  * payload hex; dst -1: a multicast; oob: true flags it Message.Flag.OOB, UNICAST3 only); deliver / copy (id of a captured packet; copy delivers a copy
- * and keeps the packet; discard: ids forgotten with it), drop (ids); timer (m, kind, peer); view (m,
+ * and keeps the packet; discard: ids forgotten with it), batch (ids of packets of one channel, handed up
+ * in this order as one MessageBatch; discard as for deliver), drop (ids); timer (m, kind, peer); view (m,
  * members); join (m: the coordinator, joiner, members: the view that admits it, see ``Gms``); merge
  * (m, members: a merge view, MERGE_DIGEST first); stop (m: leaves or crashes, takes no more
  * packets); remove (m, peer: the receiver-removal hook); state (m); advance (ms); quit.
@@ -146,6 +148,30 @@ public final class Harness {
                     gms.receive(to, (Gms.JoinResponse) data);
                 else
                     model.up(to, Jg.deserialize((byte[]) data));
+                break;
+            }
+            case "batch": {  // packets of one channel, in this order, handed up as one MessageBatch
+                List<Message> msgs = new ArrayList<>();
+                long[] channel = null;
+                for (Object id : Json.list(command, "ids")) {
+                    long[] ends = id instanceof Long ? packetEnds.get((Long) id) : null;
+                    if (ends == null || !(packetBytes.get((Long) id) instanceof byte[]))
+                        throw new IllegalArgumentException("batch: no packet " + id + " in flight");
+                    if (channel != null && (channel[0] != ends[0] || channel[1] != ends[1]))
+                        throw new IllegalArgumentException("batch: packet " + id + " is of another channel");
+                    channel = ends;
+                    msgs.add(Jg.deserialize((byte[]) packetBytes.get((Long) id)));
+                }
+                if (channel == null)
+                    throw new IllegalArgumentException("batch: no packets");
+                for (Object id : Json.list(command, "ids"))
+                    forget((Long) id);
+                if (command.get("discard") != null)
+                    for (Object other : Json.list(command, "discard"))
+                        forget((Long) other);
+                Member to = member((int) channel[1]);
+                if (!to.stopped)
+                    model.upBatch(to, member((int) channel[0]), msgs);
                 break;
             }
             case "drop":

@@ -132,6 +132,18 @@ final class Jg {
             prot.up(new Event((Integer) EVENT_MSG, msg));
     }
 
+    /** ``msgs`` (from ``sender`` to ``dest``) up into ``prot`` as one MessageBatch, its mode the first
+     *  message's (5.x ``determineMode``; 3.x counts them), as the transport hands a bundle up. */
+    static void upBatch(Protocol prot, Address dest, Address sender, java.util.List<Message> msgs) {
+        Class<?> type = Reflect.type("org.jgroups.util.MessageBatch");
+        if (type == null)
+            throw new IllegalArgumentException("batch: this release has no MessageBatch");
+        Object batch = Reflect.create(type, new java.util.ArrayList<>(msgs));
+        Reflect.set(batch, dest, "dest");
+        Reflect.set(batch, sender, "sender");
+        Reflect.call(prot, "up", batch);
+    }
+
     static void down(Protocol prot, Message msg) {
         if (V5)
             Reflect.call(prot, "down", msg);

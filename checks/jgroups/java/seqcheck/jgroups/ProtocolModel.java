@@ -41,6 +41,11 @@ interface ProtocolModel {
         Jg.up(member.protocol, msg);
     }
 
+    /** Passes delivered packets' messages (of one channel, from ``sender``) up as one MessageBatch. */
+    default void upBatch(Member member, Member sender, java.util.List<Message> msgs) {
+        Jg.upBatch(member.protocol, member.address, sender.address, msgs);
+    }
+
     /** Runs a task the protocol hands to the transport's thread pool (at once, on this thread). */
     default void execute(Member member, Runnable task) {
         task.run();
