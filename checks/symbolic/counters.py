@@ -50,16 +50,19 @@ def next_id(conn_id: Any) -> Any:
 
 
 def _check(name: str, expected: str, claim: Any, shown: Callable[[z3.ModelRef], str] | None = None) -> Lemma:
-    """``claim`` for all values (proved) or z3's counterexample to it."""
-    solver = z3.Solver()
-    solver.add(z3.Not(claim))
+    """``claim`` for all values (proved) or z3's counterexample to it, in a z3 context of its own (as the
+    Table's and FixedBuffer's lemmas): the work its budget allows does not depend on earlier queries."""
+    ctx = z3.Context()
+    solver = z3.Solver(ctx=ctx)
+    solver.add(z3.Not(claim).translate(ctx))
     watch = Stopwatch()
     answer = budget.check(solver)
     seconds, cpu = watch.elapsed()
     if answer == z3.unsat:
         return Lemma(name, "proved", expected, seconds, cpu)
     if answer == z3.sat:
-        return Lemma(name, "counterexample", expected, seconds, cpu, shown(solver.model()) if shown else "")
+        model = solver.model().translate(claim.ctx)  # ``shown`` reads the claim's own variables
+        return Lemma(name, "counterexample", expected, seconds, cpu, shown(model) if shown else "")
     return Lemma(name, "unknown", expected, seconds, cpu, str(solver.reason_unknown()))
 
 
