@@ -78,35 +78,42 @@ class Conformer:
         self.harness = Harness(release(plan.version))
 
     def run(self, seeds: tuple[int, int]) -> RangeResult:
-        out = RangeResult(jgroups=self.harness.version)
-        cpu0, jvm0 = time.process_time(), self.harness.cpu_seconds()
-        for seed in range(*seeds):
-            result = random_walk(self.model, self.harness, seed, self.plan.steps, flags=self.plan.flags)
-            out.schedules += 1
-            out.steps += result.steps
-            out.flags = result.run.flags
-            if result.divergence is None:
-                continue
-            difference = explain(result.divergence, result.run)
-            if difference is not None:
-                out.explained[difference.name] = out.explained.get(difference.name, 0) + 1
-            else:
-                out.unexplained += 1
-            kept = sum(1 for d in out.divergences if d["explained"] == (difference is not None))
-            if kept < MAX_KEPT:
-                trace = result.run.trace(result.divergence, seed).to_json()
-                trace["model"] = self.plan.model_path
-                d = result.divergence
-                out.divergences.append({"seed": seed, "step": d.step, "action": d.action, "what": d.what,
-                                        "spec": d.spec, "jgroups": d.jgroups, "explained": difference is not None,
-                                        "reason": None if difference is None else
-                                        f"{difference.name}: {difference.reason}", "trace": trace})
-        out.python_cpu = time.process_time() - cpu0
-        out.jvm_cpu = self.harness.cpu_seconds() - jvm0
-        return out
+        return walks(self.model, self.harness, seeds, self.plan.steps, self.plan.flags, self.plan.model_path)
 
     def close(self) -> None:
         self.harness.close()
+
+
+def walks(model: Model, harness: Harness, seeds: tuple[int, int], steps: int,
+          flags: tuple[str, ...] | None = None, model_path: str = "") -> RangeResult:
+    """Rules 1 and 3: the schedules of seeds ``seeds[0] .. seeds[1]-1`` on ``harness``, counted, each
+    divergence explained or kept (``model_path``: the model as the traces name it)."""
+    out = RangeResult(jgroups=harness.version)
+    cpu0, jvm0 = time.process_time(), harness.cpu_seconds()
+    for seed in range(*seeds):
+        result = random_walk(model, harness, seed, steps, flags=flags)
+        out.schedules += 1
+        out.steps += result.steps
+        out.flags = result.run.flags
+        if result.divergence is None:
+            continue
+        difference = explain(result.divergence, result.run)
+        if difference is not None:
+            out.explained[difference.name] = out.explained.get(difference.name, 0) + 1
+        else:
+            out.unexplained += 1
+        kept = sum(1 for d in out.divergences if d["explained"] == (difference is not None))
+        if kept < MAX_KEPT:
+            trace = result.run.trace(result.divergence, seed).to_json()
+            trace["model"] = model_path
+            d = result.divergence
+            out.divergences.append({"seed": seed, "step": d.step, "action": d.action, "what": d.what,
+                                    "spec": d.spec, "jgroups": d.jgroups, "explained": difference is not None,
+                                    "reason": None if difference is None else
+                                    f"{difference.name}: {difference.reason}", "trace": trace})
+    out.python_cpu = time.process_time() - cpu0
+    out.jvm_cpu = harness.cpu_seconds() - jvm0
+    return out
 
 
 _CONFORMERS: dict[ConformPlan, Conformer] = {}

@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from jgroups_harness import harness_for
 
-from checks.jgroups.explained import explain
+from checks.jgroups.conform import walks
 from checks.jgroups.harness import HarnessError
-from checks.jgroups.lockstep import random_walk
 from checks.jgroups.unicast3 import node
 from impl.common import spec_payload
 from models.modelfile import load
@@ -70,13 +69,6 @@ def test_packets_of_two_channels_are_refused() -> None:
 
 @pytest.mark.parametrize("version", ["5.4.12", "3.6.20"])
 def test_spec_agrees_with_jgroups_on_batch_walks(version: str) -> None:
-    harness = harness_for(version)
-    steps, explained = 0, []
-    for seed in range(30):
-        result = random_walk(MODEL, harness, seed, 120)
-        steps += result.steps
-        if result.divergence is not None:
-            difference = explain(result.divergence, result.run)
-            assert difference is not None, f"seed {seed}: {result.divergence}"
-            explained.append(difference.name)
-    assert steps > 2_000 and set(explained) <= {"oob-cache-order"}
+    result = walks(MODEL, harness_for(version), (0, 30), 120)
+    assert result.unexplained == 0, result.divergences
+    assert result.steps > 2_000 and set(result.explained) <= {"oob-cache-order"}

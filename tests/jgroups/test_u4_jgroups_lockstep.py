@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from jgroups_harness import harness_for
 
+from checks.jgroups.conform import walks
 from checks.jgroups.explained import explain
 from checks.jgroups.lockstep import random_walk
 from models.modelfile import load
@@ -20,16 +21,9 @@ MODEL = load(Path(__file__).resolve().parents[2] / "models" / "fuzz" / "unicast4
 
 @pytest.mark.parametrize("version", ["5.4.5", "5.4.12", "master"])
 def test_spec_agrees_with_jgroups(version: str) -> None:
-    harness = harness_for(version)
-    steps = explained = 0
-    for seed in range(30):
-        result = random_walk(MODEL, harness, seed, 120)
-        steps += result.steps
-        if result.divergence is not None:
-            difference = explain(result.divergence, result.run)
-            assert difference is not None, f"seed {seed}: {result.divergence}"
-            explained += 1
-    assert steps > 1_500 and explained < 25  # the walks went somewhere
+    result = walks(MODEL, harness_for(version), (0, 30), 120)
+    assert result.unexplained == 0, result.divergences
+    assert result.steps > 1_500 and sum(result.explained.values()) < 25  # the walks went somewhere
 
 
 @pytest.mark.parametrize(("version", "flags"), [("5.4.12", ("drop_dont_block",)), ("5.4.5", ())])
