@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
+from checks.cache import cache_root
 from checks.jgroups.locate import Jdk, JGroupsUnavailable, Release
 
 SOURCES = Path(__file__).parent / "java"
@@ -22,14 +22,6 @@ SOURCES = Path(__file__).parent / "java"
 
 def sources() -> list[Path]:
     return sorted(SOURCES.rglob("*.java"))
-
-
-def cache_root() -> Path:
-    configured = os.environ.get("SEQCHECK_CACHE")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME")
-    return (Path(base) if base else Path.home() / ".cache") / "seqcheck"
 
 
 def _digest(release: Release, jdk: Jdk) -> str:

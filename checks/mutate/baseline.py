@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from checks.jgroups.build import cache_root
+from checks.cache import cache_root
 from checks.mutate.kill import Budget
 
 
