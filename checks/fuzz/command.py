@@ -406,11 +406,6 @@ def count_states(model: Model) -> tuple[int | None, str]:
 
 
 # -- the report for people ------------------------------------------------------------------------
-def _per_cpu_second(count: int, cpu: float | None, spec: str) -> str:
-    """The rate by CPU time beside the wall rate (nothing when the CPU time was not recorded)."""
-    return "" if cpu is None else f"   ({count / max(cpu, 1e-9):{spec}} per CPU-second)"
-
-
 def report_lines(report: FuzzReport) -> list[str]:
     o, t = report.options, report.totals
     rate = report.job_seconds or 1e-9
@@ -434,8 +429,8 @@ def report_lines(report: FuzzReport) -> list[str]:
         + ("the job in this process" if report.ran_on == "none" else "the Spark job, session start excluded")
         + (f"; {report.resumed_runs:,} runs done before --resume, their seconds included)" if report.resumed_runs
            else ")"),
-        f"{'runs/s':<9} {t.runs / rate:>12,.1f}" + _per_cpu_second(t.runs, report.cpu_seconds, ",.1f"),
-        f"{'steps/s':<9} {t.steps / rate:>12,.0f}" + _per_cpu_second(t.steps, report.cpu_seconds, ",.0f"),
+        f"{'runs/s':<9} {t.runs / rate:>12,.1f}",
+        f"{'steps/s':<9} {t.steps / rate:>12,.0f}",
         f"{'failures':<9} {sum(report.failing.values()):>12,}"
         + "".join(f"\n  {v:<40} {n:>8,} run{'s' if n != 1 else ''}, first at seed {t.first_seed[v]}"
                   for v, n in report.failing.items()),
