@@ -34,8 +34,7 @@ def streams_in_use(n: int, infos: Sequence[tuple[int, tuple[int, ...]]], in_flig
         largest = 0
         for holder in range(n):
             values = set(in_flight[issuer * n + holder])
-            if holder != issuer:
-                values.add(infos[holder][1][issuer])
+            values.add(infos[holder][1][issuer])  # a member's own slot: its ACKs to itself (3.4.x)
             values.discard(0)
             ordered = tuple(sorted(values))
             if ordered and ordered[-1] != len(ordered):

@@ -183,7 +183,7 @@ class ConnectionClusters:
                 if other != root:
                     parent[other] = root
         n = self.world.n
-        places = [src * n + dst for src in range(n) for dst in range(n) if src != dst] + [-1 - m for m in range(n)]
+        places = [src * n + dst for src, dst in self.world.pairs] + [-1 - m for m in range(n)]
         found = self._roots[groups, wide] = {p: find(self.footprint(p)[0]) for p in places}
         return found
 

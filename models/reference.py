@@ -51,7 +51,7 @@ SHARED = {
 KEY_DOCS: dict[str, dict[str, str]] = {
     "point-to-point": {
         **SHARED,
-        "sends": '`"A->B" = n`: application messages per ordered pair',
+        "sends": '`"A->B" = n`: application messages per ordered pair (`"A->A"`: to itself, UNICAST3)',
         "oob": '`"A->B" = [2]`: which of those sends (1 = the first) the application flags OOB: delivered '
                "on receipt, still reliable (UNICAST3 only; spec decision 12)",
         "faults.receiver_removals": "receive windows dropped via the test hook",

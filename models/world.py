@@ -186,7 +186,8 @@ class World(InternedWorldStates):
         self.reduce_timestamps = reduce_timestamps  # rule 5; off for driving real engines
         self.adapter, self.cfg, self.n, self.bounds = adapter, cfg, n, bounds
         self.properties = list(properties)
-        self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
+        # the channels: every ordered pair of members, and a member to itself if it sends itself messages
+        self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d or bounds.sends[s * n + d]]
         # The interners of a world's four parts (its state is their ids): public for the batched
         # expander (models/batch.py), the properties and the fuzz coverage, which read ``.values``
         # and intern through them; nothing else may change them.

@@ -61,7 +61,7 @@ class WorldFactory:
         if faults["max_batch"] == 1 or (faults["max_batch"] and not adapter.batches):
             raise reader.fail("faults.max_batch", "0 (no batches) or at least 2" if adapter.batches else
                               f"0: protocol {adapter.name} has no batch input (UNICAST3 has)")
-        sends = _sends(reader, members)
+        sends = _sends(reader, members, adapter)
         bounds = Bounds(sends, faults["loss"], faults["duplicate"], faults["receiver_removals"],
                         _views(reader, members), faults["max_in_flight"], stale, dead,
                         _oob(reader, members, sends, adapter), faults["max_batch"])
@@ -121,7 +121,9 @@ def _member_index(reader: ModelReader, key: str, name: Any, members: tuple[str, 
     return members.index(name)
 
 
-def _sends(reader: ModelReader, members: tuple[str, ...]) -> tuple[int, ...]:
+def _sends(reader: ModelReader, members: tuple[str, ...], adapter: ProtocolAdapter) -> tuple[int, ...]:
+    """``[sends]``: per pair ``"A->B"`` the application messages A sends B; ``"A->A"`` (messages to
+    self) where the protocol has them (``ProtocolAdapter.self_sends``)."""
     n = len(members)
     sends = [0] * (n * n)
     for pair, count in reader.table("sends", set()).items():
@@ -130,8 +132,9 @@ def _sends(reader: ModelReader, members: tuple[str, ...]) -> tuple[int, ...]:
             raise reader.fail(f"sends.{pair}", "a key of the form \"A->B\"")
         s = _member_index(reader, f"sends.{pair}", src.strip(), members)
         d = _member_index(reader, f"sends.{pair}", dst.strip(), members)
-        if s == d:
-            raise reader.fail(f"sends.{pair}", "two different members")
+        if s == d and not adapter.self_sends:
+            raise reader.fail(f"sends.{pair}", f"two different members (protocol {adapter.name} has no "
+                                               "messages to self here; UNICAST3 has)")
         sends[s * n + d] = reader.natural(f"sends.{pair}", count)
     return tuple(sends)
 

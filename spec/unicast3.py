@@ -112,12 +112,17 @@ Decisions (digest section 6), each with JGroups' code as the reference
     placeholder as JGroups' does: the DATA with ``oob`` set, payload 0 and no first mark (all a
     ``DUMMY_OOB_MSG`` in its slot tells; its conn_id is the window's). Variant ``oob_redelivers``
     (a defect, no release has it) keeps the message itself there and lets the drain deliver it again.
+    Variant ``oob_keeps_message`` is 3.4.x: the slot holds the message itself (``win.add(seqno, msg)``)
+    and the drain's filter (``drop_oob_msgs_filter``) passes over it: the same deliveries, another
+    window content (the JGroups lockstep compares windows).
 20. XMIT_REQ carries no conn_id: it is served from the current send window.
 22. max_xmit_req_size (JGroups scans only that many seqnos above the highest deliverable one for
     gaps): not modelled; every gap is requested. Model windows are far smaller than the limit.
 24. Time base: abstract timers (see ``Timer``); the AgeOutCache for connections to non-members
     (max_retransmit_time) is left out: idle closing covers the same ground in the models.
 25. Batches (``up(MessageBatch)``): ``on_batch`` in ``spec/unicast3_batch.py``, with its note.
+26. Messages to self (``handleDataReceivedFromSelf``): ``on_data_from_self`` in ``spec/unicast3_self.py``,
+    with its note: the send window for oneself is the delivery window; nothing is acknowledged.
 
 Variants (flags in ``Variant``) bring back historical behaviour, so the checker can find the defects
 of older releases: ``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548),
@@ -130,14 +135,43 @@ And ``stale_xmit_record_asks_all`` (JGRP-2573) makes it 3.6.0 to 5.1.x, whose Se
 previous-batch record below the window's hd filter nothing (seen in lockstep with 3.6.20).
 ``oob_redelivers`` is a plausible defect of decision 12, no release's: the drain delivers an OOB
 message a second time.
+``oob_keeps_message`` (decision 12: the OOB message itself in its slot) and ``self_as_peer`` (decision 26:
+a receive entry for oneself, ACKs to oneself) make OOB messages and messages to self 3.4.x's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import NamedTuple, TypeVar
+from dataclasses import replace
 
 from spec.effects import Deliver, Discarded, Effect, Purged, Send, SyncRequested, WindowCreated, WindowRemoved
+from spec.unicast3_self import on_data_from_self
+from spec.unicast3_state import (  # noqa: F401  (the vocabulary, re-exported for worlds and tests)
+    CLOSE_RECV,
+    CLOSE_SEND,
+    CLOSING,
+    IDLE_RECV,
+    IDLE_SEND,
+    OPEN,
+    STATE_NAMES,
+    SYNC_EXPIRED,
+    TIMER_NAMES,
+    XMIT,
+    Ack,
+    Close,
+    Config,
+    Data,
+    Msg,
+    Node,
+    RecvEntry,
+    SendEntry,
+    SendFirstSeqno,
+    Step,
+    Timer,
+    Variant,
+    XmitReq,
+    initial_node,
+    set_peer,
+)
 from spec.unicast_common import (  # noqa: F401  (the properties, re-exported)
     acks_monotone,
     add_to_window,
@@ -151,172 +185,6 @@ from spec.unicast_common import (  # noqa: F401  (the properties, re-exported)
     window_order,
 )
 
-E = TypeVar("E")
-
-# ---------------------------------------------------------------------------------------------
-# Connection states (digest 1.2 (e)). CLOSED entries are removed at once, so never stored.
-OPEN = 0
-CLOSING = 1
-STATE_NAMES = ("OPEN", "CLOSING")
-
-
-# ---------------------------------------------------------------------------------------------
-# Messages (UnicastHeader3). Payloads are abstract: the application's n-th message to a peer is
-# payload n. Plain NamedTuples: hashable, ordered, cheap.
-class Data(NamedTuple):
-    seqno: int
-    conn_id: int
-    first: bool
-    payload: int
-    oob: bool = False  # the message's OOB flag (decision 12)
-
-
-class Ack(NamedTuple):
-    seqno: int
-    conn_id: int
-    ts: int
-
-
-class SendFirstSeqno(NamedTuple):
-    ts: int
-
-
-class XmitReq(NamedTuple):
-    seqnos: tuple[int, ...]
-
-
-class Close(NamedTuple):
-    conn_id: int
-
-
-Msg = Data | Ack | SendFirstSeqno | XmitReq | Close
-
-
-# ---------------------------------------------------------------------------------------------
-# Effects (``spec/effects.py``, shared by the unicast specs): Send, Deliver, WindowCreated,
-# WindowRemoved, Purged, SyncRequested, Discarded.
-
-
-# ---------------------------------------------------------------------------------------------
-# Timers: the parts of the retransmit task, each an input that may fire at any time.
-XMIT = 0  # one run of the retransmit task: pending ACKs, XMIT_REQs, HS resend
-IDLE_SEND = 1  # conn_expiry_timeout elapsed on an OPEN send entry -> CLOSING
-IDLE_RECV = 2  # ... on an OPEN receive entry -> CLOSING
-CLOSE_SEND = 3  # conn_close_timeout elapsed on a CLOSING send entry -> removed, CLOSE sent
-CLOSE_RECV = 4  # ... on a CLOSING receive entry -> removed
-SYNC_EXPIRED = 5  # sync_min_interval elapsed since the last SEND_FIRST_SEQNO to peer
-TIMER_NAMES = ("xmit", "idle_send", "idle_recv", "close_send", "close_recv", "sync_expired")
-
-
-class Timer(NamedTuple):
-    kind: int
-    peer: int  # -1 for XMIT, which covers every peer
-
-
-@dataclass(frozen=True, slots=True)
-class Variant:
-    """Switches that bring back historical behaviour. All off is UNICAST3 as JGroups ships it."""
-
-    no_timestamps: bool = False  # JGRP-1873: ACK / SEND_FIRST_SEQNO carry no timestamp
-    no_hs_resend: bool = False  # JGRP-1548: a lost last message is never resent
-    remove_on_view_change: bool = False  # JGRP-1586: entries removed at once, unacked lost
-    ack_only_new: bool = False  # JGRP-1578: duplicates are not re-acknowledged
-    no_sync_rate_limit: bool = False  # JGRP-1874: one SEND_FIRST_SEQNO per non-first message, none remembered
-    no_message_cache: bool = False  # JGRP-2327: DATA without a usable receive entry is dropped (3.x)
-    # Two more ways in which 3.4.x (before JGRP-1875's redesign; JGroups 3.4.8 in lockstep shows them)
-    # differs from the releases after it:
-    remove_without_ack_flush: bool = False  # removeReceiveConnection drops the window, pending ACKs unsent
-    close_to_non_members: bool = False  # a send entry's removal sends CLOSE to a peer outside the view too
-    # JGRP-2573 (3.6.0 to 5.1.x: SeqnoList.removeHigherThan clears nothing below its offset): a
-    # previous-batch record below the window's highest delivered seqno filters nothing
-    stale_xmit_record_asks_all: bool = False
-    oob_redelivers: bool = False  # a defect (decision 12): the drain delivers an OOB message again
-
-
-@dataclass(frozen=True, slots=True)
-class Config:
-    """What a member knows before it starts."""
-
-    members: int  # members are 0 .. members-1
-    variant: Variant = Variant()
-    conn_expiry: bool = True  # conn_expiry_timeout > 0: idle entries become CLOSING
-    conn_close: bool = True  # conn_close_timeout > 0: CLOSING entries are removed
-    # The retransmit task as one input per connection (``Timer(XMIT, peer)``) instead of one for all.
-    # JGroups runs the task on the timer thread while other threads handle messages, taking each
-    # entry's lock in turn, so a run may interleave with handlers between two connections; one
-    # input per connection allows those interleavings (a superset of the runs of one input for
-    # all) and makes the connections of a member independent for partial-order reduction.
-    xmit_per_connection: bool = False
-    ack_threshold: int = 100  # a batch of at least this many DATA is acknowledged at once (decision 25)
-
-
-# ---------------------------------------------------------------------------------------------
-# State of one member.
-@dataclass(frozen=True, slots=True)
-class SendEntry:
-    """Connection to one peer, sender side (SenderEntry)."""
-
-    conn_id: int
-    state: int
-    acked: int  # HA: highest acknowledged seqno; everything <= acked is purged
-    unacked: tuple[int, ...]  # payloads of seqnos acked+1 .. HS, all still stored
-    watermark: tuple[int, int]  # (HA, HS) as read by the previous retransmit run
-    last_ts: int  # newest ACK / SEND_FIRST_SEQNO timestamp accepted; 0 = none yet
-    oob: frozenset[int] = frozenset()  # the unacked seqnos sent OOB (decision 12)
-
-    @property
-    def highest_sent(self) -> int:
-        return self.acked + len(self.unacked)
-
-
-@dataclass(frozen=True, slots=True)
-class RecvEntry:
-    """Connection to one peer, receiver side (ReceiverEntry)."""
-
-    conn_id: int
-    state: int
-    delivered: int  # highest seqno delivered; slots up to it are gone
-    buffered: tuple[Data | None, ...]  # seqnos delivered+1 .. highest received; None = gap
-    ack_pending: bool
-
-    @property
-    def highest_received(self) -> int:
-        return self.delivered + len(self.buffered)
-
-    def missing(self) -> tuple[int, ...]:
-        return tuple(self.delivered + 1 + i for i, m in enumerate(self.buffered) if m is None)
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """Everything one member's UNICAST3 holds."""
-
-    me: int
-    members: frozenset[int]  # the current view
-    send: tuple[SendEntry | None, ...]  # indexed by peer
-    recv: tuple[RecvEntry | None, ...]  # indexed by peer
-    cache: tuple[frozenset[Data], ...]  # msg_cache, indexed by peer: its DATA awaiting a receive entry
-    sync_sent: frozenset[int]  # last_sync_sent: peers asked within sync_min_interval
-    xmit_last: tuple[int, ...]  # xmit_task_map: highest missing seqno seen last run; 0 = none
-    timestamper: int  # last timestamp issued
-    next_conn_id: int  # conn_id of the next send entry
-
-
-class Step(NamedTuple):
-    node: Node
-    effects: tuple[Effect, ...]
-
-
-def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
-    """A member that has just started: no connections, view ``members``."""
-    none = (None,) * cfg.members
-    return Node(me, members, none, none, (frozenset(),) * cfg.members, frozenset(), (0,) * cfg.members, 0, 0)
-
-
-def set_peer(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
-    """``entries`` with the slot of ``peer`` replaced."""
-    return entries[:peer] + (value,) + entries[peer + 1 :]
-
 
 # ---------------------------------------------------------------------------------------------
 # Application send (UNICAST3.down, getSenderEntry).
@@ -325,18 +193,22 @@ def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False) 
 
     No entry: open a connection with a fresh conn_id. CLOSING: reopen. The message gets the next
     seqno, is stored before it is sent (so a failed send is retransmitted later), and is marked
-    first iff its seqno is 1.
+    first iff its seqno is 1. A new send entry to oneself is also the window oneself's messages are
+    delivered from (decision 26): its creation starts a new incarnation of that channel.
     """
     entry = node.send[dst]
     next_conn_id = node.next_conn_id
+    created: tuple[Effect, ...] = ()
     if entry is None:
         entry = SendEntry(next_conn_id, OPEN, 0, (), (0, 0), 0)
         next_conn_id += 1
+        if dst == node.me and not cfg.variant.self_as_peer:  # decision 26: it is also the delivery window
+            created = (WindowCreated(dst, entry.conn_id, 0),)
     seqno = entry.highest_sent + 1
     entry = replace(entry, state=OPEN, unacked=entry.unacked + (payload,),
                     oob=entry.oob | {seqno} if oob else entry.oob)
     node = replace(node, send=set_peer(node.send, dst, entry), next_conn_id=next_conn_id)
-    return Step(node, (Send(dst, _stored(entry, seqno)),))
+    return Step(node, created + (Send(dst, _stored(entry, seqno)),))
 
 
 def _stored(entry: SendEntry, seqno: int, first: bool | None = None) -> Data:
@@ -351,6 +223,8 @@ def _stored(entry: SendEntry, seqno: int, first: bool | None = None) -> Data:
 def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Dispatch a message from ``src`` to its handler."""
     if isinstance(msg, Data):
+        if src == node.me and not cfg.variant.self_as_peer:
+            return on_data_from_self(cfg, node, msg)  # decision 26
         return _on_data(cfg, node, src, msg)
     if isinstance(msg, Ack):
         return _on_ack(cfg, node, src, msg)
@@ -382,7 +256,7 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
     buffered, payloads = entry.buffered, []
     for added in (*queued, msg):  # addMessage each (an OOB one is delivered when added) ...
-        buffered, now = add_to_window(entry.delivered, buffered, added, keep_oob_payload=cfg.variant.oob_redelivers)
+        buffered, now = add_to_window(entry.delivered, buffered, added, keep_oob_payload=cfg.variant.keeps_oob_payload)
         payloads += now
     # ... then one removeAndDeliver
     delivered, buffered, drained = drain_window(entry.delivered, buffered, redeliver_oob=cfg.variant.oob_redelivers)

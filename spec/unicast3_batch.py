@@ -115,7 +115,7 @@ def _added_only(cfg: Config, node: Node, src: int, entry: RecvEntry, queued: lis
     added (OOB ones delivered), ACK pending, nothing drained."""
     buffered = entry.buffered
     for m in queued:
-        buffered, now = add_to_window(entry.delivered, buffered, m, keep_oob_payload=cfg.variant.oob_redelivers)
+        buffered, now = add_to_window(entry.delivered, buffered, m, keep_oob_payload=cfg.variant.keeps_oob_payload)
         effects.extend(Deliver(src, p) for p in now)
     if queued:
         entry = replace(entry, state=OPEN, buffered=buffered,
@@ -127,15 +127,15 @@ def _batch_received(cfg: Config, node: Node, src: int, entry: RecvEntry, queued:
                     ours: tuple[Data, ...], effects: list[Effect]) -> Step:
     """``addQueuedMessages`` then ``handleBatchReceived``: every DATA added, one ACK decision, the
     OOB batch, one drain."""
-    redeliver = cfg.variant.oob_redelivers
+    redeliver, keep = cfg.variant.oob_redelivers, cfg.variant.keeps_oob_payload
     buffered, pending = entry.buffered, entry.ack_pending
     for m in queued:  # addMessage each: an OOB one is delivered when added, ACK pending
-        buffered, now = add_to_window(entry.delivered, buffered, m, keep_oob_payload=redeliver)
+        buffered, now = add_to_window(entry.delivered, buffered, m, keep_oob_payload=keep)
         effects.extend(Deliver(src, p) for p in now)
         pending = pending or not cfg.variant.ack_only_new
     oob_batch: list[int] = []
     for m in ours:  # win.add(list, ...): all at once, the OOB ones delivered after the ACK decision
-        buffered, now = add_to_window(entry.delivered, buffered, m, keep_oob_payload=redeliver)
+        buffered, now = add_to_window(entry.delivered, buffered, m, keep_oob_payload=keep)
         oob_batch += now
     delivered, buffered, drained = drain_window(entry.delivered, buffered, redeliver_oob=redeliver)
     if len(ours) >= cfg.ack_threshold:

@@ -61,12 +61,15 @@ class WorldEngines:
     timed: Any = None
     dead: frozenset[int] = frozenset()  # members that never act (``models/world.py`` rule 7)
     oob: frozenset[tuple[int, int, int]] = frozenset()  # the sends flagged OOB, (src, dst, n) (UNICAST3)
+    knows_me = False  # the engine takes its own address (``me=``): UNICAST3's messages to self
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
         config = self.engine_config(spec_cfg)
         self.now = 0
         self.datagram: Callable[[Packet], bytes] = self.wire_bytes  # the harness may give a memoised one
-        self.engines: list[Any] = [self.engine_class(config, members=initial_views[m], now=0) for m in range(members)]
+        me: Callable[[int], dict[str, int]] = (lambda m: {"me": m}) if self.knows_me else (lambda m: {})
+        self.engines: list[Any] = [self.engine_class(config, members=initial_views[m], now=0, **me(m))
+                                   for m in range(members)]
 
     @staticmethod
     def engine_config(spec_cfg: Any) -> Any:

@@ -34,7 +34,7 @@ class ScriptProtocol:
     title: str  # "UNICAST3"
     package: str  # the engine package, which exports ``Variant`` (for emitted tests)
     variant: type  # the spec's (and engine's) Variant
-    # (variant, members, settings) -> engine for EngineScript; (variant, me, founders, settings) -> engine
+    # (variant, members, settings, me) -> engine for EngineScript; (variant, me, founders, settings) -> engine
     # for the multicast world's McastScript (checks/conform/mcast_script.py)
     engine: Callable[..., Any]
     decode: Callable[[bytes], Any]
@@ -90,7 +90,7 @@ class EngineScript:
         self.spec = binding(self.protocol).script
         if self.variant is None:
             self.variant = self.spec.variant()
-        self.engines = {m: self.spec.engine(self.variant, self.members, self.settings) for m in self.members}
+        self.engines = {m: self.spec.engine(self.variant, self.members, self.settings, m) for m in self.members}
 
     # -- events ------------------------------------------------------------------------------------
     def send(self, src: str, dst: str, oob: bool = False) -> None:

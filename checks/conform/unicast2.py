@@ -76,7 +76,7 @@ def harness_config(variant: Variant, max_stable_msgs: int, *, conn_expiry: bool 
                   conn_expiry_timeout=FAR if conn_expiry else 0)
 
 
-def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast2Engine[str]:
+def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int], me: str = "") -> Unicast2Engine[str]:
     """A UNICAST2 engine for a script (``harness_config``, the model's ``max_stable_msgs``)."""
     return Unicast2Engine[str](harness_config(variant, settings.get("max_stable_msgs", 5)), members=members, now=0)
 

@@ -48,6 +48,7 @@ class Unicast3Engines(WorldEngines):
     """n UNICAST3 engines standing for the n members of a world."""
 
     engine_class = Unicast3Engine
+    knows_me = True  # decision 26: messages to self
     wire_bytes = staticmethod(wire_bytes)  # the datagram a world packet stands for
     reference_bytes = staticmethod(packet_encoder(reference_codec.unicast3))  # issue 19 item 6
 
@@ -75,9 +76,10 @@ def harness_config(variant: Variant, ack_threshold: int = 100) -> Config:
                   resend_factor=0, ack_threshold=ack_threshold)
 
 
-def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast3Engine[str]:
-    """A UNICAST3 engine for a script (``harness_config``)."""
-    return Unicast3Engine[str](harness_config(variant, settings.get("ack_threshold", 100)), members=members, now=0)
+def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int], me: str) -> Unicast3Engine[str]:
+    """UNICAST3 engine ``me`` for a script (``harness_config``)."""
+    return Unicast3Engine[str](harness_config(variant, settings.get("ack_threshold", 100)), members=members, now=0,
+                               me=me)
 
 
 SCRIPT = ScriptProtocol(

@@ -87,7 +87,7 @@ def harness_config(variant: Variant, **settings: Any) -> Config:
                   resend_factor=0, resume_blocked_sends=False, **settings)
 
 
-def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]) -> Unicast4Engine[str]:
+def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int], me: str = "") -> Unicast4Engine[str]:
     """A UNICAST4 engine for a script (``harness_config`` with the model's [config])."""
     known = {"capacity", "ack_threshold", "first_conn_id"}
     given = {k: v for k, v in settings.items() if k in known}

@@ -122,10 +122,12 @@ BINDING = JGroupsBinding(
     "unicast3", "unicast3", message, node, timer,
     (ReleaseProfile((3, 3, 0), (3, 5, 0),
                     ("close_to_non_members", "no_message_cache", "no_sync_rate_limit", "no_timestamps",
-                     "remove_without_ack_flush"),
+                     "remove_without_ack_flush", "self_as_peer", "oob_keeps_message"),
                     "before JGRP-1875 (3.5.0): no timestamps on ACK/SEND_FIRST_SEQNO, no sync rate limit (and no "
                     "last_sync_sent), a receiver removal that does not flush pending ACKs, CLOSE sent to non-members; "
-                    "no message cache (JGRP-2327) (run on 3.4.8)"),
+                    "no message cache (JGRP-2327); messages to self through a receive entry and ACKed (no "
+                    "handleDataReceivedFromSelf, which 3.6.20 has); an OOB DATA held in the window as itself, not "
+                    "a placeholder (run on 3.4.8)"),
      ReleaseProfile((3, 6, 0), (5, 0, 0), ("no_message_cache", "stale_xmit_record_asks_all"),
                     "JGRP-1875's timestamps; JGRP-2573: SeqnoList (a bitset from 3.6.0, JGRP-1868) ignores a "
                     "previous-batch record below hd, fixed in 5.2.0; no message cache (JGRP-2327) (run on 3.6.20)"),

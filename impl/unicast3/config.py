@@ -46,6 +46,8 @@ class Variant:
     close_to_non_members: bool = False  # 3.4.x: a send entry's removal sends CLOSE to a non-member too
     stale_xmit_record_asks_all: bool = False  # JGRP-2573 (3.6 to 5.1): a record below hd filters nothing
     oob_redelivers: bool = False  # a defect, no release's: the in-order drain delivers an OOB message again
+    self_as_peer: bool = False  # 3.4.x: a DATA to self goes through a receive entry and is ACKed (spec decision 26)
+    oob_keeps_message: bool = False  # 3.4.x: an OOB DATA's slot holds the message itself, not a placeholder
 
 
 

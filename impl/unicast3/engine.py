@@ -43,10 +43,13 @@ class Unicast3Engine(Generic[P]):
     ``deliveries`` and re-arm the timer from ``get_timer``.
     """
 
-    def __init__(self, config: Config | None = None, *, members: Iterable[P] = (), now: int) -> None:
+    def __init__(self, config: Config | None = None, *, members: Iterable[P] = (), now: int,
+                 me: P | None = None) -> None:
         self._config = config if config is not None else Config()
         self._now = check_time(now, None)
-        self._m: Member[P] = Member(self._config, frozenset(members))
+        # ``me``: the local address, if the caller sends to itself (spec decision 26: a DATA from ``me``
+        # is delivered from the send window for ``me``, and never acknowledged); None: no such path
+        self._m: Member[P] = Member(self._config, frozenset(members), me)
         # JGroups runs the task at once and then every xmit_interval; with no entries yet the
         # first run does nothing, so we start one interval in.
         self._next_xmit = now + self._config.xmit_interval

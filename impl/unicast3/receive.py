@@ -58,6 +58,9 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     if seqno == 0:
         m.stats.bad_seqno += 1
         return
+    if src == m.me and not m.variant.self_as_peer:
+        on_data_from_self(m, msg, now=now)
+        return
     opened = False  # a window this DATA created: its delivery is no progress (receive_evict_idle)
     entry = m.recv.get(src)
     if entry is None or entry.conn_id != msg.conn_id:
@@ -109,7 +112,8 @@ def _add_only(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int,
     (``cache_drained_dropped``, as in ``_add``). Returns whether it delivered something."""
     window = entry.window
     seqno = msg.seqno
-    stored = msg if not msg.oob or m.variant.oob_redelivers else DataMsg(seqno, msg.conn_id, msg.first, b"", True)
+    keep = m.variant.oob_redelivers or m.variant.oob_keeps_message
+    stored = msg if not msg.oob or keep else DataMsg(seqno, msg.conn_id, msg.first, b"", True)
     held = will_hold(window, seqno)
     if held and not m.held.admits(entry.held_bytes, held_size(stored)):
         if cached:
@@ -212,6 +216,29 @@ def _evict_stalest(m: Member[P], *, now: int) -> bool:
         m.remove_recv(peer, Event.REMOVE, now=now)
 
     return evict_stalest(m, remove, now=now)
+
+
+def on_data_from_self(m: Member[P], msg: DataMsg, *, now: int) -> None:
+    """DATA from oneself (spec ``on_data_from_self``, decision 26): the send window for oneself is
+    the delivery window. No entry: dropped. Else the entry is touched (CLOSING -> OPEN), an OOB
+    message still stored is delivered at once, then every stored message (HA + 1 .. HS: no gaps, each
+    was stored when sent) is delivered in order but for that one, and purged: nothing is acknowledged."""
+    me = m.me
+    entry = m.send.get(me) if me is not None else None
+    if entry is None or me is None:
+        m.stats.data_without_window += 1
+        return
+    entry.touch(now=now)
+    window, seqno = entry.window, msg.seqno
+    early = msg.oob and window.hd < seqno <= window.hr and seqno in entry.oob
+    if early:
+        m.deliver(me, window.get(seqno) or b"")
+    for stored in range(window.hd + 1, window.hr + 1):
+        if not (early and stored == seqno):
+            m.deliver(me, window.get(stored) or b"")
+    if window.hr > window.hd:
+        window.purge(window.hr, force=True)
+    entry.oob.clear()
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:

@@ -50,10 +50,11 @@ class Stats(EngineStats):
 class Member(Generic[P]):
     """The state of one member. Handlers in ``receive`` and ``tasks`` mutate it in place."""
 
-    def __init__(self, config: Config, members: frozenset[P]) -> None:
+    def __init__(self, config: Config, members: frozenset[P], me: P | None = None) -> None:
         self.config = config
         self.variant = config.variant
         self.members = members
+        self.me = me  # the local address, if known: a DATA from it takes the self path (spec decision 26)
         self.send: dict[P, SendEntry] = {}
         self.recv: dict[P, RecvEntry] = {}
         self.sync_sent: dict[P, int] = {}  # last_sync_sent: peer -> time of the last request

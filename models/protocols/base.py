@@ -75,6 +75,7 @@ class ProtocolAdapter:
     config_properties: tuple[tuple[str, str], ...] = ()
     oob_flag: ClassVar[bool] = False  # the spec's on_send takes ``oob`` (a model file's [oob] table)
     batches: ClassVar[bool] = False  # the spec has ``on_batch`` (a model file's [faults] max_batch)
+    self_sends: ClassVar[bool] = False  # a member may send to itself (a model file's "A->A" in [sends])
     liveness_goals: tuple[tuple[str, str], ...] = ()
     state_layout: ClassVar[StateLayout] = GENERIC  # what the state's fields mean, for the viewer's panel
 

@@ -51,12 +51,14 @@ class Unicast3Adapter(UnicastAdapter):
         # JGroups 3.4.x (before JGRP-1875's redesign), as the lockstep with JGroups 3.4.8 showed
         "3.4.x-remove-without-ack-flush": "remove_without_ack_flush",
         "3.4.x-close-to-non-members": "close_to_non_members", "JGRP-2573": "stale_xmit_record_asks_all",
-        "oob-redelivers": "oob_redelivers",
+        "oob-redelivers": "oob_redelivers", "3.4.x-self-as-peer": "self_as_peer",
+        "3.4.x-oob-keeps-message": "oob_keeps_message",
     }
     timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": False, "conn_close": True,
                                              "xmit_per_connection": False}
     oob_flag: ClassVar[bool] = True
     batches: ClassVar[bool] = True
+    self_sends: ClassVar[bool] = True
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {"ack_threshold": (100, 2)}
     timer_text = (
         "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend){for_peer}",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from checks.cli import main
+from checks.cli import MODELS_DIR, main
 from checks.mutate import baseline, command
 from checks.mutate.catalogue import (
     CLASSES,
@@ -187,7 +187,8 @@ def test_json_and_the_exit_status_follow_the_kill_rate(tmp_path: Path, capsys: p
     assert main(args) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["kill_rate"] == 0 and report["seed"] == 7 and report["budget"]["stages"] == ["fuzz"]
-    assert [(r["mutant"], r["killed_by"], r["detail"]) for r in report["rows"]] == [("x", None, "8 fuzz runs")]
+    runs = 2 * len(list((MODELS_DIR / "fuzz").glob("unicast3-lockstep*.toml")))  # 2 runs of each
+    assert [(r["mutant"], r["killed_by"], r["detail"]) for r in report["rows"]] == [("x", None, f"{runs} fuzz runs")]
     assert report["rows"][0]["cpu_seconds"] > 0 and report["cpu_seconds"] == round(report["rows"][0]["cpu_seconds"], 1)
     row = report["rows"][0]  # each stage's CPU beside its wall seconds (a child process: no upper bound)
     assert set(row["stage_cpu_seconds"]) == set(row["stage_seconds"]) == {"fuzz"}

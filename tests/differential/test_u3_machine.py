@@ -57,3 +57,12 @@ def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(AssertionError, match="differ"):
         run_state_machine_as_test(Unicast3Agreement, settings=settings(max_examples=200, derandomize=True,
                                                                          phases=[Phase.generate]))
+
+
+class Unicast3SelfAgreement(WorldAgreement):
+    """The same machine on the world where members send themselves messages (spec decision 26)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "unicast3-lockstep-self.toml")
+
+
+TestUnicast3SelfAgreement = Unicast3SelfAgreement.TestCase
