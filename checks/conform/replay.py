@@ -133,7 +133,7 @@ def script_extra(model: Model) -> dict[str, Any]:
 
 
 # -- the trace as calls on an EngineScript ------------------------------------------------------------
-SCRIPT_METHODS = frozenset({"send", "deliver", "duplicate", "lose", "timer", "view", "remove_receiver",
+SCRIPT_METHODS = frozenset({"send", "deliver", "deliver_batch", "duplicate", "lose", "timer", "view", "remove_receiver",
                             "multicast", "answer_join", "merge", "stop"})  # the last four: McastScript's
 
 
@@ -155,7 +155,12 @@ class ScriptCall:
                 raise TraceError(f"message field: expected a Python name, got {name!r}")
 
     def run(self, net: EngineScript | McastScript) -> None:
-        getattr(net, self.method)(*self.args, **dict(self.kwargs))
+        method = getattr(net, self.method, None)
+        if method is None:
+            raise TraceError(f"action: {self.method} is not supported by the engine scripts of this world "
+                             f"({type(net).__name__}); replay the trace in lockstep instead "
+                             "(checks.conform.differential.replay_on_engines)")
+        method(*self.args, **dict(self.kwargs))
 
     def source(self) -> str:
         parts = [repr(a) for a in self.args] + [f"{name}={value!r}" for name, value in self.kwargs]
@@ -260,8 +265,10 @@ def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtoc
     if kind == "RemoveReceiver":
         return ScriptCall("remove_receiver", (names[action["member"]], names[action["peer"]]))
     if kind == "DeliverBatch":
-        raise TraceError("action: DeliverBatch ([faults] max_batch): engine scripts have no batch delivery yet; "
-                         "replay the trace in lockstep instead (checks.conform.differential.replay_on_engines)")
+        packets = action["packets"]
+        first = packets[0]
+        head = (names[first["src"]], names[first["dst"]], protocol.kind_names[first["kind"]])
+        return ScriptCall("deliver_batch", head + ([_fields(p["msg"], names) for p in packets],))
     raise TraceError(f"action: unknown action {kind!r}")
 
 

@@ -52,6 +52,7 @@ class ScriptProtocol:
     seqno_timers: frozenset[str] = frozenset()
     fault_timers: frozenset[str] = frozenset()
     judge_member: Callable[[Any, dict[str, int]], frozenset[str]] | None = None
+    self_path: bool = False  # messages to self are delivered from the send window for oneself (UNICAST3)
 
     def timer_kind(self, name: str) -> int:
         return self.timer_names.index(name)
@@ -68,6 +69,15 @@ class Datagram:
     dst: str
     msg: Any
     data: bytes
+
+
+@dataclass(frozen=True)
+class _SelfWindow:
+    """The send entry for oneself read as the window messages to self are delivered from."""
+
+    conn_id: int
+    delivered: int
+    state: int
 
 
 @dataclass
@@ -108,6 +118,15 @@ class EngineScript:
         datagram = self._find(src, dst, kind, fields, remove=True)
         if datagram is not None:
             self._receive(datagram)
+
+    def deliver_batch(self, src: str, dst: str, kind: str, messages: Sequence[dict[str, object]]) -> None:
+        """``dst`` receives the in-flight datagrams from ``src`` of that kind and those fields as one
+        batch (``received_batch``: JGroups' ``up(MessageBatch)``, ``models/world.py`` rule 6b)."""
+        found = [self._find(src, dst, kind, dict(fields), remove=True) for fields in messages]
+        datagrams = [d for d in found if d is not None]
+        if datagrams:
+            self.engines[dst].received_batch(src, [d.data for d in datagrams], now=0)
+            self._collect(dst, ("batch", src))
 
     def duplicate(self, src: str, dst: str, kind: str, **fields: object) -> None:
         """``dst`` receives a copy; the datagram stays in flight."""
@@ -208,7 +227,12 @@ class EngineScript:
             if not any((d.src, d.dst, d.data) == (datagram.src, datagram.dst, datagram.data) for d in self.flight):
                 self.flight.append(datagram)
         views = {m: e.snapshot(now=0) for m, e in self.engines.items()}
-        self._deliveries(member, engine.deliveries(), dict(views[member].recv), what)
+        windows = dict(views[member].recv)
+        if self.spec.self_path and not getattr(self.variant, "self_as_peer", False):
+            own = dict(views[member].send).get(member)  # the send window for oneself delivers (UNICAST3 26)
+            if own is not None:
+                windows[member] = _SelfWindow(own.conn_id, own.acked, own.state)
+        self._deliveries(member, engine.deliveries(), windows, what)
         self._check_purges(views)
         return out
 
@@ -223,7 +247,8 @@ class EngineScript:
             window = windows.get(src)
             now = None if window is None else (window.conn_id, window.delivered, getattr(window, "state", None))
             before = self.windows.pop((src, member), None)
-            if before is not None and (now is None or now[0] != before[0]):
+            own = src == member and self.spec.self_path  # the send window for oneself: never a reset
+            if before is not None and (now is None or now[0] != before[0]) and not own:
                 self._window_ended(src, before, None if now is None else now[0], what)
             if now is None or before is None or now[0] != before[0] or now[1] < before[1]:
                 self.channels[src, member] = fifo.new_incarnation(self.channels.get((src, member), fifo.Channel()))

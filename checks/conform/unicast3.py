@@ -88,7 +88,7 @@ SCRIPT = ScriptProtocol(
     {"Data": "DATA", "Ack": "ACK", "SendFirstSeqno": "SEND_FIRST_SEQNO", "XmitReq": "XMIT_REQ", "Close": "CLOSE"},
     u3.TIMER_NAMES, ("xmit",), frozenset(f.name for f in fields(u3.Variant)),
     frozenset({"no_spurious_purge", "purge_covered", "sync_rate_limited", "no_spurious_reset"}) | DELIVERY | LIVENESS,
-    rate_limited_sync=SendFirstSeqnoMsg)
+    rate_limited_sync=SendFirstSeqnoMsg, self_path=True)
 BINDING = EngineBinding("unicast3", Unicast3Engines, SCRIPT, codec.MAGIC, codec.decode)
 
 
