@@ -30,14 +30,15 @@ from spec.nakack2_state import (
 
 def stable_task(cfg: Config, node: Node) -> Step:
     """One run of STABLE's gossip: the member's digest for the members of its view goes to the
-    coordinator; the coordinator merges its own vote at once (JGroups loops it back to itself).
-    Nothing is sent while suspended, nor while the digest lacks a member of the view (JGroups:
-    "could not find matching digest")."""
+    coordinator; the coordinator merges its own vote at once (``sendStableMessage``: "don't send a
+    STABLE message to self when coord", 5.1.6 on; variant ``stable_vote_to_self``: before, the vote
+    is a packet to itself like any member's). Nothing is sent while suspended, nor while the digest
+    lacks a member of the view (JGroups: "could not find matching digest")."""
     digest = tuple(entry if member in node.members else None
                    for member, entry in enumerate(digest_of(node)))
     if node.stable_suspended or any(digest[member] is None for member in node.members):
         return Step(node, ())
-    if node.coordinator == node.me:
+    if node.coordinator == node.me and not cfg.variant.stable_vote_to_self:
         return on_vote(cfg, node, node.me, StableVote(node.view, digest))
     return Step(node, (Send(node.coordinator, StableVote(node.view, digest)),))
 

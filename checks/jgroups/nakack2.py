@@ -63,7 +63,10 @@ def timer(t: n2.Timer) -> tuple[str, int | None]:
 
 def check(cfg: n2.Config, release: Release) -> None:
     """A model without retransmission on a release that refuses it (5.4.4 on: "xmit_interval has to be
-    > 0") is one line."""
+    > 0"), or with the LastSeqnoResender on a release before it (JGRP-1904, 3.5), is one line."""
+    if cfg.resend_last_seqno and cfg.retransmission and release.numbers < (3, 5, 0):
+        raise JGroupsUnavailable(f"resend_last_seqno: JGroups {release.version}'s NAKACK2 has no LastSeqnoResender "
+                                 "(JGRP-1904, 3.5); set [config] resend_last_seqno = false to run this model on it")
     if cfg.xmit_interval <= 0 and release.numbers >= (5, 4, 4):
         raise JGroupsUnavailable(f"xmit_interval = {cfg.xmit_interval} (no retransmission): JGroups {release.version} "
                                  "refuses it (NAKACK2.init: xmit_interval has to be > 0, from 5.4.4 on); the mode "
@@ -80,9 +83,13 @@ def props(cfg: n2.Config) -> dict[str, Any]:
 BINDING = JGroupsBinding(
     "nakack2", "nakack2", message, node, timer,
     (ReleaseProfile((3, 0, 0), (3, 3, 0), ("xmit_all_gaps", "stable_xmit_current_hr", "bounded_queue_no_xmit",
-                                           "queue_drops_oldest"),
+                                           "queue_drops_oldest", "stable_vote_to_self"),
                     "3.0-3.2: before JGRP-1539, JGRP-2678 and JGRP-2675"),
-     ReleaseProfile((3, 3, 0), (5, 2, 13), ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest"),
-                    "3.3-5.2.12: JGRP-1539 fixed; before JGRP-2678 and JGRP-2675"),
+     ReleaseProfile((3, 3, 0), (5, 1, 6), ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest",
+                                           "stable_vote_to_self"),
+                    "3.3-5.1.5: JGRP-1539 fixed; before JGRP-2678 and JGRP-2675; the coordinator's STABLE vote a "
+                    "packet to itself (sendStableMessage merges it directly from 5.1.6)"),
+     ReleaseProfile((5, 1, 6), (5, 2, 13), ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest"),
+                    "5.1.6-5.2.12: the coordinator merges its own vote; before JGRP-2678 and JGRP-2675"),
      ReleaseProfile((5, 2, 13), None, (), "5.2.13 on: JGRP-2678 and JGRP-2675 fixed")),
     props=props, check=check, drive=mc.drive)

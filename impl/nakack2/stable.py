@@ -19,8 +19,8 @@ def wire_digest(digest: dict[P, tuple[int, int]]) -> Digest:
 
 def stable_task(m: Member[P]) -> None:
     """Spec ``stable_task``: the member's digest for the members of its view goes to the
-    coordinator (merged at once at the coordinator itself); nothing while suspended, nor while the
-    digest lacks a member of the view."""
+    coordinator (merged at once at the coordinator itself; variant ``stable_vote_to_self``, before
+    5.1.6: sent to itself); nothing while suspended, nor while the digest lacks a member of the view."""
     if m.stable_suspended or not m.members:
         return
     full = m.digest()
@@ -28,7 +28,7 @@ def stable_task(m: Member[P]) -> None:
         return
     digest = {p: full[p] for p in m.members}
     m.stats.stable_votes_sent += 1
-    if m.coordinator == m.me:
+    if m.coordinator == m.me and not m.variant.stable_vote_to_self:
         on_vote(m, m.me, StableMsg(m.view, wire_digest(digest)))
     else:
         m.emit(m.coordinator, StableMsg(m.view, wire_digest(digest)))

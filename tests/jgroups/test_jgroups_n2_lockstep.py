@@ -94,3 +94,18 @@ def test_no_retransmission_is_refused_from_5_4_4(capsys: pytest.CaptureFixture[s
         harness.command("reset", protocol="nakack2", members=2, views=[[0, 1]] * 2, props={"xmit_interval": 0})
     assert main(["conform", str(MODELS / "nakack2" / "crash-stable-goes-on.toml"), "--jgroups", "5.4.12"]) == 2
     assert "no retransmission" in capsys.readouterr().err
+
+
+def test_before_5_1_6_the_coordinators_vote_is_a_packet_to_itself() -> None:
+    """STABLE.sendStableMessage of 3.6.20 sends the coordinator's vote down like any member's (5.1.6 on:
+    merged at once): with ``stable_vote_to_self`` in its profile the spec sends the same packet, so the
+    walks that every one diverged at the coordinator's first gossip run (3 of the seeds below at step 1)
+    now agree past it; the spec without the flag still diverges there."""
+    harness = harness_for("3.6.20")
+    first_gossip = [3, 4, 8]  # seeds whose walk gossips at A on its first step
+    for seed in first_gossip:
+        result = random_walk(LOCKSTEP, harness, seed, 1)
+        assert result.divergence is None, f"seed {seed}: {result.divergence}"
+    flags = ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest")  # the profile less the flag
+    found = random_walk(LOCKSTEP, harness, first_gossip[0], 1, flags=flags).divergence
+    assert found is not None and "packets of A differ" in str(found)

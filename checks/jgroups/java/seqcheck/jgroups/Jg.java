@@ -228,6 +228,11 @@ final class Jg {
         else if (Reflect.field(tp.getClass(), "thread_pool") != null
                  && Reflect.field(tp.getClass(), "thread_pool").getType().isAssignableFrom(java.util.concurrent.Executor.class))
             Reflect.set(tp, direct, "thread_pool");
+        // 3.x transports have a separate OOB pool (NAKACK2's flush hands OOB messages, XMIT_REQ among them, to it)
+        java.lang.reflect.Field oob = Reflect.field(tp.getClass(), "oob_thread_pool");
+        if (oob != null && oob.getType().isAssignableFrom(java.util.concurrent.Executor.class)
+            && Reflect.getOr(tp, null, "oob_thread_pool") == null)
+            Reflect.set(tp, direct, "oob_thread_pool");
         // The protocols register as probe handlers in init(); 5.x transports need a (never started) handler.
         Class<?> diagnostics = Reflect.type("org.jgroups.stack.DiagnosticsHandler");
         if (Reflect.field(tp.getClass(), "diag_handler") != null && Reflect.getOr(tp, null, "diag_handler") == null
