@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from checks.explore.trace import Trace
 from checks.jgroups.bindings import binding
 from checks.jgroups.conform import ConformPlan, RangeResult, close_all, report, run_range
+from checks.jgroups.harness import HarnessError
 from checks.jgroups.locate import JGroupsUnavailable, jdk, release
 from models.modelfile import Model, ModelError, load, split_reference
 
@@ -102,8 +103,12 @@ def command(args: argparse.Namespace, out: TextIO | None = None) -> int:
             plan = ConformPlan(str(path), path.read_text(), model.protocol if len(model.protocols) > 1 else None,
                                args.jgroups, args.steps, flags)
             start = time.perf_counter()
-            result = (_in_process(plan, first, args.runs, not args.no_progress) if spark is None
-                      else _on_spark(spark, plan, first, args.runs, args.partitions))
+            try:
+                result = (_in_process(plan, first, args.runs, not args.no_progress) if spark is None
+                          else _on_spark(spark, plan, first, args.runs, args.partitions))
+            except HarnessError as error:  # the harness or JGroups failed: one line, and no verdict
+                print(f"seqcheck conform: {path}: {error}", file=sys.stderr)
+                return 1
             row = report(model, plan, result, first, time.perf_counter() - start, args.master)
             _write_traces(row, args.trace_dir, chosen.version)
             print(json.dumps(row) if args.json else _text(row), file=out)

@@ -78,3 +78,27 @@ def test_conform_on_spark_equals_in_process(tmp_path: Path,
     in_process, on_spark = ({k: r[k] for k in keys} for r in rows)
     assert in_process == on_spark
     assert rows[1]["master"] == "local[2]"
+
+
+def test_a_setting_the_release_lacks_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """NAKACK2's LastSeqnoResender (JGRP-1904) came with 3.5: a model using it on 3.4.8 is a usage error."""
+    harness_for("3.4.8")
+    rc = main(["conform", str(MODELS / "fuzz" / "nakack2-lockstep.toml"), "--jgroups", "3.4.8", "--runs", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err[-1].endswith("set [config] resend_last_seqno = false to run this model on it")
+
+
+def test_a_harness_failure_is_one_line_and_no_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from checks.jgroups.harness import Harness, HarnessError
+
+    harness_for("3.6.20")
+
+    def failing(self: Harness, op: str, **args: object) -> object:
+        raise HarnessError(f"harness (3.6.20.Final): {op}: NullPointerException: planted")
+
+    monkeypatch.setattr(Harness, "command", failing)
+    rc = main(["conform", str(LOCKSTEP), "--jgroups", "3.6.20", "--runs", "2", "--trace-dir", str(tmp_path)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 1 and err[-1] == (f"seqcheck conform: {LOCKSTEP}: harness (3.6.20.Final): hello: "
+                                   "NullPointerException: planted")
