@@ -72,18 +72,19 @@ Decisions (digest section 6), each with JGroups' code as the reference
    removal and expiry leave it alone (a member never restarts here).
 
    ``Node.cache`` keeps, per sender, the *set* of DATA in JGroups' queue (``MessageCache``: a
-   ``ConcurrentLinkedQueue`` per sender, unbounded, duplicates kept). Order and duplicates do not
-   change what a drain does: only non-first DATA are queued (a first DATA always gets an entry);
+   ``ConcurrentLinkedQueue`` per sender, unbounded, duplicates kept), and ``Node.cache_order`` the
+   arrival order of its OOB DATA (first copies), the one order a drain shows. Otherwise order and
+   duplicates do not change what a drain does: only non-first DATA are queued (a first DATA always gets an entry);
    ``Table.add`` refuses a seqno at most hd or already held, so of several copies of one seqno the
    first added stays, and every copy is the same message (a (conn_id, seqno) names one payload);
    nothing is delivered until every message has been added, and the window's contiguous run is the
    same whatever the order of adds; ``update`` and the pending ACK happen whatever was added, and
-   the message itself is always added. ``_on_data`` adds the cached DATA in seqno order, then the
-   message, then drains once. OOB DATA (decision 12) are the exception to "order does not matter":
-   each is delivered when added, so JGroups delivers cached OOB DATA in the queue's (arrival) order
-   and the spec in seqno order; both are orders ``in_order`` allows, and the JGroups lockstep meets
-   the difference only with two OOB DATA cached out of order. Left out: ``ack_threshold <= 1``
-   (an ACK per add), as decision 2.
+   the message itself is always added. ``_on_data`` adds the cached regular DATA in seqno order,
+   then the cached OOB DATA in arrival order (``cache_drain``), then the message, then drains once.
+   OOB DATA (decision 12) are the exception to "order does not matter": each is delivered when
+   added, so they are delivered in the queue's (arrival) order, as JGroups does. (Kept as a set in
+   seqno order until the JGroups lockstep showed the difference with two OOB DATA cached out of
+   order.) Left out: ``ack_threshold <= 1`` (an ACK per add), as decision 2.
    The batch path (decision 25) caches a non-first DATA only while the sender has no entry at all
    (a batch of another conn_id is dropped with a SEND_FIRST_SEQNO).
    Handlers are atomic here (decision 9): in JGroups a DATA that one thread caches just after another
@@ -169,6 +170,8 @@ from spec.unicast3_state import (  # noqa: F401  (the vocabulary, re-exported fo
     Timer,
     Variant,
     XmitReq,
+    cache_add,
+    cache_drain,
     initial_node,
     set_peer,
 )
@@ -253,7 +256,7 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
             return _cache(cfg, node, src, msg)
         entry = RecvEntry(msg.conn_id, OPEN, msg.seqno - 1, (), False)
         effects.append(WindowCreated(src, msg.conn_id, msg.seqno - 1))
-    queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
+    node, queued = cache_drain(node, src, entry.conn_id)  # addQueuedMessages
     buffered, payloads = entry.buffered, []
     for added in (*queued, msg):  # addMessage each (an OOB one is delivered when added) ...
         buffered, now = add_to_window(entry.delivered, buffered, added, keep_oob_payload=cfg.variant.keeps_oob_payload)
@@ -267,7 +270,7 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     if cfg.variant.ack_only_new:
         ack_pending = entry.ack_pending or delivered > entry.delivered
     entry = RecvEntry(entry.conn_id, OPEN, delivered, buffered, ack_pending)
-    node = replace(node, recv=set_peer(node.recv, src, entry), cache=set_peer(node.cache, src, frozenset()))
+    node = replace(node, recv=set_peer(node.recv, src, entry))
     return Step(node, tuple(effects))
 
 
@@ -276,7 +279,7 @@ def _cache(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     and returns null, and the message goes into ``msg_cache[src]`` (decision 7)."""
     node, effects = request_first_seqno(cfg, node, src)
     if not cfg.variant.no_message_cache:
-        node = replace(node, cache=set_peer(node.cache, src, node.cache[src] | {msg}))
+        node = cache_add(node, src, msg)
     return Step(node, effects)
 
 

@@ -71,6 +71,7 @@ from dataclasses import replace
 
 from spec.effects import Deliver, Effect, Send, WindowCreated
 from spec.unicast3 import OPEN, Ack, Config, Data, Node, RecvEntry, Step, next_timestamp, request_first_seqno, set_peer
+from spec.unicast3_state import cache_add, cache_drain
 from spec.unicast_common import add_to_window, drain_window
 
 
@@ -82,7 +83,6 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Data, ...]) -> Step:
     if any(m.oob != msgs[0].oob for m in msgs):
         raise ValueError("on_batch: a batch's DATA all carry its mode (the transport splits OOB from regular)")
     entry, effects = node.recv[src], list[Effect]()
-    cache = node.cache[src]
     caching = not cfg.variant.no_message_cache
     conn_ids: list[int] = []  # msgs' keys, in first-seen order (a LinkedHashMap)
     for m in msgs:
@@ -93,17 +93,18 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Data, ...]) -> Step:
                 entry = RecvEntry(m.conn_id, OPEN, m.seqno - 1, (), False)
                 effects.append(WindowCreated(src, m.conn_id, m.seqno - 1))
         elif entry is None and caching:
-            cache = cache | {m}
+            node = cache_add(node, src, m)
     if entry is None:
-        node, asked = request_first_seqno(cfg, replace(node, cache=set_peer(node.cache, src, cache)), src)
+        node, asked = request_first_seqno(cfg, node, src)
         return Step(node, tuple(effects) + asked)
     node = replace(node, recv=set_peer(node.recv, src, entry))
     if conn_ids != [entry.conn_id]:  # retainAll removed another connection's DATA
         node, asked = request_first_seqno(cfg, node, src)
         effects.extend(asked)
     ours = tuple(m for m in msgs if m.conn_id == entry.conn_id)
-    queued = sorted(m for m in cache if m.conn_id == entry.conn_id) if caching else []
-    node = replace(node, cache=set_peer(node.cache, src, frozenset() if caching else cache))
+    queued: list[Data] = []
+    if caching:
+        node, queued = cache_drain(node, src, entry.conn_id)
     if not ours:
         return _added_only(cfg, node, src, entry, queued, effects)
     return _batch_received(cfg, node, src, entry, queued, ours, effects)

@@ -7,7 +7,7 @@ circle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple, TypeVar
 
 from spec.effects import Effect
@@ -168,6 +168,9 @@ class Node:
     xmit_last: tuple[int, ...]  # xmit_task_map: highest missing seqno seen last run; 0 = none
     timestamper: int  # last timestamp issued
     next_conn_id: int  # conn_id of the next send entry
+    # msg_cache's OOB DATA per sender in the order they arrived (first copies), the one order a drain
+    # shows (decision 7); () while no OOB DATA is cached, so a world without OOB keeps its states
+    cache_order: tuple[tuple[Data, ...], ...] = ()
 
 
 class Step(NamedTuple):
@@ -184,3 +187,33 @@ def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
 def set_peer(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
     """``entries`` with the slot of ``peer`` replaced."""
     return entries[:peer] + (value,) + entries[peer + 1 :]
+
+
+# ---------------------------------------------------------------------------------------------
+# The message cache (decision 7): a set per sender, and its OOB DATA in arrival order.
+def cache_add(node: Node, src: int, msg: Data) -> Node:
+    """``msg_cache.add(src, msg)``: a copy of a DATA already cached changes nothing (its adds would
+    be refused); an OOB one joins the arrival order."""
+    if msg in node.cache[src]:
+        return node
+    order = node.cache_order
+    if msg.oob:
+        order = order or ((),) * len(node.cache)
+        order = set_peer(order, src, order[src] + (msg,))
+    return replace(node, cache=set_peer(node.cache, src, node.cache[src] | {msg}), cache_order=order)
+
+
+def cache_drain(node: Node, src: int, conn_id: int) -> tuple[Node, list[Data]]:
+    """``msg_cache.drain(src)`` and ``addQueuedMessages``' filter: the node with ``src``'s queue
+    emptied, and its DATA of connection ``conn_id`` in an order of adds that delivers as the queue's
+    does: the regular ones in seqno order (adding them delivers nothing, so their order changes
+    nothing), then the OOB ones in arrival order (each is delivered when added)."""
+    regular = sorted(m for m in node.cache[src] if m.conn_id == conn_id and not m.oob)
+    order = node.cache_order
+    arrived = [m for m in (order[src] if order else ()) if m.conn_id == conn_id]
+    unordered = sorted(m for m in node.cache[src] if m.conn_id == conn_id and m.oob and m not in arrived)
+    queued = regular + arrived + unordered  # (unordered: none, unless a node was built by hand)
+    if order and order[src]:
+        order = set_peer(order, src, ())
+        order = order if any(order) else ()
+    return replace(node, cache=set_peer(node.cache, src, frozenset()), cache_order=order), queued

@@ -7,23 +7,21 @@ delivered and highest received seqnos and its unacked payloads the messages stor
 receive entry's ``delivered`` is its table's highest delivered seqno and ``buffered`` the messages
 it holds above it; ``sync_sent`` is the key set of ``last_sync_sent``; ``xmit_last`` the
 ``xmit_task_map``; ``next_conn_id`` is ``last_conn_id`` (the id the next send entry gets); the
-message cache is ``msg_cache``'s queue per sender as a set (5.2 on; the spec's decision 7 says why a
-set is the queue), empty for the releases without one. OOB (decision 12): a DATA's ``oob`` is its
-Message.Flag.OOB, a send entry's ``oob`` the seqnos of its OOB messages, and a window slot holding
-JGroups' DUMMY_OOB_MSG is the spec's placeholder (payload 0, not first, the window's conn_id).
+message cache is ``msg_cache``'s queue per sender as a set, with its OOB DATA in queue order (first
+copies; 5.2 on; the spec's decision 7 says why that is the queue), empty for the releases without one.
+OOB (decision 12): a DATA's ``oob`` is its Message.Flag.OOB, a send entry's ``oob`` the seqnos of its
+OOB messages, and a window slot holding JGroups' DUMMY_OOB_MSG is the spec's placeholder (payload 0,
+not first, the window's conn_id).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
 from checks.jgroups.explained import Difference
 from impl.common import payload_number
 from spec import unicast3 as u3
-
-if TYPE_CHECKING:
-    from checks.jgroups.lockstep import Divergence
 
 _STATES = {"OPEN": u3.OPEN, "CLOSING": u3.CLOSING}
 
@@ -66,10 +64,12 @@ def node(state: dict[str, Any], me: int, n: int) -> u3.Node:
     send = tuple(_send_entry(state["send"][str(p)]) if str(p) in state["send"] else None for p in range(n))
     recv = tuple(_recv_entry(state["recv"][str(p)]) if str(p) in state["recv"] else None for p in range(n))
     xmit = tuple(int(state["xmit_last"].get(str(p), 0)) for p in range(n))
-    cached = state.get("cached", {})  # msg_cache (5.2 on); a queue per sender, the spec's set (decision 7)
-    cache = tuple(frozenset(_cached_data(m) for m in cached.get(str(p), ())) for p in range(n))
+    cached = state.get("cached", {})  # msg_cache (5.2 on): a queue per sender (decision 7)
+    queues = [[_cached_data(m) for m in cached.get(str(p), ())] for p in range(n)]
+    cache = tuple(frozenset(queue) for queue in queues)
+    order = tuple(tuple(dict.fromkeys(m for m in queue if m.oob)) for queue in queues)  # first arrivals
     return u3.Node(me, frozenset(state["members"]), send, recv, cache, frozenset(state["sync_sent"]), xmit,
-                   state["timestamper"], state["next_conn_id"])
+                   state["timestamper"], state["next_conn_id"], order if any(order) else ())
 
 
 def _cached_data(m: dict[str, Any]) -> u3.Data:
@@ -83,40 +83,7 @@ def timer(t: u3.Timer) -> tuple[str, int | None]:
     return u3.TIMER_NAMES[t.kind], None if t.peer < 0 else t.peer
 
 
-def _oob_cache_order(divergence: Divergence, run: Any) -> bool:
-    """A drain of a cache holding two OOB DATA or more: JGroups delivers them in the order they
-    arrived (its queue's), the spec in seqno order (decision 7: a set). The step was a DATA, or a batch
-    of DATA (decision 25: the batch path drains the cache the same way), from a sender whose cached OOB
-    DATA (in the member's spec cache before the step) were drained, and the two delivery lists differ
-    only in the order of those payloads: every other position agrees."""
-    if divergence.kind != "deliveries" or divergence.member < 0:
-        return False
-    action = run.path[-1][0]
-    packet = getattr(action, "packet", None) or next(iter(getattr(action, "packets", ())), None)
-    if packet is None or not isinstance(packet.msg, u3.Data):
-        return False
-    cached = run.world.view(run.before).nodes[divergence.member].cache[packet.src]
-    oob = {(packet.src, m.payload) for m in cached if m.oob}
-    spec, jgroups = divergence.spec_delivered, divergence.jgroups_delivered
-    if len(oob) < 2 or len(spec) != len(jgroups) or sorted(spec) != sorted(jgroups):
-        return False
-    return all(a == b or (a in oob and b in oob) for a, b in zip(spec, jgroups))
-
-
-DIFFERENCES = (
-    Difference(
-        "oob-cache-order", "unicast3", "abstraction", "5.2.12 and later (the releases with msg_cache)",
-        "UNICAST3's msg_cache is a queue per sender; its drain (by a DATA or a batch) adds the queued DATA "
-        "in arrival order, and each OOB one is delivered when added. The spec keeps the cache as a set "
-        "(decision 7) and adds in seqno order, so with two OOB DATA cached out of order JGroups delivers "
-        "them in arrival order and the spec in seqno order. Both are orders in_order allows (OOB messages "
-        "are exempt); the schedule ends there.",
-        "spec/unicast3.py: decisions 7 and 12, _on_data (queued = sorted(cache)); spec/unicast3_batch.py "
-        "(decision 25), on_batch",
-        "UNICAST3.java (5.4.12.Final) handleDataReceived and up(MessageBatch) -> msg_cache.drain(sender) (a "
-        "ConcurrentLinkedQueue) -> addQueuedMessages -> addMessage: if(oob && added) deliverMessage",
-        _oob_cache_order),
-)
+DIFFERENCES: tuple[Difference, ...] = ()  # none left: oob-cache-order was fixed (the spec keeps the queue's order)
 
 BINDING = JGroupsBinding(
     "unicast3", "unicast3", message, node, timer,

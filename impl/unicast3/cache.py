@@ -86,13 +86,15 @@ class MessageCache(Generic[P]):
         self.stats.cached += 1
 
     def drain(self, peer: P) -> list[DataMsg]:
-        """``msg_cache.drain(peer)``: every DATA cached for ``peer``, in seqno order, now gone."""
+        """``msg_cache.drain(peer)``: every DATA cached for ``peer``, now gone: the regular ones in seqno
+        order, then the OOB ones in the order they arrived (the queue's; spec ``cache_drain``)."""
         queue = self._queues.pop(peer, None)
         if queue is None:
             return []
         self.count -= len(queue.msgs)
         self.held -= queue.held + QUEUE_OVERHEAD
-        return sorted(queue.msgs.values(), key=lambda m: (m.seqno, m.conn_id))
+        regular = sorted((m for m in queue.msgs.values() if not m.oob), key=lambda m: (m.seqno, m.conn_id))
+        return regular + [m for m in queue.msgs.values() if m.oob]  # a dict keeps the first arrival's place
 
     def view(self) -> tuple[tuple[P, frozenset[CachedView]], ...]:
         """Per sender with DATA cached, sorted by sender: what the spec's ``Node.cache`` holds."""

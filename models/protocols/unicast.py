@@ -120,6 +120,8 @@ class UnicastAdapter(ProtocolAdapter):
             changes["sync_sent"] = frozenset(perm[m] for m in node.sync_sent)
         if hasattr(node, "cache"):  # UNICAST3's message cache, per sender
             changes["cache"] = moved(node.cache)
+        if getattr(node, "cache_order", ()):  # ... and its OOB DATA's arrival order
+            changes["cache_order"] = moved(node.cache_order)
         return replace(node, **changes)
 
     # -- window endings and grace periods ---------------------------------------------------------

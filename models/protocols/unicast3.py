@@ -158,8 +158,10 @@ class Unicast3Adapter(UnicastAdapter):
             recv.append(entry)
         cache = tuple(frozenset(m._replace(conn_id=maps[peer * n + me][m.conn_id]) for m in cached)
                       for peer, cached in enumerate(node.cache))
+        order = tuple(tuple(m._replace(conn_id=maps[peer * n + me][m.conn_id]) for m in oob)
+                      for peer, oob in enumerate(node.cache_order))
         counter = max(len(maps[me * n + peer]) for peer in range(n))
-        return replace(node, send=send, recv=tuple(recv), cache=cache, next_conn_id=counter)
+        return replace(node, send=send, recv=tuple(recv), cache=cache, cache_order=order, next_conn_id=counter)
 
     def rename_packet_conn_id(self, msg: Any, rank: dict[int, int]) -> Any:
         return msg._replace(conn_id=rank[msg.conn_id])

@@ -99,6 +99,18 @@ def test_a_cached_oob_message_is_delivered_by_the_drain_before_the_first() -> No
     assert delivered(step) == [2, 1]  # addQueuedMessages delivers #2, then one drain delivers #1
 
 
+def test_cached_oob_messages_are_delivered_in_the_order_they_arrived() -> None:
+    """msg_cache is a queue: its drain adds the OOB DATA in arrival order, each delivered when added
+    (decision 7, ``Node.cache_order``); a second copy keeps the first one's place."""
+    node = receiver()
+    for msg in (oob(3), plain(2), oob(2 + 2), oob(3)):
+        node = u3.on_receive(CFG, node, A, msg).node
+    assert node.cache_order == ((oob(3), oob(4)), ())
+    step = u3.on_receive(CFG, node, A, plain(1, first=True))
+    assert delivered(step) == [3, 4, 1, 2]
+    assert step.node.cache == (frozenset(), frozenset()) and step.node.cache_order == ()
+
+
 def test_the_drain_runs_once_after_every_add() -> None:
     """JGroups adds the queue and the message, then drains: an OOB message among the adds is
     delivered before anything the drain delivers, even a cached message below it."""
