@@ -10,12 +10,11 @@ changed. The footer describes the last state of every connection and names the v
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from checks.explore.render import Arrow, ChartStep, Event, Note, render_chart
-from models.state_fields import state_rows
+from models.state_fields import GENERIC, StateLayout, state_rows
 from models.world import (
     AppSend,
     DeliverBatch,
@@ -29,9 +28,6 @@ from models.world import (
     World,
     WorldView,
 )
-
-PER_PEER_FIELDS = {"send", "recv", "cache", "xmit_last", "windows"}  # cache: UNICAST3; windows: NAKACK2
-STATE_NAMES = ("OPEN", "CLOSING")  # connection states of the unicast specs
 
 
 def member_labels(world: World) -> tuple[str, ...]:
@@ -100,7 +96,7 @@ def chart_steps(world: World, path: Sequence[tuple[Any, Any]]) -> tuple[list[Cha
                 del in_flight[packet]
         events.extend(_did(world, before, after, action, names))
         for member in range(world.n):
-            for line in _changes(before.nodes[member], after.nodes[member], names):
+            for line in _changes(before.nodes[member], after.nodes[member], names, world.adapter.state_layout):
                 events.append(Note(member, f"· {line}"))
         steps.append(ChartStep(index, world.format_action(action), tuple(events)))
         before, state_before = after, state
@@ -133,6 +129,9 @@ def _did(world: World, before: WorldView, after: WorldView, action: Any, names: 
         kind = type(effect).__name__
         if kind == "Deliver":
             notes.append(f"» delivers payload {effect.payload} from {names[effect.src]}")
+        elif kind == "WindowCreated" and effect.src == member and world.adapter.has_connections:  # UNICAST3 26
+            notes.append(f"» opens its send window to itself (conn_id={_conn(effect.conn_id)}): its messages to "
+                         "itself are delivered from it")
         elif kind == "WindowCreated":
             conn = f" (conn_id={_conn(effect.conn_id)})" if world.adapter.has_connections else ""
             notes.append(f"» opens a receive window for {names[effect.src]}{conn}, next expected #{effect.offset + 1}")
@@ -210,56 +209,31 @@ def _stimulus(world: World, before: WorldView, action: Any) -> tuple[int, Any] |
     return None
 
 
-def _changes(old: Any, new: Any, names: Sequence[str], path: str = "") -> Iterator[str]:
-    """``field: old -> new`` for every leaf of a frozen state value that differs."""
+def _changes(old: Any, new: Any, names: Sequence[str], layout: StateLayout = GENERIC) -> Iterator[str]:
+    """``path: old -> new`` for every named row of a member's state that differs, worded as the
+    viewer's panel words it (``models/state_fields.py``: ``send[B].acked: #1 -> #2``); an entry that
+    appears or goes away is one line with its rows (``send[B]: none -> conn_id 0, state OPEN, ...``)."""
     if old == new:
         return
-    if dataclasses.is_dataclass(old) and type(old) is type(new):
-        for field in dataclasses.fields(old):
-            name = field.name
-            a, b = getattr(old, name), getattr(new, name)
-            if name in PER_PEER_FIELDS and isinstance(a, tuple):
-                for peer, (x, y) in enumerate(zip(a, b)):
-                    yield from _changes(x, y, names, f"{path}{name}[{names[peer]}]")
-            else:
-                yield from _changes(a, b, names, f"{path}.{name}" if path else name)
-        return
-    if path.endswith(".oob") and isinstance(old, frozenset):  # UNICAST3: the unacked seqnos sent OOB
-        yield f"{path}: {_seqno_set(old)} -> {_seqno_set(new)}"
-        return
-    if path.endswith(".state") and isinstance(old, int) and isinstance(new, int):
-        yield f"{path}: {STATE_NAMES[old]} -> {STATE_NAMES[new]}"
-        return
-    yield f"{path}: {_value(old, names)} -> {_value(new, names)}"
+    before, after = dict(state_rows(old, layout, names)), dict(state_rows(new, layout, names))
+    done: set[str] = set()
+    for path in [*after, *(p for p in before if p not in after)]:
+        if path in done:
+            continue
+        entry = path.split(".", 1)[0] if "[" in path.split(".", 1)[0] and "." in path else None
+        if entry is not None and (not _under(before, entry) or not _under(after, entry)):
+            rows = after if _under(after, entry) else before
+            parts = ", ".join(f"{p[len(entry) + 1:]} {v}" for p, v in rows.items() if p.startswith(entry + "."))
+            done.update(p for p in [*before, *after] if p.startswith(entry + "."))
+            yield f"{entry}: none -> {parts}" if rows is after else f"{entry}: {parts} -> none"
+            continue
+        done.add(path)
+        if before.get(path, "none") != after.get(path, "none"):
+            yield f"{path}: {before.get(path, 'none')} -> {after.get(path, 'none')}"
 
 
-def _value(value: Any, names: Sequence[str]) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, frozenset) and value and all(hasattr(v, "seqno") for v in value):  # DATA (UNICAST3's cache)
-        return "{" + ", ".join(f"#{m.seqno} conn_id={m.conn_id}" for m in sorted(value)) + "}"
-    if isinstance(value, frozenset):
-        return "{" + ", ".join(names[m] for m in sorted(value)) + "}"
-    if dataclasses.is_dataclass(value):
-        parts = []
-        for f in dataclasses.fields(value):
-            item = getattr(value, f.name)
-            if isinstance(item, bool):
-                parts.extend([f.name] if item else [])
-            elif f.name == "oob" and isinstance(item, frozenset):
-                parts.extend([f"oob={_seqno_set(item)}"] if item else [])
-            elif f.name == "state" and isinstance(item, int):
-                parts.append(STATE_NAMES[item] if item < len(STATE_NAMES) else str(item))
-            else:
-                parts.append(f"{f.name}={_value(item, names)}")
-        return f"{type(value).__name__}({', '.join(parts)})"
-    if isinstance(value, tuple) and value and all(v is None or hasattr(v, "seqno") for v in value):
-        return "[" + ", ".join("_" if v is None else f"#{v.seqno}" for v in value) + "]"
-    return repr(value)
-
-
-def _seqno_set(seqnos: frozenset[int]) -> str:
-    return "{" + ", ".join(f"#{s}" for s in sorted(seqnos)) + "}"
+def _under(rows: dict[str, str], entry: str) -> bool:
+    return any(p.startswith(entry + ".") for p in rows)
 
 
 def summary_lines(world: World, view: WorldView, describe: Callable[[Any, Sequence[str]], list[str]]) -> list[str]:

@@ -75,8 +75,9 @@ class UnicastAdapter(ProtocolAdapter):
     timestamped: tuple[type[Any], ...]  # message types carrying a timestamp ``ts``
     window_replies: tuple[type[Any], ...]  # message types a receive window sends back to its sender
     state_layout = StateLayout(
-        per_member=frozenset({"send", "recv", "cache", "xmit_last"}), member=frozenset({"me"}),
-        member_set=frozenset({"members", "sync_sent"}), seqnos=frozenset({"unacked", "oob", "buffered", "cache"}),
+        per_member=frozenset({"send", "recv", "cache", "cache_order", "xmit_last"}), member=frozenset({"me"}),
+        member_set=frozenset({"members", "sync_sent"}),
+        seqnos=frozenset({"unacked", "oob", "buffered", "cache", "cache_order"}),
         parts={"watermark": ("highest_acked", "highest_sent")}, entries={"blocked": ("seqno", "payload")},
         enums={"state": ("OPEN", "CLOSING")})
 

@@ -149,15 +149,15 @@ def test_the_stale_ack_arrives_late_and_a_purges(jgrp1873: Chart) -> None:
     assert any(f"-> {name} ACK(seqno=2" in line and line.rstrip().endswith("to A") for line in sent_block)
     # the purge
     assert "· send[B].acked: 0 -> 2" in text
-    assert "· send[B].unacked: (1, 2) -> ()" in text
+    assert "· send[B].unacked: #1, #2 -> none" in text
 
 
 def test_b_opens_a_new_window_between_the_reset_and_the_purge(jgrp1873: Chart) -> None:
     steps = jgrp1873.steps()
     last = len(jgrp1873.trace.actions)
     reset = next(n for n, (title, _) in steps.items() if "removes its receive window" in title)
-    assert any("· recv[A]: RecvEntry(" in line for line in steps[reset][1])
-    reopened = [n for n, (_, block) in steps.items() if any("· recv[A]: none -> RecvEntry(" in line for line in block)]
+    assert any("· recv[A]: conn_id 0, state OPEN" in line for line in steps[reset][1])
+    reopened = [n for n, (_, block) in steps.items() if any("· recv[A]: none -> conn_id" in line for line in block)]
     assert reopened[0] < reset < reopened[-1] < last, reopened
     assert any("SEND_FIRST_SEQNO" in title for n, (title, _) in steps.items() if reset < n < reopened[-1])
 
