@@ -81,8 +81,8 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    its multicasts DONT_LOOPBACK) no copy comes back: the add's remove filter walks the own hd
    over the message without delivering it, and the send counts 1 towards the own ack counter;
    when that says "send now" the member handles ACK(own hd) from itself at once (JGRP-2829),
-   otherwise the pending flag makes the retransmit task send it. OOB messages and batches are
-   left out (digest A.5).
+   otherwise the pending flag makes the retransmit task send it. OOB is left out (A.5); batches:
+   decision 17, ``on_batch`` in ``spec/nakack4_batch.py`` (one ACK decision per delivered batch).
 4. ACK (6.1, 6.2): carries the receiver's hd for the sender, sent before the batch is passed up.
    ``Entry.update(n)``: counter := 0 if counter + n >= threshold (send now) else counter + n (set
    pending). The threshold is ``ack_threshold``, or capacity // 4 when that is <= 0, exactly as
@@ -148,7 +148,7 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
 15. Merge (1.6 (c): as NAKACK2): ``on_merge_digest`` keeps the own window and any window whose
     hd is at least the merge digest's, and replaces the others with a window at that hd; the
     merge view that follows adjusts the AckTable like any view.
-16. Left out: OOB, batches and the ACK-batch maximum, dynamic_buffers (JGRP-2969), JGRP-2875
+16. Left out: OOB, the ACK-batch maximum (max_batch_size 0), dynamic_buffers (JGRP-2969), JGRP-2875
     (views are not NAKACK4 messages in the world: GMS's view multicast goes through NAKACK4 and
     takes a seqno of the coordinator's; the join findings' reproductions on JGroups send it),
     the blocking receive of 5.4.x (JGRP-2906, decision 1).
