@@ -35,6 +35,15 @@ class MulticastAdapter(ProtocolAdapter):
     timer_keys: ClassVar[dict[str, bool]] = {}
     boolean_settings: ClassVar[frozenset[str]] = frozenset()  # [config] switches, read true/false
     dont_loopback_per_send: ClassVar[bool] = False  # the spec's on_send takes ``dont_loopback`` ([dont_loopback])
+    batch_spec: ClassVar[Any] = None  # the module with the spec's ``on_batch`` ([faults] max_batch)
+    multicast_kinds: ClassVar[frozenset[str]] = frozenset({"Data", "HighestSeqno"})  # the sender's multicasts
+    unicast_kinds: ClassVar[frozenset[str]] = frozenset({"XmitReq", "XmitRsp"})  # its unicasts of the protocol
+
+    def batch_mode(self, msg: Any) -> str | None:
+        """The bundle a message in flight may share (world rule 11, ``models/multicast_batch.py``): the
+        sender's multicasts, or its unicasts to the receiver; None for a message not the protocol's."""
+        kind = type(msg).__name__
+        return "mcast" if kind in self.multicast_kinds else "ucast" if kind in self.unicast_kinds else None
 
     def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
                     settings: dict[str, int]) -> Any:
@@ -58,6 +67,9 @@ class MulticastAdapter(ProtocolAdapter):
             step = spec.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif kind == "view":
             step = spec.on_view(cfg, node, stimulus[1])  # type: ignore[index]
+        elif kind == "batch":  # ("batch", src, packets): world rule 11 (models/multicast_batch.py)
+            msgs = tuple(p.msg for p in stimulus[2])  # type: ignore[index]
+            step = self.batch_spec.on_batch(cfg, node, stimulus[1], msgs)  # type: ignore[index]
         elif kind in ("merge", "join"):
             first = (spec.on_merge_digest(cfg, node, stimulus[1]) if kind == "merge"  # type: ignore[index]
                      else spec.on_join(cfg, node, stimulus[1], stimulus[2]))  # type: ignore[index]
