@@ -5,7 +5,7 @@ This module owns ``[faults] max_batch`` for the multicast protocols (NAKACK2, NA
 ``max_batch = N`` (N >= 2; 0, the default, is off) the network may also hand a member 2 to N of the
 packets in flight on one channel as one input, ``DeliverBatch`` (``models/world.py``'s action), which
 the adapter passes to the spec's ``on_batch`` (``stimulus`` is the world's input for it). The packets of a batch
-are those the adapter's ``batch_mode`` puts in one mode: JGroups' bundler puts the messages for one
+are those the adapter's ``bundle`` puts in one bundle: JGroups' bundler puts the messages for one
 destination in one bundle, so the multicasts of a sender (MSG, a re-multicast MSG, HIGHEST_SEQNO)
 share bundles and its unicasts to the member (XMIT_REQ, XMIT_RSP, NAKACK4's ACK) share others; a
 sender's bundler queues what it sends close together, so any of them in flight at once may share a
@@ -35,7 +35,7 @@ def batches(world: MulticastWorld, net_id: int) -> tuple[DeliverBatch, ...]:
     if found is None:
         groups: dict[tuple[int, int, Hashable], list[Packet]] = {}
         for p in world.net_table.values[net_id]:
-            mode = world.adapter.batch_mode(p.msg)
+            mode = world.adapter.bundle(p.msg)
             if mode is not None:
                 groups.setdefault((p.src, p.dst, mode), []).append(p)
         found = memo[net_id] = tuple(DeliverBatch(c) for group in groups.values()
@@ -53,7 +53,7 @@ def stimulus(batch: DeliverBatch) -> tuple[Any, ...]:
 
 def batch_successors(world: MulticastWorld, state: tuple[int, ...], env: McastEnv,
                      keep: Callable[[Hashable], bool], stopped: Callable[[McastEnv, int], bool]
-                     ) -> Iterator[tuple[DeliverBatch, tuple[int, ...]]]:
+                     ) -> Iterator[tuple[Any, tuple[int, ...]]]:
     """The batch deliveries of ``state`` and the world after each (nothing when batches are off)."""
     if not world.bounds.max_batch:
         return
@@ -69,5 +69,5 @@ def batch_successors(world: MulticastWorld, state: tuple[int, ...], env: McastEn
         if world.bounds.track_young and any(p in env.young for p in batch.packets):
             after_env = env._replace(young=env.young - set(batch.packets))  # rule 9: consumed copies leave
         consumed = state[:n] + (net_id, world.env_table(after_env), state[n + 2])
-        handled = list(world._after(consumed, dst, batch, stimulus(batch), None, after_env))  # type: ignore[arg-type]
+        handled = list(world._after(consumed, dst, batch, stimulus(batch), None, after_env))
         yield from handled if handled else [(batch, consumed)]

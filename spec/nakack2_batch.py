@@ -56,6 +56,8 @@ from spec.nakack2 import (
     HighestSeqno,
     Msg,
     Node,
+    QueueDropped,
+    StablePurged,
     Step,
     Window,
     XmitReq,
@@ -75,7 +77,7 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Msg, ...]) -> Step:
     then every MSG (an XMIT_RSP as the MSG it carries) added in one go and one removal."""
     if any(not isinstance(m, NAKACK_TYPES) for m in msgs):
         raise ValueError("on_batch: a batch holds NAKACK2 messages only (MSG, XMIT_REQ, XMIT_RSP, HIGHEST_SEQNO)")
-    effects: list[Effect] = []
+    effects: list[Effect | StablePurged | QueueDropped] = []
     data: list[Data] = []
     for msg in msgs:
         if not node.is_server:
@@ -96,7 +98,8 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Msg, ...]) -> Step:
     return _message_batch(node, src, data, effects)
 
 
-def _message_batch(node: Node, src: int, data: list[Data], effects: list[Effect]) -> Step:
+def _message_batch(node: Node, src: int, data: list[Data], effects: list[Effect | StablePurged | QueueDropped]
+                   ) -> Step:
     """``handleMessageBatch``: a non-member's MSGs dropped; the loopback batch delivers the own
     window (nothing added); another sender's MSGs all added, then one removal."""
     window = node.windows[src]

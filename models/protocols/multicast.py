@@ -39,7 +39,7 @@ class MulticastAdapter(ProtocolAdapter):
     multicast_kinds: ClassVar[frozenset[str]] = frozenset({"Data", "HighestSeqno"})  # the sender's multicasts
     unicast_kinds: ClassVar[frozenset[str]] = frozenset({"XmitReq", "XmitRsp"})  # its unicasts of the protocol
 
-    def batch_mode(self, msg: Any) -> str | None:
+    def bundle(self, msg: Any) -> str | None:
         """The bundle a message in flight may share (world rule 11, ``models/multicast_batch.py``): the
         sender's multicasts, or its unicasts to the receiver; None for a message not the protocol's."""
         kind = type(msg).__name__

@@ -88,7 +88,7 @@ class Nakack2Adapter(MulticastAdapter):
     boolean_settings = frozenset({"use_mcast_xmit", "resend_last_seqno", "dont_loopback"})
     dont_loopback_per_send = True
     batches = True
-    batch_spec = nakack2_batch
+    batch_spec: ClassVar[Any] = nakack2_batch
     timer_text = ("retransmit task runs (XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "STABLE's gossip task runs (digest to the coordinator)",
                   "BECOME_SERVER: drains the become_server_queue")

@@ -93,8 +93,8 @@ class Nakack4Adapter(MulticastAdapter):
                   "the deliverer of {peer}'s messages will throw building its next batch (a fault)")
     progress_timers = frozenset({nak.XMIT, nak.BECOME_SERVER, nak.SEND})
     batches = True
-    batch_spec = nakack4_batch
-    unicast_kinds = frozenset({"XmitReq", "XmitRsp", "Ack"})
+    batch_spec: ClassVar[Any] = nakack4_batch
+    unicast_kinds: ClassVar[frozenset[str]] = frozenset({"XmitReq", "XmitRsp", "Ack"})
     state_layout = StateLayout(
         per_member=frozenset({"windows", "acks_counted", "ack_pending", "ack_table", "xmit_last", "deliverer"}),
         member=frozenset({"me", "from", "sender"}), member_set=frozenset({"members"}),

@@ -81,7 +81,7 @@ def test_batch_candidates_agree_with_successors() -> None:
             batches += 1
             gone = set(world.view(state).network) - set(world.view(after).network)
             assert set(action.packets) <= gone and len(action.packets) == 2
-            assert len({(p.src, p.dst, world.adapter.batch_mode(p.msg)) for p in action.packets}) == 1
+            assert len({(p.src, p.dst, world.adapter.bundle(p.msg)) for p in action.packets}) == 1
         frontier += [s for _, s in steps]
     assert batches > 0
 
