@@ -5,14 +5,18 @@ This module owns ``[faults] max_batch`` for the multicast protocols (NAKACK2, NA
 ``max_batch = N`` (N >= 2; 0, the default, is off) the network may also hand a member 2 to N of the
 packets in flight on one channel as one input, ``DeliverBatch`` (``models/world.py``'s action), which
 the adapter passes to the spec's ``on_batch`` (``stimulus`` is the world's input for it). The packets of a batch
-are those the adapter's ``bundle`` puts in one bundle: JGroups' bundler puts the messages for one
-destination in one bundle, so the multicasts of a sender (MSG, a re-multicast MSG, HIGHEST_SEQNO)
-share bundles and its unicasts to the member (XMIT_REQ, XMIT_RSP, NAKACK4's ACK) share others; a
-sender's bundler queues what it sends close together, so any of them in flight at once may share a
-bundle. Messages that are not the protocol's (STABLE's, GMS's) are never batched. A batch's messages
-are in the network's order; every order of a subset leaves the same world (the specs handle a
-batch's control messages in its order and add its MSGs in one go; the sends of one step are a set in
-the network), so one order per subset is all the states. A batch delivery consumes its packets and is
+are those the adapter's ``bundle`` puts in one batch, as JGroups' transport hands them up: its
+bundler puts the messages for one destination in one bundle (the multicasts of a sender: MSG, a
+re-multicast MSG, HIGHEST_SEQNO; its unicasts to the member: XMIT_REQ, XMIT_RSP, NAKACK4's ACK), and
+the receiver splits a bundle into its OOB batch and its regular one (``TP.handleMessageBatch``;
+XMIT_REQ, HIGHEST_SEQNO and ACK are sent OOB, MSG and XMIT_RSP are not). So a batch holds MSGs, or
+XMIT_RSPs, or HIGHEST_SEQNOs, or XMIT_REQs and ACKs: never a control message with a MSG (a bundle's
+OOB batch goes up first: the engines' ``received_batch`` of a whole bundle does the same). A sender's
+bundler queues what it sends close together, so any of them in flight at once may share a bundle.
+Messages that are not the protocol's (STABLE's, GMS's) are never batched. A batch's messages are in
+the network's order; every order of a subset leaves the same world (the specs add a batch's MSGs in
+one go and handle its control messages one by one, and the sends of one step are a set in the
+network), so one order per subset is all the states. A batch delivery consumes its packets and is
 progress; none is offered to a stopped member (its socket is closed: single deliveries discard).
 """
 

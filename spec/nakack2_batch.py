@@ -24,11 +24,18 @@ loopback case (the sender is the member itself) adds nothing; otherwise ``buf.ad
 true, null)`` adds every MSG in one go (``Table.add`` refuses a seqno at or below hd or already
 held, as a single add); then one ``removeAndDeliver`` (lines 905-940) delivers the window from hd+1
 up to the first gap as one batch (the own window: up to hr, without nulling, its DONT_LOOPBACK
-messages filtered out, decision 15). So, unlike single receptions:
+messages filtered out, decision 15). What the transport hands up: its bundler puts a sender's
+messages for one destination in one bundle, and the receiver splits a bundle into its OOB batch,
+passed up first, and its regular one (``TP.handleMessageBatch``). XMIT_REQ and HIGHEST_SEQNO are sent
+OOB (lines 1334 and 1445), MSG and XMIT_RSP are not, so a batch from the transport holds control
+messages or MSGs, never both; ``on_batch`` also takes a whole bundle (the engines' ``received_batch``),
+whose control messages it handles first, as the transport's order does. So:
 
 - the batch's XMIT_REQs and HIGHEST_SEQNOs are handled *before* any of its MSGs is added, in the
-  batch's order: a HIGHEST_SEQNO bundled with the MSG it announces asks for that MSG
-  (``models/nakack2/batch-highest-seqno-first.toml``); the answer is a duplicate, dropped;
+  batch's order: a HIGHEST_SEQNO bundled with the MSG it announces asks for that MSG (the answer is
+  a duplicate, dropped). A MessageBatch mixing them is not what JGroups' transport makes: its mode is
+  its first message's (``determineMode``), and an OOB first message makes the MSGs OOB (delivered at
+  once, out of order), as the JGroups lockstep showed before the world split its batches by OOB flag;
 - an XMIT_RSP goes into the window of the batch's sender, not of the original sender it names
   (``msgFromXmitRsp`` keeps the header's sender, ``handleMessageBatch`` reads ``mb.sender()``): the
   same window here, since an XMIT_REQ always goes to the original sender (decision 4), which alone

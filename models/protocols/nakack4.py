@@ -94,7 +94,7 @@ class Nakack4Adapter(MulticastAdapter):
     progress_timers = frozenset({nak.XMIT, nak.BECOME_SERVER, nak.SEND})
     batches = True
     batch_spec: ClassVar[Any] = nakack4_batch
-    unicast_kinds: ClassVar[frozenset[str]] = frozenset({"XmitReq", "XmitRsp", "Ack"})
+    batch_kinds: ClassVar[dict[str, tuple[str, bool]]] = {**MulticastAdapter.batch_kinds, "Ack": ("ucast", True)}
     state_layout = StateLayout(
         per_member=frozenset({"windows", "acks_counted", "ack_pending", "ack_table", "xmit_last", "deliverer"}),
         member=frozenset({"me", "from", "sender"}), member_set=frozenset({"members"}),
