@@ -8,8 +8,10 @@ for size; the multicast world's adapter calls it from here).
 
 Decision 17: batches (JGroups 5.4.12 and the 5.6.0 snapshot, the same code: ``ReliableMulticast.up(
 MessageBatch)`` lines 587-646, ``handleMessageBatch`` lines 777-808, ``removeAndDeliver`` 815-851,
-``deliverBatch`` 905-925, ``NAKACK4.handleAck``). NAKACK4 walks the batch of one sender once, in
-order, as NAKACK2 does (``spec/nakack2_batch.py``), with one more type::
+``deliverBatch`` 905-925, ``NAKACK4.handleAck``). As for NAKACK2 (``spec/nakack2_batch.py``), a batch
+from the transport holds OOB control messages (XMIT_REQ, HIGHEST_SEQNO, ACK: lines 1256 and 1362,
+``NAKACK4.sendAck``) or regular ones (MSG, XMIT_RSP), and ``on_batch`` also takes a whole bundle, its
+control messages first. NAKACK4 walks the batch of one sender once, in order, with one more type::
 
     if(!is_server) { queueMessage(msg, hdr.seqno); it.remove(); continue; }
     case MSG:           break;
@@ -27,9 +29,8 @@ So:
   and HIGHEST_SEQNOs) and before its MSGs are added. The AckTable keeps the highest ACK of each
   member, so this is what the ACKs one by one leave; a blocked sender wakes on the purge it makes
   (its ``Timer(SEND)`` is enabled once the own window has room), as after a single ACK.
-- HIGHEST_SEQNO: handled in the walk, before the batch's MSGs are added: bundled with the MSG it
-  announces, it asks for that MSG, and it counts 1 towards the ACK counter (decision 5) before the
-  batch's delivery counts.
+- HIGHEST_SEQNO: handled in the walk, one by one (each asks if the local high is lower and counts 1
+  towards the ACK counter, decision 5), before a bundle's MSGs are added.
 - MSGs (an XMIT_RSP as the MSG it carries, in the window of the batch's sender: see NAKACK2's note):
   ``win.add(mb, SEQNO_GETTER, true, null)``, every MSG in one go (FixedBuffer.add, each as a single
   add: at or below hd or held refused, beyond capacity dropped, decision 1); the loopback batch adds
