@@ -56,9 +56,12 @@ def stimulus(batch: DeliverBatch) -> tuple[Any, ...]:
 
 
 def batch_successors(world: MulticastWorld, state: tuple[int, ...], env: McastEnv,
-                     keep: Callable[[Hashable], bool], stopped: Callable[[McastEnv, int], bool]
+                     keep: Callable[[Hashable], bool], stopped: Callable[[McastEnv, int], bool],
+                     step: Callable[..., Iterator[tuple[Any, tuple[int, ...]]]], consume: Callable[..., int]
                      ) -> Iterator[tuple[Any, tuple[int, ...]]]:
-    """The batch deliveries of ``state`` and the world after each (nothing when batches are off)."""
+    """The batch deliveries of ``state`` and the world after each (nothing when batches are off):
+    ``consume(net, packet, ())`` is the world's network after a packet leaves it, ``step`` the world's
+    ``_after`` (its one step, here from the state with the batch's packets consumed)."""
     if not world.bounds.max_batch:
         return
     n = world.n
@@ -68,10 +71,10 @@ def batch_successors(world: MulticastWorld, state: tuple[int, ...], env: McastEn
             continue
         net_id = state[n]
         for p in batch.packets:
-            net_id = world._net_after(net_id, p, ())
+            net_id = consume(net_id, p, ())
         after_env = env
         if world.bounds.track_young and any(p in env.young for p in batch.packets):
             after_env = env._replace(young=env.young - set(batch.packets))  # rule 9: consumed copies leave
         consumed = state[:n] + (net_id, world.env_table(after_env), state[n + 2])
-        handled = list(world._after(consumed, dst, batch, stimulus(batch), None, after_env))
+        handled = list(step(consumed, dst, batch, stimulus(batch), None, after_env))
         yield from handled if handled else [(batch, consumed)]

@@ -270,7 +270,7 @@ class MulticastWorld(InternedWorldStates):
                     yield from self._after(world, member, fire, stimulus, None, env)
         yield from self._membership_actions(world, env, keep)
         yield from self._stops(world, env, keep)
-        yield from batch_successors(self, world, env, keep, stopped)
+        yield from batch_successors(self, world, env, keep, stopped, self._after, self._net_after)
 
     def _stops(self, world: tuple[int, ...], env: McastEnv, keep: Callable[[Hashable], bool]
                ) -> Iterator[tuple[McastAction, tuple[int, ...]]]:

@@ -261,7 +261,7 @@ def on_send(cfg: Config, node: Node, payload: int, dont_loopback: bool = False) 
 def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Dispatch a message from ``src``: NAKACK2's own types are queued while not a server."""
     if isinstance(msg, NAKACK_TYPES) and not node.is_server:
-        return _queue(cfg, node, src, msg)
+        return queue_message(cfg, node, src, msg)
     if isinstance(msg, Data):
         return _on_data(node, src, msg)
     if isinstance(msg, XmitRsp):
@@ -277,7 +277,7 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     return _on_join_rsp(cfg, node, msg)
 
 
-def _queue(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+def queue_message(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Offer ``msg`` to the become_server_queue; a full queue drops the new message (or, variant
     ``queue_drops_oldest``, evicts the oldest one to make room)."""
     bound = queue_bound(cfg)
@@ -467,6 +467,3 @@ def _become_server(cfg: Config, node: Node) -> Step:
         node = step.node
         effects.extend(step.effects)
     return Step(node, tuple(effects))
-
-
-from spec.nakack2_batch import on_batch  # noqa: E402, F401  (decision 16's input, re-exported)

@@ -3,7 +3,7 @@
 
 This module owns ``on_batch`` and the decision it implements (decision 16 of ``spec/nakack2.py``);
 the single-message path, the state and the other handlers are ``spec/nakack2.py``'s, whose private
-helpers it uses (``spec.nakack2.on_batch`` re-exports it).
+helpers it uses (the multicast world's adapter calls it from here).
 
 Decision 16: batches (JGroups 5.4.12, ``NAKACK2.up(MessageBatch)`` lines 683-735 and
 ``handleMessageBatch`` lines 869-899; 5.2.12 and the 5.6.0 snapshot have the same code). The
@@ -69,9 +69,9 @@ from spec.nakack2 import (
     Window,
     XmitReq,
     XmitRsp,
-    _queue,
     deliver_own,
     on_receive,
+    queue_message,
     with_window,
 )
 from spec.nakack2_state import Config
@@ -88,7 +88,7 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Msg, ...]) -> Step:
     data: list[Data] = []
     for msg in msgs:
         if not node.is_server:
-            step = _queue(cfg, node, src, msg)
+            step = queue_message(cfg, node, src, msg)
         elif isinstance(msg, Data):
             data.append(msg)
             continue

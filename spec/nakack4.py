@@ -309,7 +309,7 @@ def _on_send_thread(cfg: Config, node: Node, seqno: int) -> Step:
 def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Dispatch a message from ``src``: NAKACK4's own types are queued while not a server."""
     if isinstance(msg, NAKACK_TYPES) and not node.is_server:
-        return _queue(cfg, node, src, msg)
+        return queue_message(cfg, node, src, msg)
     if isinstance(msg, Data):
         return _on_data(cfg, node, src, msg)
     if isinstance(msg, XmitRsp):
@@ -323,7 +323,7 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     return _on_join_rsp(cfg, node, msg)
 
 
-def _queue(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+def queue_message(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Offer ``msg`` to the become_server_queue; a full ring refuses it (decision 9)."""
     if len(node.queue) < cfg.queue_bound:
         return Step(replace(node, queue=node.queue + ((src, msg),)), ())
@@ -344,10 +344,10 @@ def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
     else:
         window, payloads = add_and_deliver(cfg, window, msg)
         node = replace(node, deliverer=set_at(node.deliverer, sender, READY))
-    return _delivered(cfg, with_window(node, sender, window), sender, payloads, [])
+    return deliver_batch(cfg, with_window(node, sender, window), sender, payloads, [])
 
 
-def _delivered(cfg: Config, node: Node, sender: int, payloads: list[int], effects: Effects) -> Step:
+def deliver_batch(cfg: Config, node: Node, sender: int, payloads: list[int], effects: Effects) -> Step:
     """deliverBatch: a delivered batch counts towards the entry's ACK (sent at once when the count
     says so, before the batch goes up), then goes up."""
     if payloads:
@@ -416,7 +416,7 @@ def _on_highest_seqno(cfg: Config, node: Node, src: int, msg: HighestSeqno) -> S
     if cfg.variant.fix_deliver_stranded and node.deliverer[src] == STRANDED:
         window, payloads = deliver_held(window)
         node = replace(with_window(node, src, window), deliverer=set_at(node.deliverer, src, READY))
-        return _delivered(cfg, node, src, payloads, effects)
+        return deliver_batch(cfg, node, src, payloads, effects)
     return Step(node, tuple(effects))
 
 

@@ -70,13 +70,13 @@ from spec.nakack4 import (
     Window,
     XmitReq,
     XmitRsp,
-    _delivered,
-    _queue,
     add_only,
     beyond,
+    deliver_batch,
     deliver_own,
     on_ack,
     on_receive,
+    queue_message,
     set_at,
     with_window,
 )
@@ -96,7 +96,7 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Msg, ...]) -> Step:
     highest_ack = 0
     for msg in msgs:
         if not node.is_server:
-            step = _queue(cfg, node, src, msg)
+            step = queue_message(cfg, node, src, msg)
         elif isinstance(msg, Data):
             data.append(msg)
             continue
@@ -144,7 +144,7 @@ def _message_batch(cfg: Config, node: Node, src: int, data: list[Data], effects:
         hd, buffered, payloads = drain_window(window.delivered, buffered)
         window = Window(hd, hd, (), buffered)
         node = _set_deliverer(node, src, READY)
-    return _delivered(cfg, with_window(node, src, window), src, payloads, effects)
+    return deliver_batch(cfg, with_window(node, src, window), src, payloads, effects)
 
 
 def _set_deliverer(node: Node, src: int, state: int) -> Node:

@@ -14,7 +14,7 @@ from impl.common import held_size
 from impl.fixed_window import AddStatus
 from impl.nakack4.acks import count_acks, send_ack
 from impl.nakack4.codec import McastMsg
-from impl.nakack4.receive import _failed_delivery, _will_hold, on_data
+from impl.nakack4.receive import failed_delivery, on_data, will_hold_entry
 from impl.nakack4.state import ARMED, READY, STUCK, Member, P
 
 
@@ -31,12 +31,12 @@ def on_batch(m: Member[P], sender: P, batch: list[McastMsg]) -> None:
         return
     if entry.deliverer in (ARMED, STUCK):
         for msg in batch:
-            _failed_delivery(m, sender, msg)
+            failed_delivery(m, sender, msg)
         return
     window = entry.window
     first: McastMsg | None = None  # the batch's MSG at hd + 1: stored, not held (the removal takes it)
     for msg in batch:
-        held = _will_hold(entry, msg.seqno, busy=False)
+        held = will_hold_entry(entry, msg.seqno, busy=False)
         if held and not m.held.admits(entry.held_bytes, held_size(msg)):
             m.stats.held_bytes_full += 1
             continue
