@@ -4,7 +4,8 @@ every protocol that runs in the multicast world (NAKACK2, NAKACK4).
 Keys (besides ``description``, ``protocol`` and ``[check]``): ``members`` (2 to 4 names);
 ``variant``; ``[sends]`` per member (``A = 3``: multicasts its application makes); ``[faults]``
 ``loss``, ``duplicate``, ``below_drop`` (drops between the transport and the protocol, seed 004),
-``max_in_flight`` (per directed channel, default 3); ``[[views]]`` (``member``, ``view``: per-member
+``max_in_flight`` (per directed channel, default 3), ``max_batch`` (0: off; N >= 2: up to N packets
+of one channel and bundle as one input, ``models/multicast_batch.py``); ``[[views]]`` (``member``, ``view``: per-member
 scripts, installed in order); ``[[joins]]`` (``joiner``, ``coordinator``: the joiner starts outside
 the group, the coordinator answers it with its next scripted view, which must hold the joiner);
 ``[[stops]]`` (``member``, ``kind``: "leave" or "crash", each member at most once, rule 8);
@@ -26,7 +27,7 @@ from models.registry import BuildOptions, Built
 if TYPE_CHECKING:
     from models.modelfile import ModelReader
 
-FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3}
+FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3, "max_batch": 0}
 DEFAULTS = {"window_bound": 2, "sends_after_joins": False, "views_are_progress": False}  # top-level keys
 ENTRY_KEYS = {"views": ("member", "view"), "joins": ("joiner", "coordinator"), "stops": ("member", "kind")}
 MODEL_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "joins", "config", "window_bound",
@@ -61,6 +62,9 @@ class MulticastFactory:
         faults = {k: reader.natural(f"faults.{k}", v) for k, v in faults.items()}
         if faults["max_in_flight"] < 1:
             raise reader.fail("faults.max_in_flight", "at least 1")
+        if faults["max_batch"] == 1 or (faults["max_batch"] and not self.adapter.batches):
+            raise reader.fail("faults.max_batch", "0 (no batches) or at least 2" if self.adapter.batches else
+                              f"0: protocol {self.adapter.name} has no batch input")
         joins = read_joins(reader, members)
         views = read_views(reader, members)
         for i, (joiner, coordinator) in enumerate(joins):
@@ -76,7 +80,8 @@ class MulticastFactory:
                              ("no_premature_xmit_req" in selected and getattr(cfg, "retransmission", False))
                              or "no_spurious_xmit_req" in selected,
                              reader.flag("views_are_progress", given["views_are_progress"]),
-                             read_merges(reader, members, views), read_dont_loopback(reader, members, self.adapter))
+                             read_merges(reader, members, views), read_dont_loopback(reader, members, self.adapter),
+                             faults["max_batch"])
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)

@@ -88,6 +88,8 @@ Rules
    adapter's ``own_digest``), then the view. JGroups' merge leader collects the digests of the
    subgroups' coordinators; reading each sender's own entry is the value those digests hold for
    it once its subgroup delivered its messages, and the earliest the merge could use.
+11. Batches (``[faults] max_batch``, default off): ``DeliverBatch``, 2 to N packets of one channel
+   and one bundle handed up as one input (``models/multicast_batch.py`` says which and how).
 
 Left out (issue 14 lists them; not built yet): batch expansion, packed states and symmetry reduction
 (the coordinator is the lowest member of a view, so renaming members does not commute with the
@@ -101,7 +103,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from models.interning import InternedWorldStates, Interner
+from models.multicast_batch import batch_successors
+from models.multicast_batch import stimulus as batch_stimulus
 from models.world import (
+    DeliverBatch,
     DeliverPacket,
     DuplicatePacket,
     FireTimer,
@@ -146,8 +151,8 @@ class MergeView(NamedTuple):
     members: tuple[int, ...]
 
 
-McastAction = (AppMcast | DeliverPacket | DuplicatePacket | LosePacket | DropBelow | FireTimer | InstallView
-               | AnswerJoin | Stop | MergeView)
+McastAction = (AppMcast | DeliverPacket | DeliverBatch | DuplicatePacket | LosePacket | DropBelow | FireTimer
+               | InstallView | AnswerJoin | Stop | MergeView)
 FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin, Stop, MergeView)
 LEAVE, CRASH = "leave", "crash"
 PREMATURE = 1  # History.step_violations: a step asked for a young copy (rule 9)
@@ -171,6 +176,7 @@ class McastBounds:
     views_are_progress: bool = False  # scripted views may be installed by fault-free continuations (rule 7)
     merges: frozenset[int] = frozenset()  # members whose last scripted view is a merge view (rule 10)
     dont_loopback: frozenset[tuple[int, int]] = frozenset()  # (member, send number): DONT_LOOPBACK (rule 6)
+    max_batch: int = 0  # rule 11: packets per batch delivery (0: no batches)
 
 
 class McastEnv(NamedTuple):
@@ -207,6 +213,7 @@ class MulticastWorld(InternedWorldStates):
         self._bounded: dict[int, bool] = {}
         self._timer_memo: dict[tuple[int, int], tuple[tuple[FireTimer, tuple[str, Any]], ...]] = {}
         self._expanded: tuple[tuple[int, ...], dict[tuple[type, Hashable], tuple[int, ...]]] = ((), {})
+        self.batch_memo: dict[int, tuple[DeliverBatch, ...]] = {}  # network -> its batches (rule 11)
         nodes = tuple(self.node_table(adapter.initial_node(cfg, m, initial_views[m])) for m in range(n))
         history = History(tuple(Channel() for _ in range(n * n)), 0, ())
         env = McastEnv(bounds.loss, bounds.duplicate, bounds.below_drop, (0,) * n, 0)
@@ -263,6 +270,7 @@ class MulticastWorld(InternedWorldStates):
                     yield from self._after(world, member, fire, stimulus, None, env)
         yield from self._membership_actions(world, env, keep)
         yield from self._stops(world, env, keep)
+        yield from batch_successors(self, world, env, keep, stopped, self._after, self._net_after)
 
     def _stops(self, world: tuple[int, ...], env: McastEnv, keep: Callable[[Hashable], bool]
                ) -> Iterator[tuple[McastAction, tuple[int, ...]]]:
@@ -387,6 +395,8 @@ class MulticastWorld(InternedWorldStates):
             if stopped(self.env_table.values[world[self.n + 1]], action.packet.dst):
                 return None  # rule 8: discarded at a stopped member
             return action.packet.dst, action.packet
+        if isinstance(action, DeliverBatch):
+            return action.packets[0].dst, batch_stimulus(action)
         if isinstance(action, FireTimer):
             return action.member, ("timer", action.timer)
         if isinstance(action, InstallView):

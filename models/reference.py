@@ -59,7 +59,7 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                                 "lifted for ACK/SEND_FIRST_SEQNO/XMIT_REQ, not for DATA",
         "faults.dead": "members crashed before the run: in every view, handling nothing (rule 7)",
         "faults.max_batch": "0 (default): no batches; N >= 2: the network may also hand a receiver 2 to N DATA "
-                            "in flight on one channel, of one OOB mode, as one batch (UNICAST3 only; "
+                            "in flight on one channel, of one OOB mode, as one batch (UNICAST3 here; "
                             "`models/world.py` rule 6b, spec decision 25)",
         "timers": "which timers exist besides the retransmit (and stable) task (below); "
                   "per protocol in `[timers.<protocol>]` side by side",
@@ -67,6 +67,9 @@ KEY_DOCS: dict[str, dict[str, str]] = {
     "multicast": {
         **SHARED,
         "sends": "`A = n`: multicasts member A's application makes",
+        "faults.max_batch": "0 (default): no batches; N >= 2: the network may also hand a member 2 to N packets "
+                            "in flight on one channel and of one bundle (the sender's multicasts, or its unicasts) "
+                            "as one batch (`models/multicast_batch.py`, spec decisions 16 and 17)",
         "faults.below_drop": "copies dropped between the transport and the protocol (seed 004's thread-pool "
                              "rejection)",
         "joins": "`[[joins]]` tables `joiner`, `coordinator`: the joiner starts outside the group; the "

@@ -129,7 +129,7 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
 13. Merge (1.4 (c)): ``on_merge_digest`` keeps the own window and any window whose hd is at
     least the merge digest's, and replaces the others with a window at that hd. OVERWRITE_DIGEST,
     DISCONNECT and reconnects (JGRP-2720) are left out: a member that leaves stops.
-14. Left out (digest A.5): OOB messages, batches, the non-member warning suppression,
+14. Left out (digest A.5): OOB messages, the non-member warning suppression,
     compaction and resizing (representation only), thread pools. The "xmit_interval changeable at
     runtime" wish of seed 004 was never implemented (6.17). DONT_LOOPBACK is decision 15.
 15. DONT_LOOPBACK (``Config.dont_loopback``: the application flags every multicast, NAKACK4's key,
@@ -155,6 +155,8 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
     OOB_DELIVERED), a difference only OOB messages and concurrent removal could show, neither of
     which this spec has. No release of NAKACK2 shipped DONT_LOOPBACK without the filters, so there
     is no defect variant for it (NAKACK4's JGRP-2829 is about its ACK, which NAKACK2 does not have).
+16. Batches (``up(MessageBatch)``, ``handleMessageBatch``): ``on_batch``, in ``spec/nakack2_batch.py``
+    with its note (control messages of a batch first, its MSGs added in one go, one removal).
 
 Variants (flags in ``Variant``); all off is NAKACK2 as shipped with JGRP-2675's fix:
 
@@ -259,7 +261,7 @@ def on_send(cfg: Config, node: Node, payload: int, dont_loopback: bool = False) 
 def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Dispatch a message from ``src``: NAKACK2's own types are queued while not a server."""
     if isinstance(msg, NAKACK_TYPES) and not node.is_server:
-        return _queue(cfg, node, src, msg)
+        return queue_message(cfg, node, src, msg)
     if isinstance(msg, Data):
         return _on_data(node, src, msg)
     if isinstance(msg, XmitRsp):
@@ -275,7 +277,7 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     return _on_join_rsp(cfg, node, msg)
 
 
-def _queue(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+def queue_message(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Offer ``msg`` to the become_server_queue; a full queue drops the new message (or, variant
     ``queue_drops_oldest``, evicts the oldest one to make room)."""
     bound = queue_bound(cfg)

@@ -81,8 +81,8 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    its multicasts DONT_LOOPBACK) no copy comes back: the add's remove filter walks the own hd
    over the message without delivering it, and the send counts 1 towards the own ack counter;
    when that says "send now" the member handles ACK(own hd) from itself at once (JGRP-2829),
-   otherwise the pending flag makes the retransmit task send it. OOB messages and batches are
-   left out (digest A.5).
+   otherwise the pending flag makes the retransmit task send it. OOB is left out (A.5); batches:
+   decision 17, ``on_batch`` in ``spec/nakack4_batch.py`` (one ACK decision per delivered batch).
 4. ACK (6.1, 6.2): carries the receiver's hd for the sender, sent before the batch is passed up.
    ``Entry.update(n)``: counter := 0 if counter + n >= threshold (send now) else counter + n (set
    pending). The threshold is ``ack_threshold``, or capacity // 4 when that is <= 0, exactly as
@@ -148,7 +148,7 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
 15. Merge (1.6 (c): as NAKACK2): ``on_merge_digest`` keeps the own window and any window whose
     hd is at least the merge digest's, and replaces the others with a window at that hd; the
     merge view that follows adjusts the AckTable like any view.
-16. Left out: OOB, batches and the ACK-batch maximum, dynamic_buffers (JGRP-2969), JGRP-2875
+16. Left out: OOB, the ACK-batch maximum (max_batch_size 0), dynamic_buffers (JGRP-2969), JGRP-2875
     (views are not NAKACK4 messages in the world: GMS's view multicast goes through NAKACK4 and
     takes a seqno of the coordinator's; the join findings' reproductions on JGroups send it),
     the blocking receive of 5.4.x (JGRP-2906, decision 1).
@@ -309,7 +309,7 @@ def _on_send_thread(cfg: Config, node: Node, seqno: int) -> Step:
 def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Dispatch a message from ``src``: NAKACK4's own types are queued while not a server."""
     if isinstance(msg, NAKACK_TYPES) and not node.is_server:
-        return _queue(cfg, node, src, msg)
+        return queue_message(cfg, node, src, msg)
     if isinstance(msg, Data):
         return _on_data(cfg, node, src, msg)
     if isinstance(msg, XmitRsp):
@@ -323,7 +323,7 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     return _on_join_rsp(cfg, node, msg)
 
 
-def _queue(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
+def queue_message(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Offer ``msg`` to the become_server_queue; a full ring refuses it (decision 9)."""
     if len(node.queue) < cfg.queue_bound:
         return Step(replace(node, queue=node.queue + ((src, msg),)), ())
@@ -344,10 +344,10 @@ def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
     else:
         window, payloads = add_and_deliver(cfg, window, msg)
         node = replace(node, deliverer=set_at(node.deliverer, sender, READY))
-    return _delivered(cfg, with_window(node, sender, window), sender, payloads, [])
+    return deliver_batch(cfg, with_window(node, sender, window), sender, payloads, [])
 
 
-def _delivered(cfg: Config, node: Node, sender: int, payloads: list[int], effects: Effects) -> Step:
+def deliver_batch(cfg: Config, node: Node, sender: int, payloads: list[int], effects: Effects) -> Step:
     """deliverBatch: a delivered batch counts towards the entry's ACK (sent at once when the count
     says so, before the batch goes up), then goes up."""
     if payloads:
@@ -416,7 +416,7 @@ def _on_highest_seqno(cfg: Config, node: Node, src: int, msg: HighestSeqno) -> S
     if cfg.variant.fix_deliver_stranded and node.deliverer[src] == STRANDED:
         window, payloads = deliver_held(window)
         node = replace(with_window(node, src, window), deliverer=set_at(node.deliverer, src, READY))
-        return _delivered(cfg, node, src, payloads, effects)
+        return deliver_batch(cfg, node, src, payloads, effects)
     return Step(node, tuple(effects))
 
 

@@ -10,6 +10,7 @@ World actions (``models/multicast_world.py`` rules 2 to 8) and the engine calls 
 - ``AppMcast(src)``: ``multicast(payload n)`` at src (n: the sender's n-th multicast);
 - ``DeliverPacket`` / ``DuplicatePacket``: ``received(src, datagram)`` at the destination, unless it
   stopped (its socket is closed: nothing is called, as the world discards the packet);
+- ``DeliverBatch`` (rule 11): ``received_batch(src, datagrams)`` at the destination, in the batch's order;
 - ``FireTimer``: ``fire_timer(kind)`` (the retransmit task, STABLE's gossip, BECOME_SERVER);
 - ``InstallView``: ``install_view(members)``;
 - ``AnswerJoin(coordinator, joiner)``: at the coordinator, ``answer_join(joiner, view)`` then
@@ -46,7 +47,7 @@ from impl.nakack2.codec import (
 )
 from impl.wire import XmitReqMsg
 from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, MergeView, MulticastWorld, Stop
-from models.world import DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, Packet
+from models.world import DeliverBatch, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, Packet
 from spec import nakack2 as nak
 from spec.nakack2_state import NO_ENTRY, Digest
 
@@ -136,6 +137,10 @@ class Nakack2Engines(WorldEngines):
                 return None
             self.engines[packet.dst].received(packet.src, self.datagram(packet), now=now)
             return int(packet.dst)
+        if isinstance(action, DeliverBatch):  # never offered to a stopped member (models/multicast_batch.py)
+            first = action.packets[0]
+            self.engines[first.dst].received_batch(first.src, [self.datagram(p) for p in action.packets], now=now)
+            return int(first.dst)
         if isinstance(action, FireTimer):
             self.engines[action.member].fire_timer(action.timer.kind, now=now)
             return int(action.member)

@@ -33,7 +33,7 @@ from typing import Any, cast
 
 from checks.fuzz.scheme import Scheme
 from models.multicast_world import AnswerJoin, AppMcast, DropBelow, McastEnv, MergeView, Stop, stopped
-from models.world import DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, WorldView
+from models.world import DeliverBatch, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket, WorldView
 
 FAULTS = ("loss", "duplicate", "below", "view", "stop")
 FAULT_DOCS = {"loss": "a copy lost on the network", "duplicate": "a copy duplicated",
@@ -41,7 +41,8 @@ FAULT_DOCS = {"loss": "a copy lost on the network", "duplicate": "a copy duplica
               "view": "a view installed (a merge view too) or a join answered", "stop": "a member leaves or crashes"}
 KIND_DOCS = {
     "send": "an application multicast (AppMcast), or a held send passed down (NAKACK4's FireTimer send)",
-    "deliver": "a copy in flight arrives (DeliverPacket)",
+    "deliver": "a copy in flight arrives (DeliverPacket), or copies of one channel and bundle arrive as a batch "
+               "(DeliverBatch, with [faults] max_batch)",
     "duplicate": "a copy arrives and a duplicate stays in flight (DuplicatePacket)",
     "loss": "a copy is lost on the network (LosePacket) or dropped below the protocol (DropBelow), or a "
             "delivery fault (NAKACK4's FireTimer deliver_fault)",
@@ -175,7 +176,7 @@ def _phases_met(view: WorldView, action: Any) -> list[str]:
 
 MULTICAST = Scheme(
     "multicast", FAULTS, FAULT_DOCS, tuple((name, doc) for name, doc, _ in PHASES), _fault_of, _phases_met,
-    {"send": (AppMcast, FireTimer), "deliver": (DeliverPacket,), "duplicate": (DuplicatePacket,),
+    {"send": (AppMcast, FireTimer), "deliver": (DeliverPacket, DeliverBatch), "duplicate": (DuplicatePacket,),
      "loss": (LosePacket, DropBelow, FireTimer), "xmit": (FireTimer,), "sync": (), "reap": (Stop,),
      "view": (InstallView, AnswerJoin, MergeView), "remove": ()},
     KIND_DOCS)

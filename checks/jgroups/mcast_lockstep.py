@@ -15,7 +15,9 @@ spec's node. The world's rules and how the harness keeps them:
   the joiner; BECOME_SERVER is the spec's timer;
 - rule 8, ``Stop``: the member acts no more; packets delivered to it are discarded;
 - rule 10, ``MergeView``: MERGE_DIGEST with each member of the view at its own window's (hd, hr) as
-  JGroups reports it at that moment, then the view.
+  JGroups reports it at that moment, then the view;
+- rule 11, ``DeliverBatch``: one copy of each packet handed up, in the batch's order, as one
+  ``MessageBatch`` (the harness's ``batch``, by reflection), the other copies gone.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from impl.common import payload_number, spec_payload
 from models.multicast_world import AnswerJoin, AppMcast, DropBelow, MergeView, Stop
-from models.world import DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket
+from models.world import DeliverBatch, DeliverPacket, DuplicatePacket, FireTimer, InstallView, LosePacket
 from spec import nakack2_state as n2
 
 
@@ -39,6 +41,10 @@ def drive(run: Any, action: Any, before: Any, member: int | None) -> dict[str, A
     if isinstance(action, DeliverPacket):
         ids = run.inflight.pop(action.packet)
         return command("deliver", id=ids[0], discard=ids[1:], m=action.packet.dst, state=True)
+    if isinstance(action, DeliverBatch):  # one copy of each packet up as a MessageBatch, the others gone
+        copies = [run.inflight.pop(packet) for packet in action.packets]
+        return command("batch", ids=[ids[0] for ids in copies], discard=[i for ids in copies for i in ids[1:]],
+                       m=action.packets[0].dst, state=True)
     if isinstance(action, DuplicatePacket):
         return command("copy", id=run.inflight[action.packet][0], m=action.packet.dst, state=True)
     if isinstance(action, (LosePacket, DropBelow)):

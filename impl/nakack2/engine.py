@@ -17,8 +17,20 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from impl.common import LocalProtocolError, MemberOutputs, SendWindowFull, check_time
-from impl.nakack2 import membership, receive, stable, tasks
-from impl.nakack2.codec import JoinRspMsg, McastMsg, address_key, check_address, decode, encode_mcast
+from impl.nakack2 import batch, membership, receive, stable, tasks
+from impl.nakack2.codec import (
+    QUEUED_TYPES,
+    HighestSeqnoMsg,
+    JoinRspMsg,
+    McastMsg,
+    NakXmitReqMsg,
+    WireMsg,
+    XmitRspMsg,
+    address_key,
+    check_address,
+    decode,
+    encode_mcast,
+)
 from impl.nakack2.config import Config
 from impl.nakack2.snapshot import EngineView, WindowView
 from impl.nakack2.state import Member, P, Stats
@@ -113,6 +125,48 @@ class Nakack2Engine(MemberOutputs[P]):
         if type(msg) is McastMsg and m.is_server:  # the common case, without the dispatch
             receive.on_data(m, src, msg)
         else:
+            receive.on_message(m, src, msg)
+
+    def received_batch(self, src: P, datagrams: Iterable[bytes], *, now: int) -> None:
+        """Datagrams from ``src`` that arrived as one batch (a bundle; JGroups' ``up(MessageBatch)``,
+        spec ``on_batch``, decision 16). Malformed ones are counted and dropped; while not a server
+        every NAKACK2 message is queued, in order; else XMIT_REQs and HIGHEST_SEQNOs are handled at
+        once, in order, and the MSGs (an XMIT_RSP as the MSG it carries) are added in one go and
+        delivered by one removal; other messages (STABLE's, a JOIN_RSP) are handled last, as the
+        layers above NAKACK2 get them. Raises ``LocalProtocolError`` before any change if a datagram
+        is not bytes."""
+        items = list(datagrams)
+        for data in items:
+            if type(data) is not bytes and not isinstance(data, _BYTES_LIKE):
+                raise LocalProtocolError(f"received_batch: each datagram must be bytes, got {type(data).__name__}")
+        self._advance(now)
+        m, cfg = self._m, self._config
+        msgs: list[McastMsg] = []
+        later: list[WireMsg] = []
+        for data in items:
+            m.stats.datagrams_received += 1
+            try:
+                msg = decode(data, cfg.codec_limits, cfg.max_members)
+            except DecodeError:
+                m.stats.malformed += 1
+                continue
+            m.answering = (len(data), now)
+            if not m.is_server and isinstance(msg, QUEUED_TYPES):
+                receive.queue(m, src, msg)
+            elif type(msg) is McastMsg:
+                msgs.append(msg)
+            elif type(msg) is XmitRspMsg:  # accepted from its original sender only (receive.py)
+                if msg.sender != src:
+                    m.stats.xmit_rsp_foreign += 1
+                else:
+                    msgs.append(McastMsg(msg.seqno, msg.payload))
+            elif type(msg) in (NakXmitReqMsg, HighestSeqnoMsg):
+                receive.on_message(m, src, msg)
+            else:
+                later.append(msg)
+        if msgs:
+            batch.on_batch(m, src, msgs)
+        for msg in later:
             receive.on_message(m, src, msg)
 
     def handle_timer(self, *, now: int) -> None:

@@ -70,7 +70,7 @@ def on_message(m: Member[P], src: P, msg: WireMsg) -> None:
 
 
 def queue(m: Member[P], src: P, msg: WireMsg) -> None:
-    """Spec ``_queue``: offer ``msg`` to the become_server_queue; a full queue drops the new
+    """Spec ``queue_message``: offer ``msg`` to the become_server_queue; a full queue drops the new
     message (variant ``queue_drops_oldest``: evicts the oldest to make room)."""
     size = m.answering[0]
     bound = m.config.queue_bound()

@@ -18,8 +18,20 @@ from collections.abc import Iterable
 
 from impl.common import LocalProtocolError, MemberOutputs, SendWindowFull, check_time, held_size
 from impl.nakack2.codec import check_address
-from impl.nakack4 import membership, receive, sending, tasks
-from impl.nakack4.codec import JoinRspMsg, McastMsg, address_key, decode
+from impl.nakack4 import batch, membership, receive, sending, tasks
+from impl.nakack4.acks import on_ack
+from impl.nakack4.codec import (
+    QUEUED_TYPES,
+    AckMsg,
+    HighestSeqnoMsg,
+    JoinRspMsg,
+    McastMsg,
+    NakXmitReqMsg,
+    WireMsg,
+    XmitRspMsg,
+    address_key,
+    decode,
+)
 from impl.nakack4.config import Config
 from impl.nakack4.snapshot import EngineView, WindowView
 from impl.nakack4.state import READY, Entry, Member, P, SendStatus, Stats
@@ -105,6 +117,55 @@ class Nakack4Engine(MemberOutputs[P]):
         if type(msg) is McastMsg and m.is_server:
             receive.on_data(m, src, msg)
         else:
+            receive.on_message(m, src, msg)
+        if m.sending and cfg.resume_blocked_sends:
+            sending.resume(m)
+
+    def received_batch(self, src: P, datagrams: Iterable[bytes], *, now: int) -> None:
+        """Datagrams from ``src`` that arrived as one batch (a bundle; JGroups' ``up(MessageBatch)``,
+        spec ``on_batch``, decision 17). Malformed ones are counted and dropped; while not a server
+        every NAKACK4 message is queued, in order; else XMIT_REQs and HIGHEST_SEQNOs are handled at
+        once, in order, then the batch's highest ACK, then its MSGs (an XMIT_RSP as the MSG it
+        carries) are added in one go and delivered by one removal, which counts once towards the ACK;
+        a JOIN_RSP is handled last. Raises ``LocalProtocolError`` before any change if a datagram is
+        not bytes."""
+        items = list(datagrams)
+        for data in items:
+            if not isinstance(data, _BYTES_LIKE):
+                raise LocalProtocolError(f"received_batch: each datagram must be bytes, got {type(data).__name__}")
+        self._advance(now)
+        m, cfg = self._m, self._config
+        msgs: list[McastMsg] = []
+        later: list[WireMsg] = []
+        highest_ack = 0
+        for data in items:
+            m.stats.datagrams_received += 1
+            try:
+                msg = decode(data, cfg.codec_limits, cfg.member_limit)
+            except DecodeError:
+                m.stats.malformed += 1
+                continue
+            m.answering_size, m.answering_now = len(data), self._now
+            if not m.is_server and isinstance(msg, QUEUED_TYPES):
+                receive.queue(m, src, msg)
+            elif type(msg) is McastMsg:
+                msgs.append(msg)
+            elif type(msg) is XmitRspMsg:  # accepted from its original sender only (receive.py)
+                if msg.sender != src:
+                    m.stats.xmit_rsp_foreign += 1
+                else:
+                    msgs.append(McastMsg(msg.seqno, msg.payload))
+            elif type(msg) is AckMsg:
+                highest_ack = max(highest_ack, msg.seqno)
+            elif type(msg) in (NakXmitReqMsg, HighestSeqnoMsg):
+                receive.on_message(m, src, msg)
+            else:
+                later.append(msg)
+        if highest_ack > 0:
+            on_ack(m, src, highest_ack)
+        if msgs:
+            batch.on_batch(m, src, msgs)
+        for msg in later:
             receive.on_message(m, src, msg)
         if m.sending and cfg.resume_blocked_sends:
             sending.resume(m)

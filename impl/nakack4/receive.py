@@ -64,7 +64,7 @@ def on_message(m: Member[P], src: P, msg: WireMsg) -> None:
 
 
 def queue(m: Member[P], src: P, msg: WireMsg) -> None:
-    """Spec ``_queue``: offer ``msg`` to the become_server_queue; a full ring refuses the newest."""
+    """Spec ``queue_message``: offer ``msg`` to the become_server_queue; a full ring refuses the newest."""
     size = m.answering_size
     if len(m.queue) >= m.config.queue_bound or m.queue_bytes + size > m.config.max_queue_bytes:
         m.stats.queue_dropped += 1
@@ -87,10 +87,10 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
     if sender == m.me:
         items = window.remove_many(False)
     elif entry.deliverer in (ARMED, STUCK):
-        _failed_delivery(m, sender, msg)
+        failed_delivery(m, sender, msg)
         return
     else:
-        held = _will_hold(entry, msg.seqno, busy=False)
+        held = will_hold_entry(entry, msg.seqno, busy=False)
         if held and not m.held.admits(entry.held_bytes, held_size(msg)):
             m.stats.held_bytes_full += 1
             return
@@ -108,13 +108,13 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         m.deliver_all(sender, items)
 
 
-def _failed_delivery(m: Member[P], sender: P, msg: McastMsg) -> None:
-    """Spec ``_failed_delivery``: the message is added, nothing is delivered; an armed deliverer
+def failed_delivery(m: Member[P], sender: P, msg: McastMsg) -> None:
+    """Spec ``failed_delivery``: the message is added, nothing is delivered; an armed deliverer
     becomes STUCK (variant ``deliverer_stuck``) or STRANDED (the fix: ``adders`` reset)."""
     entry = m.entries[sender]
     if entry.deliverer == ARMED:
         entry.deliverer = STUCK if m.variant.deliverer_stuck else STRANDED
-    held = _will_hold(entry, msg.seqno, busy=True)
+    held = will_hold_entry(entry, msg.seqno, busy=True)
     if held and not m.held.admits(entry.held_bytes, held_size(msg)):
         m.stats.held_bytes_full += 1
         return
@@ -122,7 +122,7 @@ def _failed_delivery(m: Member[P], sender: P, msg: McastMsg) -> None:
     m.held.account(entry, msg, [], held=held)
 
 
-def _will_hold(entry: Entry, seqno: int, *, busy: bool) -> bool:
+def will_hold_entry(entry: Entry, seqno: int, *, busy: bool) -> bool:
     """Would adding ``seqno`` to ``entry``'s receive window store it undelivered? Above a gap, or
     anywhere while the deliverer is busy (``busy``: the batch that would take it failed)."""
     window = entry.window

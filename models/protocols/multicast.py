@@ -35,6 +35,20 @@ class MulticastAdapter(ProtocolAdapter):
     timer_keys: ClassVar[dict[str, bool]] = {}
     boolean_settings: ClassVar[frozenset[str]] = frozenset()  # [config] switches, read true/false
     dont_loopback_per_send: ClassVar[bool] = False  # the spec's on_send takes ``dont_loopback`` ([dont_loopback])
+    batch_spec: ClassVar[Any] = None  # the module with the spec's ``on_batch`` ([faults] max_batch)
+    # world rule 11 (models/multicast_batch.py): the protocol's messages by the batch JGroups' transport
+    # hands them up in: (multicast or unicast bundle, OOB flag). MSG and XMIT_RSP are regular; XMIT_REQ,
+    # HIGHEST_SEQNO and NAKACK4's ACK are sent OOB (NAKACK2.java 5.4.12 lines 1334, 1445; ReliableMulticast
+    # 1256, 1362; NAKACK4.sendAck), and the transport splits a bundle into its OOB and regular batches.
+    batch_kinds: ClassVar[dict[str, tuple[str, bool]]] = {
+        "Data": ("mcast", False), "HighestSeqno": ("mcast", True), "XmitRsp": ("ucast", False),
+        "XmitReq": ("ucast", True)}
+
+    def bundle(self, msg: Any) -> tuple[str, bool] | None:
+        """The batch a message in flight may be handed up in (world rule 11, ``models/multicast_batch.py``):
+        its bundle (the sender's multicasts, or its unicasts to the receiver) and its OOB flag; None for
+        a message not the protocol's."""
+        return self.batch_kinds.get(type(msg).__name__)
 
     def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
                     settings: dict[str, int]) -> Any:
@@ -58,6 +72,9 @@ class MulticastAdapter(ProtocolAdapter):
             step = spec.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif kind == "view":
             step = spec.on_view(cfg, node, stimulus[1])  # type: ignore[index]
+        elif kind == "batch":  # ("batch", src, packets): world rule 11 (models/multicast_batch.py)
+            msgs = tuple(p.msg for p in stimulus[2])  # type: ignore[index]
+            step = self.batch_spec.on_batch(cfg, node, stimulus[1], msgs)  # type: ignore[index]
         elif kind in ("merge", "join"):
             first = (spec.on_merge_digest(cfg, node, stimulus[1]) if kind == "merge"  # type: ignore[index]
                      else spec.on_join(cfg, node, stimulus[1], stimulus[2]))  # type: ignore[index]

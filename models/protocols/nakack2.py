@@ -32,6 +32,7 @@ from models.protocols.multicast import MulticastAdapter, MulticastProperties
 from models.state_fields import StateLayout
 from models.world import DeliverPacket, DuplicatePacket, FireTimer
 from spec import nakack2 as nak
+from spec import nakack2_batch
 from spec import reliable_fifo as fifo
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class Nakack2Adapter(MulticastAdapter):
     }
     boolean_settings = frozenset({"use_mcast_xmit", "resend_last_seqno", "dont_loopback"})
     dont_loopback_per_send = True
+    batches = True
+    batch_spec: ClassVar[Any] = nakack2_batch
     timer_text = ("retransmit task runs (XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "STABLE's gossip task runs (digest to the coordinator)",
                   "BECOME_SERVER: drains the become_server_queue")

@@ -36,6 +36,7 @@ from models.protocols.multicast import MulticastAdapter, MulticastProperties
 from models.state_fields import StateLayout
 from models.world import FireTimer
 from spec import nakack4 as nak
+from spec import nakack4_batch
 from spec import reliable_fifo as fifo
 
 if TYPE_CHECKING:
@@ -91,6 +92,9 @@ class Nakack4Adapter(MulticastAdapter):
                   "the application thread holding #{peer} adds it and passes it down",
                   "the deliverer of {peer}'s messages will throw building its next batch (a fault)")
     progress_timers = frozenset({nak.XMIT, nak.BECOME_SERVER, nak.SEND})
+    batches = True
+    batch_spec: ClassVar[Any] = nakack4_batch
+    batch_kinds: ClassVar[dict[str, tuple[str, bool]]] = {**MulticastAdapter.batch_kinds, "Ack": ("ucast", True)}
     state_layout = StateLayout(
         per_member=frozenset({"windows", "acks_counted", "ack_pending", "ack_table", "xmit_last", "deliverer"}),
         member=frozenset({"me", "from", "sender"}), member_set=frozenset({"members"}),

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
-from lockstep_machine import WorldAgreement
+from hypothesis.stateful import precondition, rule, run_state_machine_as_test
+from lockstep_machine import CHOICE, WorldAgreement
 
 from checks.cli import MODELS_DIR
 from models.modelfile import load
+from models.world import DeliverBatch
 
 
 class Nakack4Agreement(WorldAgreement):
@@ -25,6 +26,20 @@ class Nakack4Agreement(WorldAgreement):
 
 
 TestNakack4Agreement = Nakack4Agreement.TestCase
+
+
+class Nakack4BatchAgreement(WorldAgreement):
+    """The same machine on the world with batches (spec decision 17), with a rule of its own for them."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "nakack4-lockstep-batch.toml")
+
+    @precondition(lambda self: bool(self._enabled(DeliverBatch)))
+    @rule(choice=CHOICE)
+    def network_delivers_a_batch(self, choice: int) -> None:
+        self._take(DeliverBatch, choice)
+
+
+TestNakack4BatchAgreement = Nakack4BatchAgreement.TestCase
 
 
 def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None:

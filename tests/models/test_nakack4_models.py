@@ -49,6 +49,8 @@ CATALOGUE = {
     "lost-ack-threshold-0": ("violation:senders_released", 6),
     "lost-ack-threshold-2": ("pass", 0),
     "three-members-loss": ("pass", 0),
+    "batch-under-loss": ("pass", 0),
+    "batch-immediate-ack": ("pass", 0),
 }
 
 

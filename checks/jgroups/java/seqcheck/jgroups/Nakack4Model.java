@@ -153,6 +153,26 @@ final class Nakack4Model extends NakackModel {
                                        deliver);
     }
 
+    /** A batch comes up (the harness's ``batch``): as ``up``, on a thread of its own when one of its
+     *  messages is beyond the capacity of its receive window (5.4.x's FixedBuffer.add blocks there too). */
+    @Override
+    public void upBatch(Member member, Member sender, java.util.List<Message> msgs) {
+        Runnable deliver = () -> faults.run(this, member, msgs.get(0),
+                                            () -> Jg.upBatch(member.protocol, member.address, sender.address, msgs));
+        Object win = null;
+        for (Message msg : msgs)
+            if (win == null)
+                win = beyondWindow(member, msg);
+        if (win == null) {
+            deliver.run();
+            return;
+        }
+        Object full = win;
+        ReentrantLock lock = (ReentrantLock) Reflect.call(full, "lock");
+        member.harness.threads.receive(member, msgs.get(0), lock,
+                                       () -> ((Number) Reflect.call(full, "numBlockings")).longValue(), deliver);
+    }
+
     /** The receive window ``msg`` (a MSG or XMIT_RSP from another member, at a server) would be added to
      *  beyond its capacity, or null. */
     private Object beyondWindow(Member member, Message msg) {
