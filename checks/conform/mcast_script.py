@@ -95,6 +95,17 @@ class McastScript:
         if datagram is not None:
             self._receive(datagram)
 
+    def deliver_batch(self, src: str, dst: str, messages: Sequence[tuple[str, dict[str, object]]]) -> None:
+        """``dst`` receives the in-flight datagrams from ``src`` of those kinds and fields as one batch
+        (``received_batch``: JGroups' ``up(MessageBatch)``, the multicast world's ``[faults] max_batch``)."""
+        found = [self._find(src, dst, kind, dict(fields), remove=True) for kind, fields in messages]
+        datagrams = [d for d in found if d is not None]
+        for d in datagrams:
+            self.young.discard((d.src, d.dst, d.data))
+        if datagrams and dst not in self.stopped:
+            self.engines[dst].received_batch(src, [d.data for d in datagrams], now=0)
+            self._collect(dst, round_end=any(type(d.msg).__name__ in ("StableMsg", "StabilityMsg") for d in datagrams))
+
     def duplicate(self, src: str, dst: str, kind: str, **fields: object) -> None:
         """``dst`` receives a copy; the datagram stays in flight."""
         datagram = self._find(src, dst, kind, fields, remove=False)
@@ -296,8 +307,8 @@ class McastScript:
         return all(self._field(msg, name) == value for name, value in fields.items())
 
     def _field(self, msg: Any, name: str) -> object:
-        if name == "seqnos":
-            return list(msg.request.seqnos)
+        if name == "seqnos":  # a tuple, as the script's fields hold it (replay's ``_fields``)
+            return tuple(msg.request.seqnos)
         if name == "digest":  # per member, in the script's member order: [hd, hr] or None
             entries = {m: [hd, hr] for m, hd, hr in msg.digest}
             return [entries.get(m) for m in self.members]

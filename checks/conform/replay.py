@@ -266,9 +266,8 @@ def _call(action: dict[str, Any], names: tuple[str, ...], protocol: ScriptProtoc
         return ScriptCall("remove_receiver", (names[action["member"]], names[action["peer"]]))
     if kind == "DeliverBatch":
         packets = action["packets"]
-        first = packets[0]
-        head = (names[first["src"]], names[first["dst"]], protocol.kind_names[first["kind"]])
-        return ScriptCall("deliver_batch", head + ([_fields(p["msg"], names) for p in packets],))
+        messages = [(protocol.kind_names[p["kind"]], _fields(p["msg"], names)) for p in packets]
+        return ScriptCall("deliver_batch", (names[packets[0]["src"]], names[packets[0]["dst"]], messages))
     raise TraceError(f"action: unknown action {kind!r}")
 
 

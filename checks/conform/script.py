@@ -119,10 +119,10 @@ class EngineScript:
         if datagram is not None:
             self._receive(datagram)
 
-    def deliver_batch(self, src: str, dst: str, kind: str, messages: Sequence[dict[str, object]]) -> None:
-        """``dst`` receives the in-flight datagrams from ``src`` of that kind and those fields as one
-        batch (``received_batch``: JGroups' ``up(MessageBatch)``, ``models/world.py`` rule 6b)."""
-        found = [self._find(src, dst, kind, dict(fields), remove=True) for fields in messages]
+    def deliver_batch(self, src: str, dst: str, messages: Sequence[tuple[str, dict[str, object]]]) -> None:
+        """``dst`` receives the in-flight datagrams from ``src`` of those kinds and fields as one batch
+        (``received_batch``: JGroups' ``up(MessageBatch)``, ``models/world.py`` rule 6b)."""
+        found = [self._find(src, dst, kind, dict(fields), remove=True) for kind, fields in messages]
         datagrams = [d for d in found if d is not None]
         if datagrams:
             self.engines[dst].received_batch(src, [d.data for d in datagrams], now=0)
