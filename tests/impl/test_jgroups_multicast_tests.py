@@ -168,7 +168,7 @@ def _delivery_test(protocol: str, **fields: Any) -> tuple[list[int], set[int], l
     return net.got("A", "B"), {s for s, oob in first.items() if not oob}, seqnos
 
 
-@pytest.mark.parametrize("protocol", ["nakack2"])
+@pytest.mark.parametrize("protocol", BOTH)
 def test_delivery_test_every_message_once_regular_ones_in_order(protocol: str) -> None:
     """Every one of the 50 delivered exactly once, duplicates and OOB copies notwithstanding (spec
     decision 16: the placeholder; the add refuses a second copy whatever its flag); a message the
