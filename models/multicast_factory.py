@@ -85,6 +85,9 @@ class MulticastFactory:
                              read_merges(reader, members, views), read_dont_loopback(reader, members, self.adapter),
                              faults["max_batch"],
                              read_oob(reader, members, self.adapter))
+        if bounds.oob and bounds.max_batch:  # left out: an OOB MSG goes up in an OOB batch (world rule 11)
+            raise reader.fail("oob", "no [oob] table with [faults] max_batch: OOB multicasts in batches are not "
+                                     "modelled (the world's batches hold regular MSGs only)")
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)

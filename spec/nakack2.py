@@ -157,7 +157,6 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
     is no defect variant for it (NAKACK4's JGRP-2829 is about its ACK, which NAKACK2 does not have).
 16. Batches (``up(MessageBatch)``, ``handleMessageBatch``): ``on_batch``, in ``spec/nakack2_batch.py``
     with its note (control messages of a batch first, its MSGs added in one go, one removal).
-
 17. OOB (``on_send(oob=True)``: a model's ``[oob]`` table; JGRP-379). JGroups 5.4.12 and master,
     NAKACK2.java ``handleMessage`` (lines 840-866): a receiver adds an OOB message as the
     placeholder ``DUMMY_OOB_MSG`` (``buf.add(seqno, oob? DUMMY_OOB_MSG : msg)``) and, if the add
@@ -200,7 +199,7 @@ Variants (flags in ``Variant``); all off is NAKACK2 as shipped with JGRP-2675's 
                                digest's hr at once, even when that message is still in flight
 ``xmit_all_gaps``              before JGRP-1539: every retransmit run requests every gap it
                                sees, including messages still in flight
-``oob_redelivers``             a plausible defect (decision 16, no release): the removal delivers
+``oob_redelivers``             a plausible defect (decision 17, no release): the removal delivers
                                an OOB message again (the placeholder keeps it)
 =============================  ==============================================================
 """
@@ -269,7 +268,7 @@ def on_send(cfg: Config, node: Node, payload: int, dont_loopback: bool = False, 
     to every member of the view (the own copy included), and the next HIGHEST_SEQNO run skipped
     (with resend_last_seqno off JGroups has no LastSeqnoResender, so nothing is recorded). A
     DONT_LOOPBACK multicast (decision 15: ``cfg.dont_loopback`` or ``dont_loopback``) walks the own hd over
-    it when hd is just below it, and sends no copy to the member itself. An OOB multicast (decision 16)
+    it when hd is just below it, and sends no copy to the member itself. An OOB multicast (decision 17)
     carries its flag in every copy and in the own window. Without an own window (a joiner before its
     digest) the message is dropped (decision 2)."""
     own = node.windows[node.me]
@@ -323,7 +322,7 @@ def queue_message(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
 
 def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
     """MSG from ``sender``: dropped without a window; the own copy delivers the own window (an own
-    OOB message still above hd first, decision 16); another sender's message is added (an OOB one
+    OOB message still above hd first, decision 17); another sender's message is added (an OOB one
     delivered when added, held as a placeholder) and its window delivered up to the first gap."""
     window = node.windows[sender]
     if window is None:
@@ -332,7 +331,7 @@ def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
         flagged = node.dont_loopback
         first = []
         if msg.oob and msg.seqno > window.delivered and (stored := window.get(msg.seqno)) is not None:
-            first = [stored.payload]  # decision 16: OOB_DELIVERED set, the removal passes over it
+            first = [stored.payload]  # decision 17: OOB_DELIVERED set, the removal passes over it
             if not cfg.variant.oob_redelivers:
                 flagged = flagged | {msg.seqno}
         payloads = first + [m.payload for m in window.buffered if m is not None and m.seqno not in flagged]

@@ -152,8 +152,9 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
     (views are not NAKACK4 messages in the world: GMS's view multicast goes through NAKACK4 and
     takes a seqno of the coordinator's; the join findings' reproductions on JGroups send it),
     the blocking receive of 5.4.x (JGRP-2906, decision 1).
-18. OOB (``on_send(oob=True)``: a model's ``[oob]`` table; JGRP-379). ReliableMulticast
-    (5.4.12 and master) handles it as NAKACK2 does (``spec/nakack2.py`` decision 16):
+18. OOB (``on_send(oob=True)``: a model's ``[oob]`` table; JGRP-379; decision 17 is in
+    ``spec/nakack4_batch.py``). ReliableMulticast (5.4.12 and master) handles it as NAKACK2 does
+    (``spec/nakack2.py`` decision 17):
     ``handleMessage`` (5.4.12 lines 747-774) adds an OOB message as the placeholder
     ``DUMMY_OOB_MSG`` and delivers it at once if the add took it (not beyond capacity, above hd,
     the slot free), then ``removeAndDeliver`` passes placeholders over (the filter of lines

@@ -184,7 +184,7 @@ def window_views(node: Any) -> tuple[tuple[int, WindowView], ...]:
 
 def stored_payload(msg: Any) -> bytes:
     """What the engines store for a spec window's message: its payload as bytes, none for an OOB
-    placeholder (the spec's payload 0 with the flag: spec/nakack2.py decision 16)."""
+    placeholder (the spec's payload 0 with the flag: spec/nakack2.py decision 17)."""
     return b"" if msg.oob and msg.payload == 0 else spec_payload(msg.payload)
 
 

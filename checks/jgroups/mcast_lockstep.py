@@ -97,7 +97,7 @@ def per_member(table: dict[str, Any], n: int, missing: Any) -> tuple[Any, ...]:
 
 def data_items(items: list[Any], first: int = 0) -> tuple[Any, ...]:
     """Stored messages (MSG) of a window whose first slot is seqno ``first``, None for a gap; a slot
-    holding DUMMY_OOB_MSG is the specs' placeholder (payload 0, OOB: spec/nakack2.py decision 16)."""
+    holding DUMMY_OOB_MSG is the specs' placeholder (payload 0, OOB: spec/nakack2.py decision 17)."""
     return tuple(None if m is None else n2.Data(first + i, 0, True) if m["type"] == "OOB_PLACEHOLDER"
                  else n2.Data(m["seqno"], payload(m["payload"]), bool(m.get("oob", False)))
                  for i, m in enumerate(items))

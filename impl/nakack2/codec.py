@@ -11,7 +11,7 @@ NAKACK2 reads them; 5.5 for the integer encodings)::
     byte 0   MAGIC (0x4E): format identity and version
     byte 1   type: MSG=0, XMIT_REQ=1, XMIT_RSP=2, HIGHEST_SEQNO=3, STABLE=4, STABILITY=5,
              JOIN_RSP=6; on MSG and XMIT_RSP bit 7 (0x80) is the message's OOB flag (JGroups'
-             Message.Flag.OOB, ``spec/nakack2.py`` decision 16): 0x80 and 0x82 (datagrams from
+             Message.Flag.OOB, ``spec/nakack2.py`` decision 17): 0x80 and 0x82 (datagrams from
              before the flag decode as before; bit 7 on any other type is malformed)
     MSG            c-long seqno, c-int payload length, payload
     XMIT_REQ       address sender, SeqnoList (``impl/wire.py``)

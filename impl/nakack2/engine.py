@@ -70,7 +70,7 @@ class Nakack2Engine(MemberOutputs[P]):
         """The application multicasts ``payload``; returns its seqno, or None when the member has
         no own window yet (a joiner before its digest: dropped, as JGroups drops it).
         ``dont_loopback`` (or ``Config.dont_loopback``) flags it DONT_LOOPBACK (spec decision 15):
-        no copy to this member, which never delivers it. ``oob`` flags it OOB (spec decision 16):
+        no copy to this member, which never delivers it. ``oob`` flags it OOB (spec decision 17):
         every copy and retransmission carries the flag, and receivers deliver it on receipt. Raises
         ``LocalProtocolError`` (payload not bytes or too big) or ``SendWindowFull``
         (``max_send_window`` own messages not purged by STABLE yet) without changing any state."""

@@ -91,7 +91,7 @@ def queue(m: Member[P], src: P, msg: WireMsg) -> None:
 def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
     """Spec ``_on_data``: dropped without a window; the own copy delivers the own window up to its
     hr (the stored messages are kept until STABLE purges them; an own OOB message still above hd
-    first, spec decision 16); another sender's message is added (an OOB one as a placeholder, and
+    first, spec decision 17); another sender's message is added (an OOB one as a placeholder, and
     delivered at once if added) and its window delivered up to the first gap (delivered messages
     are dropped at once)."""
     if sender == m.me:
@@ -106,7 +106,7 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
             skip = own.dont_loopback  # removeAndDeliver's filter passes over them (spec decision 15)
             first = mine[msg.seqno - own.hd - 1] if msg.oob and msg.seqno > own.hd else None
             own.hd = own.hr
-            if first is not None:  # OOB_DELIVERED (decision 16): delivered first, the removal passes it
+            if first is not None:  # OOB_DELIVERED (decision 17): delivered first, the removal passes it
                 m.deliver_all(sender, [first])
                 if not m.variant.oob_redelivers:
                     skip = skip | {first.seqno}
@@ -138,13 +138,13 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         return
     m.held.account(entry, msg, items, held=held)
     if items and not m.variant.oob_redelivers:
-        items = [item for item in items if not item.oob]  # OOB placeholders: delivered when added (16)
+        items = [item for item in items if not item.oob]  # OOB placeholders: delivered when added (17)
     if items:
         m.deliver_all(sender, items)
 
 
 def _on_oob_data(m: Member[P], sender: P, msg: McastMsg) -> None:
-    """Spec ``_on_data`` for another sender's OOB message (decision 16): added as a placeholder
+    """Spec ``_on_data`` for another sender's OOB message (decision 17): added as a placeholder
     without its payload (JGroups' DUMMY_OOB_MSG; variant ``oob_redelivers``: the message itself),
     delivered at once if the window took it, then the window delivered up to the first gap,
     placeholders passed over. The same limits as any message (a placeholder held above a gap

@@ -72,7 +72,7 @@ class Nakack4Engine(MemberOutputs[P]):
         engine once ACKs make room, reported in ``send_events``; JGroups' thread would block), HELD
         (send_atomically off: passed down at once unless ``resume_blocked_sends`` is off), DROPPED
         (variant drop_dont_block) or NO_WINDOW (seqno 0: no own window yet). ``oob`` flags it OOB
-        (spec decision 17: every copy and retransmission carries the flag, receivers deliver it on
+        (spec decision 18: every copy and retransmission carries the flag, receivers deliver it on
         receipt). Raises
         ``LocalProtocolError`` (payload not bytes or too big) or ``SendWindowFull``
         (``max_pending_sends`` held already) without changing any state."""

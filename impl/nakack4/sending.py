@@ -25,7 +25,7 @@ def multicast(m: Member[P], payload: bytes, *, second_step_now: bool = False, oo
     (BLOCKED), or dropped (variant drop_dont_block with DONT_BLOCK). Otherwise the send is HELD
     until ``pass_down``, unless ``second_step_now`` and the window has room: then the thread's
     second step (the spec's SEND timer) follows at once (SENT). Without an own window nothing
-    happens (NO_WINDOW, seqno 0). ``oob``: the message is OOB (spec decision 17), held sends too."""
+    happens (NO_WINDOW, seqno 0). ``oob``: the message is OOB (spec decision 18), held sends too."""
     own = m.own
     if own is None:
         m.stats.send_without_window += 1

@@ -55,7 +55,7 @@ def test_engine_agrees_with_spec_on_random_walks() -> None:
 @pytest.mark.parametrize("name", ["nakack2-lockstep-dont-loopback", "nakack2-lockstep-dont-loopback-mixed",
                                   "nakack2-lockstep-oob"])
 def test_engine_agrees_with_spec_on_the_flag_worlds(name: str) -> None:
-    """Every multicast, or some, DONT_LOOPBACK (decision 15), some OOB (decision 16), with every safety
+    """Every multicast, or some, DONT_LOOPBACK (decision 15), some OOB (decision 17), with every safety
     property of the model."""
     assert walk_all(load(MODELS_DIR / "fuzz" / f"{name}.toml"), 20) > 20 * 100
 

@@ -61,7 +61,7 @@ TestNakack2BatchAgreement = Nakack2BatchAgreement.TestCase
 
 
 class Nakack2OobAgreement(WorldAgreement):
-    """The same world with some multicasts OOB ([oob]: the placeholder, the delivery on add; decision 16)."""
+    """The same world with some multicasts OOB ([oob]: the placeholder, the delivery on add; decision 17)."""
 
     MODEL = load(MODELS_DIR / "fuzz" / "nakack2-lockstep-oob.toml")
 

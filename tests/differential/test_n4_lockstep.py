@@ -58,7 +58,7 @@ OOB = MODELS_DIR / "fuzz" / "nakack4-lockstep-oob.toml"
 
 
 def test_engine_agrees_with_spec_on_the_oob_world() -> None:
-    """Some multicasts OOB (decision 17): delivered on receipt and counted towards the ACK then."""
+    """Some multicasts OOB (decision 18): delivered on receipt and counted towards the ACK then."""
     assert walk_all(load(OOB), 20) > 20 * 100
 
 

@@ -170,8 +170,8 @@ def _delivery_test(protocol: str, **fields: Any) -> tuple[list[int], set[int], l
 
 @pytest.mark.parametrize("protocol", BOTH)
 def test_delivery_test_every_message_once_regular_ones_in_order(protocol: str) -> None:
-    """Every one of the 50 delivered exactly once, duplicates and OOB copies notwithstanding (spec
-    decision 16: the placeholder; the add refuses a second copy whatever its flag); a message the
+    """Every one of the 50 delivered exactly once, duplicates and OOB copies notwithstanding (NAKACK2
+    spec decision 17, NAKACK4's 18: the placeholder; the add refuses a second copy whatever its flag); a message the
     window took as a regular one comes after every smaller seqno, and some OOB one overtook."""
     delivered, regular, seqnos = _delivery_test(protocol)
     assert len(seqnos) > 150 and sorted(delivered) == list(range(1, 51)), f"seed {DELIVERY_SEED}"

@@ -72,7 +72,7 @@ def test_without_the_flag_jgroups_loops_the_copy_back(monkeypatch: pytest.Monkey
 
 @pytest.mark.parametrize("version", ["5.4.12", "master"])
 def test_oob_world_agrees(version: str) -> None:
-    """Spec decision 16: OOB delivered on receipt, DUMMY_OOB_MSG as the spec's placeholder, the flag on
+    """Spec decision 17: OOB delivered on receipt, DUMMY_OOB_MSG as the spec's placeholder, the flag on
     every re-multicast, OOB_DELIVERED at the loopback, OOB with DONT_LOOPBACK, on the release's own code."""
     harness = harness_for(version)
     for seed in range(12):

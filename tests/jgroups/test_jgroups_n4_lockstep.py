@@ -48,7 +48,7 @@ def test_deliver_faults_agree_or_are_explained(version: str) -> None:
 
 @pytest.mark.parametrize("version", ["5.4.12", "master"])
 def test_oob_world_agrees_or_is_explained(version: str) -> None:
-    """Spec decision 17: OOB delivered on receipt and counted towards the ACK then (the ACK carrying
+    """Spec decision 18: OOB delivered on receipt and counted towards the ACK then (the ACK carrying
     the hd from before the removal), DUMMY_OOB_MSG as the placeholder, the flag on retransmissions;
     5.4.12's only divergence is the explained JGRP-2906 one."""
     harness = harness_for(version)

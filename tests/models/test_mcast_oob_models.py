@@ -1,5 +1,5 @@
 """The multicast OOB models (``models/nakack2/oob-*.toml``, ``models/nakack4/oob-*.toml``; NAKACK2 spec
-decision 16, NAKACK4 spec decision 17).
+decision 17, NAKACK4 spec decision 18).
 
 Invariants tested: the witnesses deliver what the models say (NAKACK2: B delivers the OOB #2 while #1
 is lost, then #1; NAKACK4: A delivers its own OOB #2 above a gap of its own window, then #1, each once);

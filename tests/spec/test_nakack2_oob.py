@@ -1,4 +1,4 @@
-"""OOB multicasts in spec/nakack2.py (decision 16): the receiver's placeholder and the delivery on
+"""OOB multicasts in spec/nakack2.py (decision 17): the receiver's placeholder and the delivery on
 add, the sender's loopback (OOB_DELIVERED read as "at or below the own hd"), retransmissions carrying
 the flag, the digest passing placeholders, the become_server_queue, OOB with DONT_LOOPBACK, and the
 defect variant ``oob_redelivers``.

@@ -78,7 +78,7 @@ def test_every_message_round_trips(msg: WireMsg) -> None:
 
 
 def test_the_oob_flag_is_bit_7_of_msg_and_xmit_rsp_alone() -> None:
-    """spec/nakack2.py decision 16: 0x80 and 0x82; a datagram from before the flag decodes as before."""
+    """spec/nakack2.py decision 17: 0x80 and 0x82; a datagram from before the flag decodes as before."""
     assert encode(McastMsg(1, b"p", True)) == bytes((MAGIC, 0x80)) + encode(McastMsg(1, b"p"))[2:]
     assert encode(XmitRspMsg(3, 1, b"p", True)) == bytes((MAGIC, 0x82)) + encode(XmitRspMsg(3, 1, b"p"))[2:]
     assert decode(encode(McastMsg(1, b"p"))) == McastMsg(1, b"p", False)

@@ -292,7 +292,7 @@ def test_dont_loopback_per_send_the_earlier_loopback_passes_over_it() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# OOB (spec decision 16).
+# OOB (spec decision 17).
 def oob_mcast(g: Group, src: str, *payloads: int, oob: tuple[int, ...]) -> None:
     for p in payloads:
         g[src].multicast(spec_payload(p), now=g.now, oob=p in oob)

@@ -255,7 +255,7 @@ def test_a_payload_too_big_for_a_datagram_is_refused_before_a_seqno_is_taken() -
         Config(codec_limits=limits)
 
 
-# -- OOB (spec decision 17) ---------------------------------------------------------------------------
+# -- OOB (spec decision 18) ---------------------------------------------------------------------------
 def test_an_oob_multicast_is_delivered_on_receipt_and_counts_towards_the_ack() -> None:
     """#1 lost on its way to B, the OOB #2 delivered at once; with ack_threshold 1 its delivery acks at
     once with B's hd from before the removal (0), then the retransmitted #1 delivers #1 alone and
