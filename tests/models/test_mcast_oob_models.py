@@ -90,3 +90,11 @@ def test_the_finding_draws_as_a_chart(tmp_path: Path, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "oob_sending: none -> 2" in out and "DATA(seqno=1, payload=1, oob)" in out
     assert "violates liveness property eventually_delivered" in out
+
+
+def test_oob_with_batches_is_refused_in_one_line(tmp_path: Path) -> None:
+    text = (N2 / "oob-under-loss.toml").read_text().replace("max_in_flight = 1\n", "max_in_flight = 2\nmax_batch = 2\n")
+    (tmp_path / "batched.toml").write_text(text.replace("states = 44932\n", ""))
+    with pytest.raises(Exception, match=r"oob: .*max_batch") as caught:
+        load(tmp_path / "batched.toml")
+    assert "\n" not in str(caught.value)
