@@ -10,7 +10,8 @@ scripts, installed in order); ``[[joins]]`` (``joiner``, ``coordinator``: the jo
 the group, the coordinator answers it with its next scripted view, which must hold the joiner);
 ``[[stops]]`` (``member``, ``kind``: "leave" or "crash", each member at most once, rule 8);
 ``[config]`` the protocol's settings (whole numbers, or true/false for switches); ``[dont_loopback]``
-(NAKACK2: ``A = [2]``, the numbers of A's multicasts flagged DONT_LOOPBACK); ``window_bound``
+(NAKACK2: ``A = [2]``, the numbers of A's multicasts flagged DONT_LOOPBACK); ``[oob]`` (``A = [1]``,
+those flagged OOB); ``window_bound``
 (the ``window_bounded`` property's limit, default 2); ``sends_after_joins`` (true: no multicast
 before every join is answered, ``models/multicast_world.py`` rule 6); ``views_are_progress`` (true: the
 scripted views are not faults, rule 7); ``merges`` (member names: each installs the last view of its
@@ -31,7 +32,8 @@ FAULT_KEYS = {"loss": 0, "duplicate": 0, "below_drop": 0, "max_in_flight": 3, "m
 DEFAULTS = {"window_bound": 2, "sends_after_joins": False, "views_are_progress": False}  # top-level keys
 ENTRY_KEYS = {"views": ("member", "view"), "joins": ("joiner", "coordinator"), "stops": ("member", "kind")}
 MODEL_KEYS = frozenset({"variant", "members", "sends", "faults", "views", "joins", "config", "window_bound",
-                        "sends_after_joins", "stops", "views_are_progress", "merges", "dont_loopback"})
+                        "sends_after_joins", "stops", "views_are_progress", "merges", "dont_loopback",
+                        "oob"})
 
 
 class MulticastFactory:
@@ -81,7 +83,11 @@ class MulticastFactory:
                              or "no_spurious_xmit_req" in selected,
                              reader.flag("views_are_progress", given["views_are_progress"]),
                              read_merges(reader, members, views), read_dont_loopback(reader, members, self.adapter),
-                             faults["max_batch"])
+                             faults["max_batch"],
+                             read_oob(reader, members, self.adapter))
+        if bounds.oob and bounds.max_batch:  # left out: an OOB MSG goes up in an OOB batch (world rule 11)
+            raise reader.fail("oob", "no [oob] table with [faults] max_batch: OOB multicasts in batches are not "
+                                     "modelled (the world's batches hold regular MSGs only)")
         founders = frozenset(range(n)) - {j for j, _ in joins}
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = MulticastWorld(name, self.adapter, cfg, n, bounds, [founders] * n)
@@ -207,6 +213,26 @@ def read_dont_loopback(reader: ModelReader, members: tuple[str, ...], adapter: A
         if not isinstance(numbers, list) or not numbers or not all(
                 type(k) is int and 1 <= k <= sends[member] for k in numbers):
             raise reader.fail(key, f"a non-empty list of send numbers in 1..{sends[member]} ([sends] {name})")
+        flagged.update((member, k) for k in numbers)
+    return frozenset(flagged)
+
+
+def read_oob(reader: ModelReader, members: tuple[str, ...], adapter: Any) -> frozenset[tuple[int, int]]:
+    """``[oob]``: per member, the distinct numbers (1 = the first) of its multicasts the application
+    flags OOB (world rule 6); refused for a protocol without the flag."""
+    if "oob" not in reader.raw:
+        return frozenset()
+    if not adapter.oob_flag:
+        raise reader.fail("oob", f"no [oob] table: protocol {adapter.name} has no OOB flag")
+    sends = read_sends(reader, members)
+    flagged: set[tuple[int, int]] = set()
+    for name, numbers in reader.table("oob", set()).items():
+        key = f"oob.{name}"
+        member = member_index(reader, key, name, members)
+        if not isinstance(numbers, list) or not numbers or len(set(map(repr, numbers))) != len(numbers) or not all(
+                type(k) is int and 1 <= k <= sends[member] for k in numbers):
+            raise reader.fail(key, f"a non-empty list of distinct send numbers in 1..{sends[member]} "
+                                   f"([sends] {name}), got {numbers!r}")
         flagged.update((member, k) for k in numbers)
     return frozenset(flagged)
 

@@ -39,7 +39,9 @@ Rules
    NAKACK4's JGRP-2829 models set it), or with its number in the model's ``[dont_loopback]``
    table (NAKACK2: ``A = [2]``, A's second multicast), the handler gets the flag and the channel
    ``(src, src)`` counts it as one its sender must never deliver (``spec/reliable_fifo`` rule 4a).
-   ``sends_after_joins``
+   With its number in the model's ``[oob]`` table (``A = [1]``: NAKACK2 and NAKACK4) the handler
+   gets the OOB flag and every channel ``(src, r)`` counts it OOB: exempt from ``in_order``, not
+   from ``no_duplicate`` (``spec/reliable_fifo`` rule 4). ``sends_after_joins``
    (a model-file switch) holds every multicast back until every join is answered. Without it a
    multicast the coordinator makes before a join, whose loopback copy is still in flight when
    it takes the digest, is below the joiner's window yet never sent to it (the digest's hd for
@@ -157,6 +159,7 @@ FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJ
 LEAVE, CRASH = "leave", "crash"
 PREMATURE = 1  # History.step_violations: a step asked for a young copy (rule 9)
 DONT_LOOPBACK = "dont_loopback"  # the last item of an observed multicast stimulus that is DONT_LOOPBACK (rule 6)
+OOB = "oob"  # an item of a multicast stimulus flagged OOB, before DONT_LOOPBACK (rule 6)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,7 @@ class McastBounds:
     merges: frozenset[int] = frozenset()  # members whose last scripted view is a merge view (rule 10)
     dont_loopback: frozenset[tuple[int, int]] = frozenset()  # (member, send number): DONT_LOOPBACK (rule 6)
     max_batch: int = 0  # rule 11: packets per batch delivery (0: no batches)
+    oob: frozenset[tuple[int, int]] = frozenset()  # (member, send number): OOB (rule 6)
 
 
 class McastEnv(NamedTuple):
@@ -378,11 +382,13 @@ class MulticastWorld(InternedWorldStates):
         return self._handled(member, world[member], stimulus)[1]
 
     def mcast_stimulus(self, member: int, number: int) -> tuple[Any, ...]:
-        """The handler input of ``member``'s ``number``-th multicast: ("mcast", number), with
-        ``DONT_LOOPBACK`` last when the setting or the model's ``[dont_loopback]`` flags it (rule 6)."""
+        """The handler input of ``member``'s ``number``-th multicast: ("mcast", number), then ``OOB``
+        when the model's ``[oob]`` flags it, and ``DONT_LOOPBACK`` last when the setting or the model's
+        ``[dont_loopback]`` flags it (rule 6)."""
+        flags: tuple[str, ...] = (OOB,) if (member, number) in self.bounds.oob else ()
         if self.dont_loopback or (member, number) in self.bounds.dont_loopback:
-            return ("mcast", number, DONT_LOOPBACK)
-        return ("mcast", number)
+            flags += (DONT_LOOPBACK,)
+        return ("mcast", number, *flags)
 
     def stimulus_of(self, world: tuple[int, ...], action: Hashable) -> tuple[int, Hashable] | None:
         """(member, handler input) of ``action`` in ``world``; None for a loss, a below drop, a
@@ -583,14 +589,15 @@ class MulticastWorld(InternedWorldStates):
 
 def observe_channels(history: History, member: int, observed: tuple[tuple[str, Any], ...], n: int) -> History:
     """The ``reliable_fifo`` channels after ``member``'s observations: a multicast is sent on every
-    channel ``(member, r)`` (a DONT_LOOPBACK one flagged so on ``(member, member)``: rule 6); a
-    delivery, a window created or removed as in the unicast world."""
+    channel ``(member, r)`` (a DONT_LOOPBACK one flagged so on ``(member, member)``, an OOB one OOB on
+    every channel: rule 6); a delivery, a window created or removed as in the unicast world."""
     channels = list(history.channels)
     for kind, value in observed:
         if kind == "stimulus" and value[0] == "mcast":
-            flagged = value[-1] == DONT_LOOPBACK
+            flagged, oob = value[-1] == DONT_LOOPBACK, len(value) > 2 and value[2] == OOB
             for r in range(n):
-                channels[member * n + r] = fifo.send(channels[member * n + r], dont_loopback=flagged and r == member)
+                channels[member * n + r] = fifo.send(channels[member * n + r], oob,
+                                                     dont_loopback=flagged and r == member)
         elif kind == "Deliver":
             channels[value.src * n + member] = fifo.deliver(channels[value.src * n + member], value.payload)
         elif kind in ("WindowCreated", "WindowRemoved"):

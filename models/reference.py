@@ -82,6 +82,8 @@ KEY_DOCS: dict[str, dict[str, str]] = {
                   "first (rule 10)",
         "dont_loopback": "NAKACK2: `A = [2]`: which of A's multicasts (1 = the first) the application flags "
                          "DONT_LOOPBACK (rule 6; `[config] dont_loopback = true` flags every one)",
+        "oob": "`A = [1]`: which of A's multicasts (1 = the first) the application flags OOB: delivered on "
+               "receipt, exempt from in_order, not from no_duplicate (rule 6; NAKACK2, NAKACK4)",
     },
 }
 WORLDS = {"point-to-point": ("The point-to-point world", "`models/world.py`", world_factory.WorldFactory),

@@ -129,9 +129,9 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
 13. Merge (1.4 (c)): ``on_merge_digest`` keeps the own window and any window whose hd is at
     least the merge digest's, and replaces the others with a window at that hd. OVERWRITE_DIGEST,
     DISCONNECT and reconnects (JGRP-2720) are left out: a member that leaves stops.
-14. Left out (digest A.5): OOB messages, the non-member warning suppression,
-    compaction and resizing (representation only), thread pools. The "xmit_interval changeable at
-    runtime" wish of seed 004 was never implemented (6.17). DONT_LOOPBACK is decision 15.
+14. Left out (digest A.5): the non-member warning suppression, compaction and resizing
+    (representation only), thread pools. The "xmit_interval changeable at runtime" wish of seed 004
+    was never implemented (6.17). DONT_LOOPBACK is decision 15, batches 16, OOB 17.
 15. DONT_LOOPBACK (``Config.dont_loopback``: the application flags every multicast, NAKACK4's key,
     ``spec/nakack4.py`` decision 3; or ``on_send(dont_loopback=True)`` flags one: a model's
     ``[dont_loopback]`` table). JGroups 5.4.12, NAKACK2.java: ``send`` (lines 802-808) adds the
@@ -157,6 +157,36 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
     is no defect variant for it (NAKACK4's JGRP-2829 is about its ACK, which NAKACK2 does not have).
 16. Batches (``up(MessageBatch)``, ``handleMessageBatch``): ``on_batch``, in ``spec/nakack2_batch.py``
     with its note (control messages of a batch first, its MSGs added in one go, one removal).
+17. OOB (``on_send(oob=True)``: a model's ``[oob]`` table; JGRP-379). JGroups 5.4.12 and master,
+    NAKACK2.java ``handleMessage`` (lines 840-866): a receiver adds an OOB message as the
+    placeholder ``DUMMY_OOB_MSG`` (``buf.add(seqno, oob? DUMMY_OOB_MSG : msg)``) and, if the add
+    took it (above hd, slot free), delivers the message at once, whatever lies below it; then
+    ``removeAndDeliver`` (lines 905-939) removes from hd+1 to the first gap and its filter (lines
+    150-153) passes over the placeholder without delivering it. So an OOB message is delivered
+    once, possibly before earlier ones; it still fills its slot, so hd and hr (the digest, STABLE's
+    purge, the retransmit task's gaps) and the in-order stream pass over it as over any other. The
+    flag travels in the message (a marshalled flag, not transient): the sender stores the original
+    with it, so a re-multicast (``sendXmitRsp``, use_mcast_xmit) and an XMIT_RSP (``msg.copy``) carry
+    it, and ``handleXmitRsp`` hands the copy to ``handleMessage`` as an OOB message again; a copy
+    queued before BECOME_SERVER is handled the same way when replayed. The sender's own copy
+    (``loopback``) is not added; ``buf.get(seqno)`` reads the stored original and delivers it if
+    its transient OOB_DELIVERED flag can be set (``setFlagIfAbsent``), then removeAndDeliver
+    delivers the own window from hd+1 to hr, the filter setting OOB_DELIVERED on each OOB message
+    it takes and passing over those already set. Every own message from hd+1 to hr is stored, so
+    one removal always ends at hr: an own OOB message is OOB_DELIVERED exactly when it is at or
+    below the own hd, which is what ``_on_data`` reads (no state of its own). The send's remove
+    filter for DONT_LOOPBACK (``dont_loopback_filter``, decision 15) also accepts DUMMY_OOB_MSG and
+    OOB_DELIVERED messages; it runs only when the new message is hd+1 (every earlier own message
+    delivered), so neither ever lies in its path in the own window. An OOB and DONT_LOOPBACK
+    multicast is therefore exactly a DONT_LOOPBACK one at its sender (never delivered there: the
+    removal filter's ``setFlagIfAbsent`` runs but the DONT_LOOPBACK clause drops it) and an OOB one
+    at the others. History: 3.6.20 and 5.2.12 handle OOB the same way (the placeholder, the
+    delivery on add, OOB_DELIVERED on the loopback; only the send filter's flags differ, decision
+    15); 3.2.5 (and 3.4.8) store the OOB message itself and mark it OOB_DELIVERED when delivering
+    it, and the removal skips a marked one: the same deliveries. Variant ``oob_redelivers`` (a
+    defect, no release has it: the placeholder keeps the message and the removal filter lacks the
+    OOB clause, JGRP-379's double delivery) delivers an OOB message a second time when the removal
+    reaches it, at receivers and at its sender.
 
 Variants (flags in ``Variant``); all off is NAKACK2 as shipped with JGRP-2675's fix:
 
@@ -169,6 +199,8 @@ Variants (flags in ``Variant``); all off is NAKACK2 as shipped with JGRP-2675's 
                                digest's hr at once, even when that message is still in flight
 ``xmit_all_gaps``              before JGRP-1539: every retransmit run requests every gap it
                                sees, including messages still in flight
+``oob_redelivers``             a plausible defect (decision 17, no release): the removal delivers
+                               an OOB message again (the placeholder keeps it)
 =============================  ==============================================================
 """
 
@@ -231,17 +263,18 @@ from spec.unicast_common import missing_requests
 
 # ---------------------------------------------------------------------------------------------
 # Application multicast (NAKACK2.down -> send).
-def on_send(cfg: Config, node: Node, payload: int, dont_loopback: bool = False) -> Step:
+def on_send(cfg: Config, node: Node, payload: int, dont_loopback: bool = False, oob: bool = False) -> Step:
     """The application multicasts ``payload``: the next seqno, stored in the own window, one copy
     to every member of the view (the own copy included), and the next HIGHEST_SEQNO run skipped
     (with resend_last_seqno off JGroups has no LastSeqnoResender, so nothing is recorded). A
     DONT_LOOPBACK multicast (decision 15: ``cfg.dont_loopback`` or ``dont_loopback``) walks the own hd over
-    it when hd is just below it, and sends no copy to the member itself. Without an own window (a joiner
-    before its digest) the message is dropped (decision 2)."""
+    it when hd is just below it, and sends no copy to the member itself. An OOB multicast (decision 17)
+    carries its flag in every copy and in the own window. Without an own window (a joiner before its
+    digest) the message is dropped (decision 2)."""
     own = node.windows[node.me]
     if own is None:
         return Step(node, ())
-    data = Data(node.seqno + 1, payload)
+    data = Data(node.seqno + 1, payload, oob) if oob else Data(node.seqno + 1, payload)
     flagged = cfg.dont_loopback or dont_loopback
     if flagged:
         node = replace(node, dont_loopback=node.dont_loopback | {data.seqno})
@@ -254,8 +287,6 @@ def on_send(cfg: Config, node: Node, payload: int, dont_loopback: bool = False) 
     return Step(node, tuple(Send(member, data) for member in node.view if member != node.me or not flagged))
 
 
-
-
 # ---------------------------------------------------------------------------------------------
 # Receiving (NAKACK2.up and STABLE.up).
 def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
@@ -263,9 +294,9 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     if isinstance(msg, NAKACK_TYPES) and not node.is_server:
         return queue_message(cfg, node, src, msg)
     if isinstance(msg, Data):
-        return _on_data(node, src, msg)
+        return _on_data(cfg, node, src, msg)
     if isinstance(msg, XmitRsp):
-        return _on_data(node, msg.sender, Data(msg.seqno, msg.payload))
+        return _on_data(cfg, node, msg.sender, Data(msg.seqno, msg.payload, msg.oob))
     if isinstance(msg, XmitReq):
         return _on_xmit_req(cfg, node, src, msg)
     if isinstance(msg, HighestSeqno):
@@ -289,18 +320,24 @@ def queue_message(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     return Step(replace(node, queue=rest + ((src, msg),)), (QueueDropped(old_src, old_msg),))
 
 
-def _on_data(node: Node, sender: int, msg: Data) -> Step:
-    """MSG from ``sender``: dropped without a window; the own copy delivers the own window;
-    another sender's message is added and its window delivered up to the first gap."""
+def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
+    """MSG from ``sender``: dropped without a window; the own copy delivers the own window (an own
+    OOB message still above hd first, decision 17); another sender's message is added (an OOB one
+    delivered when added, held as a placeholder) and its window delivered up to the first gap."""
     window = node.windows[sender]
     if window is None:
         return Step(node, ())
     if sender == node.me:  # removeAndDeliver's filter passes over own DONT_LOOPBACK messages (15)
         flagged = node.dont_loopback
-        payloads = [m.payload for m in window.buffered if m is not None and m.seqno not in flagged]
+        first = []
+        if msg.oob and msg.seqno > window.delivered and (stored := window.get(msg.seqno)) is not None:
+            first = [stored.payload]  # decision 17: OOB_DELIVERED set, the removal passes over it
+            if not cfg.variant.oob_redelivers:
+                flagged = flagged | {msg.seqno}
+        payloads = first + [m.payload for m in window.buffered if m is not None and m.seqno not in flagged]
         window, _ = deliver_own(window)
     else:
-        window, payloads = add_and_deliver(window, msg)
+        window, payloads = add_and_deliver(window, msg, cfg.variant.oob_redelivers)
     return Step(with_window(node, sender, window), tuple(Deliver(sender, p) for p in payloads))
 
 
@@ -319,7 +356,7 @@ def _on_xmit_req(cfg: Config, node: Node, src: int, msg: XmitReq) -> Step:
             effects.extend(Send(member, stored) for member in node.view if member != node.me
                            or not (msg.sender == node.me and seqno in node.dont_loopback))
         else:
-            effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload)))
+            effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload, stored.oob)))
     return Step(node, tuple(effects))
 
 

@@ -25,10 +25,13 @@ NO_ENTRY = -1  # stable_xmit: no previous STABLE digest named this member
 # gossip and stability messages (StableHeader); and GMS's JoinRsp as far as NAKACK2 reads it.
 # Payloads are abstract: the sender's application's n-th multicast is payload n.
 class Data(NamedTuple):
-    """MSG: a multicast with its seqno (one copy to every member of the sender's view)."""
+    """MSG: a multicast with its seqno (one copy to every member of the sender's view) and its OOB
+    flag (``spec/nakack2.py`` decision 17; a receiver's placeholder for a delivered OOB message is
+    the Data with ``oob`` set and payload 0, as JGroups' DUMMY_OOB_MSG tells nothing more)."""
 
     seqno: int
     payload: int
+    oob: bool = False
 
 
 class XmitReq(NamedTuple):
@@ -39,11 +42,13 @@ class XmitReq(NamedTuple):
 
 
 class XmitRsp(NamedTuple):
-    """XMIT_RSP: a unicast copy of ``sender``'s message ``seqno`` (``use_mcast_xmit`` off)."""
+    """XMIT_RSP: a unicast copy of ``sender``'s message ``seqno`` (``use_mcast_xmit`` off), with the
+    original's OOB flag (decision 17)."""
 
     sender: int
     seqno: int
     payload: int
+    oob: bool = False
 
 
 class HighestSeqno(NamedTuple):
@@ -121,6 +126,7 @@ class Variant:
     stable_xmit_current_hr: bool = False  # before JGRP-2678: STABLE asks for the current digest's hr
     xmit_all_gaps: bool = False  # before JGRP-1539: every run requests every gap it sees
     stable_vote_to_self: bool = False  # before 5.1.6: the coordinator's own STABLE vote is a packet to itself
+    oob_redelivers: bool = False  # a defect (decision 17): the removal delivers an OOB message again
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,10 +192,13 @@ def new_window(offset: int) -> Window:
     return Window(offset, offset, (), ())
 
 
-def add_and_deliver(window: Window, msg: Data) -> tuple[Window, list[int]]:
+def add_and_deliver(window: Window, msg: Data, redeliver_oob: bool = False) -> tuple[Window, list[int]]:
     """A receiver's Table.add then removeMany(nullify): reject a seqno <= hd or already held, then
-    deliver from hd+1 up to the first gap. Returns the window and the payloads delivered."""
-    hd, buffered, payloads = common.add_and_deliver(window.delivered, window.buffered, msg)
+    deliver from hd+1 up to the first gap. An OOB message the add takes is delivered first and held
+    as a placeholder the removal passes over (decision 17; ``redeliver_oob``: the defect that
+    delivers it again). Returns the window and the payloads delivered."""
+    hd, buffered, payloads = common.add_and_deliver(window.delivered, window.buffered, msg,
+                                                    redeliver_oob=redeliver_oob)
     return Window(hd, hd, (), buffered), payloads
 
 

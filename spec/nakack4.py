@@ -81,8 +81,8 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
    its multicasts DONT_LOOPBACK) no copy comes back: the add's remove filter walks the own hd
    over the message without delivering it, and the send counts 1 towards the own ack counter;
    when that says "send now" the member handles ACK(own hd) from itself at once (JGRP-2829),
-   otherwise the pending flag makes the retransmit task send it. OOB is left out (A.5); batches:
-   decision 17, ``on_batch`` in ``spec/nakack4_batch.py`` (one ACK decision per delivered batch).
+   otherwise the pending flag makes the retransmit task send it. OOB messages: decision 18;
+   batches: decision 17, ``on_batch`` in ``spec/nakack4_batch.py`` (one ACK decision per delivered batch).
 4. ACK (6.1, 6.2): carries the receiver's hd for the sender, sent before the batch is passed up.
    ``Entry.update(n)``: counter := 0 if counter + n >= threshold (send now) else counter + n (set
    pending). The threshold is ``ack_threshold``, or capacity // 4 when that is <= 0, exactly as
@@ -148,10 +148,32 @@ Decisions (digest sections 1.6 and 6, jgroups-fixed-windows.md section 2), with 
 15. Merge (1.6 (c): as NAKACK2): ``on_merge_digest`` keeps the own window and any window whose
     hd is at least the merge digest's, and replaces the others with a window at that hd; the
     merge view that follows adjusts the AckTable like any view.
-16. Left out: OOB, the ACK-batch maximum (max_batch_size 0), dynamic_buffers (JGRP-2969), JGRP-2875
+16. Left out: the ACK-batch maximum (max_batch_size 0), dynamic_buffers (JGRP-2969), JGRP-2875
     (views are not NAKACK4 messages in the world: GMS's view multicast goes through NAKACK4 and
     takes a seqno of the coordinator's; the join findings' reproductions on JGroups send it),
     the blocking receive of 5.4.x (JGRP-2906, decision 1).
+18. OOB (``on_send(oob=True)``: a model's ``[oob]`` table; JGRP-379; decision 17 is in
+    ``spec/nakack4_batch.py``). ReliableMulticast (5.4.12 and master) handles it as NAKACK2 does
+    (``spec/nakack2.py`` decision 17):
+    ``handleMessage`` (5.4.12 lines 747-774) adds an OOB message as the placeholder
+    ``DUMMY_OOB_MSG`` and delivers it at once if the add took it (not beyond capacity, above hd,
+    the slot free), then ``removeAndDeliver`` passes placeholders over (the filter of lines
+    111-114). The flag travels in the message: the stored original keeps it, so re-multicasts and
+    XMIT_RSPs carry it. ACKs: the OOB message goes up through ``deliver(msg, sender, seqno, entry)``
+    (lines 892-903), which counts 1 towards the entry's ACK and, when the count says so, sends
+    ``ACK(win.highestDelivered())`` *before* the removal that follows: so an OOB message counts
+    exactly once (the removal's batch leaves its placeholder out, and the batch counts only what it
+    delivers), and an ACK it triggers carries the hd from before the removal. The own copy
+    (loopback, not added): the stored original is delivered if its transient OOB_DELIVERED can
+    still be set, counting towards the own entry's ACK, then the removal from hd+1 up to the first
+    gap skips it. NAKACK4's own window may hold gaps (a thread that took a seqno has not added it
+    yet), so an own OOB message can be delivered while still above the own hd: the node keeps
+    those seqnos (``Node.oob_delivered``, OOB_DELIVERED, dropped as hd passes them) and a thread
+    holding a seqno keeps its flag (``Node.oob_sending``). With the deliverer armed or stuck
+    (decision 14) an OOB message the add takes is still delivered (``deliver`` runs before
+    ``removeAndDeliver``). With ``dont_loopback`` no own copy comes back: an OOB message is then a
+    DONT_LOOPBACK one at its sender. master differs from 5.4.12 only in the add's blocking argument
+    (``win.add(seqno, msg, null, false)``), which the receive side of decision 1 already is.
 
 Variants (flags in ``Variant``); all off is NAKACK4 as shipped late 2026:
 
@@ -235,26 +257,29 @@ from spec.nakack4_state import (  # noqa: F401  (the vocabulary, re-exported for
     window_within_capacity,
     with_window,
 )
-from spec.unicast_common import missing_requests
+from spec.unicast_common import add_to_window, drain_window, missing_requests
 
 Effects = list[Effect | AckPurged | SendDropped | QueueDropped]
 
 
 # ---------------------------------------------------------------------------------------------
 # Application multicast: a thread takes a seqno (on_send), then adds and passes down (SEND timer).
-def on_send(cfg: Config, node: Node, payload: int) -> Step:
-    """An application thread multicasts ``payload``: it takes the next seqno. Atomic (decision 2):
-    the add and the send follow in the same step if the own window has room, else the thread
-    waits with its seqno. Otherwise it holds the seqno until its ``Timer(SEND, seqno)``. Without
-    an own window (a joiner before its digest, or after DISCONNECT) the message is dropped."""
+def on_send(cfg: Config, node: Node, payload: int, oob: bool = False) -> Step:
+    """An application thread multicasts ``payload``, flagged OOB or not (decision 18): it takes the
+    next seqno. Atomic (decision 2): the add and the send follow in the same step if the own window
+    has room, else the thread waits with its seqno. Otherwise it holds the seqno until its
+    ``Timer(SEND, seqno)``. Without an own window (a joiner before its digest, or after DISCONNECT)
+    the message is dropped."""
     if node.windows[node.me] is None:
         return Step(node, ())
     seqno = node.seqno + 1
     node = replace(node, seqno=seqno)
     if cfg.atomic and room_for(cfg, node, seqno):
-        return _add_and_send(cfg, node, seqno, payload)
+        return _add_and_send(cfg, node, seqno, payload, oob)
     if cfg.atomic and _drops_when_full(cfg):
         return Step(replace(node, skip_next_resend=True), (SendDropped(seqno, payload),))
+    if oob:
+        node = replace(node, oob_sending=node.oob_sending | {seqno})
     return Step(replace(node, sending=tuple(sorted(node.sending + ((seqno, payload),)))), ())
 
 
@@ -269,14 +294,14 @@ def can_send(cfg: Config, node: Node) -> bool:
     return node.windows[node.me] is not None and len(node.sending) < cfg.sender_threads
 
 
-def _add_and_send(cfg: Config, node: Node, seqno: int, payload: int) -> Step:
+def _add_and_send(cfg: Config, node: Node, seqno: int, payload: int, oob: bool = False) -> Step:
     """The own window takes (seqno, payload) (the caller checked there is room), one copy goes to
     every member of the view, and the next HIGHEST_SEQNO run is skipped. A DONT_LOOPBACK message
     (decision 3) is not sent to the member itself: the add's filter walks the own hd over it, and
     the send counts 1 towards the own ACK, which, when due, is handled at once (JGRP-2829)."""
     own = node.windows[node.me]
     assert own is not None
-    data = Data(seqno, payload)
+    data = Data(seqno, payload, oob) if oob else Data(seqno, payload)
     if not cfg.dont_loopback:
         node = replace(with_window(node, node.me, store(own, data)), skip_next_resend=True)
         return Step(node, tuple(Send(member, data) for member in node.view))
@@ -297,11 +322,13 @@ def _on_send_thread(cfg: Config, node: Node, seqno: int) -> Step:
     """``Timer(SEND, seqno)``: the thread holding ``seqno`` adds and sends it (enabled only once
     the own window has room: until then the thread is blocked), or, variant ``drop_dont_block``,
     drops it on a full window."""
-    payload = dict(node.sending)[seqno]
+    payload, oob = dict(node.sending)[seqno], seqno in node.oob_sending
     node = replace(node, sending=tuple(entry for entry in node.sending if entry[0] != seqno))
+    if oob:
+        node = replace(node, oob_sending=node.oob_sending - {seqno})
     if not room_for(cfg, node, seqno):
         return Step(replace(node, skip_next_resend=True), (SendDropped(seqno, payload),))
-    return _add_and_send(cfg, node, seqno, payload)
+    return _add_and_send(cfg, node, seqno, payload, oob)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,7 +340,7 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     if isinstance(msg, Data):
         return _on_data(cfg, node, src, msg)
     if isinstance(msg, XmitRsp):
-        return _on_data(cfg, node, msg.sender, Data(msg.seqno, msg.payload))
+        return _on_data(cfg, node, msg.sender, Data(msg.seqno, msg.payload, msg.oob))
     if isinstance(msg, XmitReq):
         return _on_xmit_req(cfg, node, src, msg)
     if isinstance(msg, HighestSeqno):
@@ -333,18 +360,46 @@ def queue_message(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
 def _on_data(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
     """MSG from ``sender``: dropped without a window; the own copy delivers the own window;
     another sender's message is added and its window delivered up to the first gap. A delivered
-    batch counts towards the entry's ACK, sent before the batch goes up (decision 4)."""
+    batch counts towards the entry's ACK, sent before the batch goes up (decision 4). An OOB
+    message is delivered on its own first (decision 18)."""
     window = node.windows[sender]
     if window is None:
         return Step(node, ())
+    effects: Effects = []
     if sender == node.me:
-        window, payloads = deliver_own(window)
+        if msg.oob and msg.seqno > window.delivered and msg.seqno not in node.oob_delivered and (
+                stored := window.get(msg.seqno)) is not None:  # OOB_DELIVERED set now (decision 18)
+            node = _deliver_one(cfg, replace(node, oob_delivered=node.oob_delivered | {msg.seqno}),
+                                sender, stored.payload, effects)
+        window, payloads = deliver_own(window, node.oob_delivered)
+        if node.oob_delivered:
+            node = replace(node, oob_delivered=frozenset(s for s in node.oob_delivered if s > window.delivered))
     elif node.deliverer[sender] in (ARMED, STUCK):
         return _failed_delivery(cfg, node, sender, msg)
+    elif msg.oob:
+        if beyond(cfg, window, msg.seqno):
+            return Step(node, ())
+        buffered, first = add_to_window(window.delivered, window.buffered, msg)
+        if first:  # added: delivered at once, the ACK (if due) carrying hd before the removal
+            node = _deliver_one(cfg, node, sender, first[0], effects)
+        hd, buffered, payloads = drain_window(window.delivered, buffered)
+        window = Window(hd, hd, (), buffered)
+        node = replace(node, deliverer=set_at(node.deliverer, sender, READY))
     else:
         window, payloads = add_and_deliver(cfg, window, msg)
         node = replace(node, deliverer=set_at(node.deliverer, sender, READY))
-    return deliver_batch(cfg, with_window(node, sender, window), sender, payloads, [])
+    return deliver_batch(cfg, with_window(node, sender, window), sender, payloads, effects)
+
+
+def _deliver_one(cfg: Config, node: Node, sender: int, payload: int, effects: Effects) -> Node:
+    """``deliver(msg)``, an OOB message alone (decision 18): it counts 1 towards the entry's ACK,
+    sent at once (with the window's hd as it is) when the count says so, then goes up."""
+    node, ack_now = _count_acks(cfg, node, sender, 1)
+    window = node.windows[sender]
+    if ack_now and window is not None:
+        effects.append(Send(sender, Ack(window.delivered)))
+    effects.append(Deliver(sender, payload))
+    return node
 
 
 def deliver_batch(cfg: Config, node: Node, sender: int, payloads: list[int], effects: Effects) -> Step:
@@ -369,8 +424,12 @@ def _failed_delivery(cfg: Config, node: Node, sender: int, msg: Data) -> Step:
     state = node.deliverer[sender]
     if state == ARMED:
         state = STUCK if cfg.variant.deliverer_stuck else STRANDED
-    node = with_window(node, sender, add_only(cfg, window, msg))
-    return Step(replace(node, deliverer=set_at(node.deliverer, sender, state)), ())
+    added = add_only(cfg, window, msg)
+    effects: Effects = []
+    if msg.oob and added != window:  # an OOB message the add took is delivered before removeAndDeliver (18)
+        node = _deliver_one(cfg, node, sender, msg.payload, effects)
+    node = with_window(node, sender, added)
+    return Step(replace(node, deliverer=set_at(node.deliverer, sender, state)), tuple(effects))
 
 
 def _count_acks(cfg: Config, node: Node, sender: int, count: int) -> tuple[Node, bool]:
@@ -398,7 +457,7 @@ def _on_xmit_req(cfg: Config, node: Node, src: int, msg: XmitReq) -> Step:
             effects.extend(Send(member, stored) for member in node.view
                            if member != node.me or not (cfg.dont_loopback and msg.sender == node.me))
         else:
-            effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload)))
+            effects.append(Send(src, XmitRsp(msg.sender, stored.seqno, stored.payload, stored.oob)))
     return Step(node, tuple(effects))
 
 
@@ -538,7 +597,7 @@ def on_disconnect(cfg: Config, node: Node) -> Step:
     n = cfg.members
     node = replace(node, seqno=0, windows=(None,) * n, sending=(), members=frozenset(),
                    ack_table=(NO_ENTRY,) * n, acks_counted=(0,) * n, ack_pending=(False,) * n, is_server=False,
-                   deliverer=(READY,) * n)
+                   deliverer=(READY,) * n, oob_sending=frozenset(), oob_delivered=frozenset())
     return Step(node, (*dropped, *removed))
 
 

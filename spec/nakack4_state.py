@@ -183,7 +183,7 @@ def add_only(cfg: Config, window: Window, msg: Data) -> Window:
     if beyond(cfg, window, msg.seqno) or index < 0 or (index < len(window.buffered)
                                                       and window.buffered[index] is not None):
         return window
-    return store(window, msg)
+    return store(window, msg._replace(payload=0) if msg.oob else msg)  # an OOB one: its placeholder (18)
 
 
 def add_and_deliver(cfg: Config, window: Window, msg: Data) -> tuple[Window, list[int]]:
@@ -197,25 +197,30 @@ def add_and_deliver(cfg: Config, window: Window, msg: Data) -> tuple[Window, lis
 
 def deliver_held(window: Window) -> tuple[Window, list[int]]:
     """removeMany(nullify) with no message added: what a receiver's window holds from hd+1 up to
-    the first gap is delivered (messages a failed batch stranded there, JGRP-3034)."""
-    buffered, payloads = window.buffered, []
+    the first gap is delivered (messages a failed batch stranded there, JGRP-3034), OOB placeholders
+    passed over (decision 18)."""
+    buffered, payloads, passed = window.buffered, [], 0
     while buffered and buffered[0] is not None:
-        payloads.append(buffered[0].payload)
+        if not buffered[0].oob:
+            payloads.append(buffered[0].payload)
         buffered = buffered[1:]
-    hd = window.delivered + len(payloads)
+        passed += 1
+    hd = window.delivered + passed
     return Window(hd, hd, (), buffered), payloads
 
 
-def deliver_own(window: Window) -> tuple[Window, list[int]]:
+def deliver_own(window: Window, delivered: frozenset[int] = frozenset()) -> tuple[Window, list[int]]:
     """removeMany without nullify on the member's own window (the loopback copy came back): every
-    stored message from hd+1 up to the first gap is delivered and kept until an ACK purge."""
+    stored message from hd+1 up to the first gap is kept until an ACK purge and delivered, but for
+    the OOB ones already ``delivered`` (OOB_DELIVERED: the filter passes them, decision 18)."""
     kept, buffered = window.kept, window.buffered
     payloads = []
     while buffered and buffered[0] is not None:
         kept += (buffered[0],)
-        payloads.append(buffered[0].payload)
+        if buffered[0].seqno not in delivered:
+            payloads.append(buffered[0].payload)
         buffered = buffered[1:]
-    return Window(window.low, window.delivered + len(payloads), kept, buffered), payloads
+    return Window(window.low, window.low + len(kept), kept, buffered), payloads
 
 
 def skip_own(window: Window) -> Window:
@@ -257,6 +262,8 @@ class Node:
     skip_next_resend: bool  # LastSeqnoResender: an application send since the last run
     sending: tuple[tuple[int, int], ...]  # (seqno, payload) of threads that took a seqno, not yet added
     deliverer: tuple[int, ...]  # per sender: READY, ARMED, STUCK or STRANDED (the single deliverer)
+    oob_sending: frozenset[int] = frozenset()  # seqnos in ``sending`` whose message is OOB (decision 18)
+    oob_delivered: frozenset[int] = frozenset()  # own OOB seqnos above the own hd delivered (OOB_DELIVERED)
 
     @property
     def view(self) -> tuple[int, ...]:

@@ -20,7 +20,7 @@ def add_and_deliver(delivered: int, buffered: tuple[Any, ...], msg: Any, *, rede
     """Add DATA ``msg`` to the window (hd = ``delivered``, slots ``buffered``), rejecting a seqno
     already delivered or held, then deliver in order from hd+1 up to the first gap.
 
-    An OOB DATA (UNICAST3's ``Data.oob``; UNICAST2 has none) is delivered when the add takes it,
+    An OOB DATA (UNICAST3's and NAKACK2's ``Data.oob``; UNICAST2 has none) is delivered when the add takes it,
     and the in-order drain removes it without delivering it again (``redeliver_oob``: a defect,
     it does). Returns the new hd, the new slots and the payloads delivered, in order."""
     buffered, payloads = add_to_window(delivered, buffered, msg, keep_oob_payload=redeliver_oob)
@@ -38,7 +38,10 @@ def add_to_window(delivered: int, buffered: tuple[Any, ...], msg: Any, *, keep_o
     if index < 0 or (index < len(buffered) and buffered[index] is not None):
         return buffered, []
     oob = getattr(msg, "oob", False)
-    held = msg._replace(first=False, payload=0) if oob and not keep_oob_payload else msg
+    if oob and not keep_oob_payload:  # NAKACK2's Data has no first mark
+        held = msg._replace(first=False, payload=0) if "first" in msg._fields else msg._replace(payload=0)
+    else:
+        held = msg
     padded = buffered + (None,) * (index - len(buffered) + 1)
     return padded[:index] + (held,) + padded[index + 1 :], [msg.payload] if oob else []
 

@@ -8,7 +8,8 @@ fixed one (an event whose datagram was never sent is skipped and listed in ``ski
 Properties are judged on the engines' own snapshots and outputs, never on the spec:
 
 - ``no_duplicate``, ``in_order``, ``delivered_was_sent``: per (sender, receiver) window incarnation
-  (a window that vanished, or restarted below what it delivered, starts a new one);
+  (a window that vanished, or restarted below what it delivered, starts a new one), judged by
+  ``spec/reliable_fifo``'s channel: a multicast flagged OOB is exempt from ``in_order``;
 - ``no_self_delivery``: no member delivers its own multicast flagged DONT_LOOPBACK (every one with
   ``settings["dont_loopback"]``, else those ``multicast`` flags);
 - ``purge_covered``: while two running members are in each other's views, the receiver's window for
@@ -37,6 +38,7 @@ from typing import Any
 
 from checks.conform.engines import binding
 from impl.common import LocalProtocolError, payload_number, spec_payload
+from spec import reliable_fifo as fifo
 
 LIVENESS = frozenset({"eventually_delivered", "senders_released"})
 ROUND_TIMERS = ("xmit", "stable")  # the timers whose run ends a round (rule 9)
@@ -64,7 +66,7 @@ class McastScript:
     sent: dict[str, int] = field(default_factory=dict)  # multicasts per sender
     delivered: dict[tuple[str, str], set[int]] = field(default_factory=dict)
     violations: set[str] = field(default_factory=set)
-    runs: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)  # (first, last) this incarnation
+    channels: dict[tuple[str, str], fifo.Channel] = field(default_factory=dict)  # (sender, receiver)
     windows: dict[tuple[str, str], int] = field(default_factory=dict)  # (sender, receiver) -> delivered
     stopped: set[str] = field(default_factory=set)
 
@@ -78,15 +80,19 @@ class McastScript:
         self.engines = {m: self.spec.engine(self.variant, m, group, self.settings) for m in self.members}
 
     # -- events ------------------------------------------------------------------------------------
-    def multicast(self, src: str, dont_loopback: bool = False) -> None:
+    def multicast(self, src: str, dont_loopback: bool = False, oob: bool = False) -> None:
         """The application of ``src`` multicasts its next message (NAKACK2: flagged DONT_LOOPBACK
-        alone if ``dont_loopback``; ``settings["dont_loopback"]`` flags every one)."""
+        alone if ``dont_loopback``; ``settings["dont_loopback"]`` flags every one), flagged OOB if
+        ``oob``."""
         number = self.sent[src] = self.sent.get(src, 0) + 1
+        flags = {"oob": True} if oob else {}
         if dont_loopback:
             self.flagged.add((src, number))
-            self.engines[src].multicast(spec_payload(number), now=0, dont_loopback=True)
-        else:
-            self.engines[src].multicast(spec_payload(number), now=0)
+            flags["dont_loopback"] = True
+        for receiver in self.members:
+            key = (src, receiver)
+            self.channels[key] = fifo.send(self.channels.get(key, fifo.Channel()), oob)
+        self.engines[src].multicast(spec_payload(number), now=0, **flags)
         self._collect(src, original=True)
 
     def deliver(self, src: str, dst: str, kind: str, **fields: object) -> None:
@@ -244,7 +250,8 @@ class McastScript:
             window = windows.get(src)
             before = self.windows.pop((src, member), None)
             if window is None or before is None or window.delivered < before:
-                self.runs.pop((src, member), None)
+                if (src, member) in self.channels:
+                    self.channels[src, member] = fifo.new_incarnation(self.channels[src, member])
             if window is not None:
                 self.windows[src, member] = window.delivered
         for src, payload in delivered:
@@ -254,12 +261,12 @@ class McastScript:
                 self.violations.add("delivered_was_sent")
             if src == member and (self.settings.get("dont_loopback") or (src, number) in self.flagged):
                 self.violations.add("no_self_delivery")
-            first, last = self.runs.get((src, member), (number, number - 1))
-            if first <= number <= last:
+            channel = fifo.deliver(self.channels.get((src, member), fifo.Channel()), number)
+            self.channels[src, member] = channel
+            if not fifo.no_duplicate(channel):
                 self.violations.add("no_duplicate")
-            elif number != last + 1:
+            if not fifo.in_order(channel):
                 self.violations.add("in_order")
-            self.runs[src, member] = (first, max(last, number))
 
     def _check_state(self) -> None:
         views = {m: e.snapshot() for m, e in self.engines.items()}

@@ -60,11 +60,11 @@ def wire_digest(digest: Digest) -> tuple[tuple[int, int, int], ...]:
 def wire_message(msg: Any) -> WireMsg:
     """The codec message a spec message stands for (payload n is ``spec_payload(n)``)."""
     if isinstance(msg, nak.Data):
-        return McastMsg(msg.seqno, spec_payload(msg.payload))
+        return McastMsg(msg.seqno, spec_payload(msg.payload), msg.oob)
     if isinstance(msg, nak.XmitReq):
         return NakXmitReqMsg(msg.sender, XmitReqMsg(msg.seqnos))
     if isinstance(msg, nak.XmitRsp):
-        return XmitRspMsg(msg.sender, msg.seqno, spec_payload(msg.payload))
+        return XmitRspMsg(msg.sender, msg.seqno, spec_payload(msg.payload), msg.oob)
     if isinstance(msg, nak.HighestSeqno):
         return HighestSeqnoMsg(msg.seqno)
     if isinstance(msg, nak.StableVote):
@@ -128,8 +128,10 @@ class Nakack2Engines(WorldEngines):
     def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
         now = self.now
         if isinstance(action, AppMcast):
-            flagged = self.world is not None and (action.src, payload_number) in self.world.bounds.dont_loopback
-            self.engines[action.src].multicast(spec_payload(payload_number), now=now, dont_loopback=flagged)
+            bounds = None if self.world is None else self.world.bounds
+            flagged = bounds is not None and (action.src, payload_number) in bounds.dont_loopback
+            oob = bounds is not None and (action.src, payload_number) in bounds.oob
+            self.engines[action.src].multicast(spec_payload(payload_number), now=now, dont_loopback=flagged, oob=oob)
             return int(action.src)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
             packet = action.packet
@@ -172,12 +174,18 @@ class Nakack2Engines(WorldEngines):
 
 def window_views(node: Any) -> tuple[tuple[int, WindowView], ...]:
     """A spec member's windows as the engines' snapshots show them (payloads as bytes, gaps left
-    out), by sender; NAKACK4's binding uses it too."""
+    out, an OOB placeholder's payload empty: ``stored_payload``), by sender; NAKACK4's binding uses it too."""
     return tuple(
-        (sender, WindowView(w.low, w.delivered, tuple(spec_payload(m.payload) for m in w.kept),
-                            tuple((w.delivered + 1 + i, spec_payload(m.payload))
+        (sender, WindowView(w.low, w.delivered, tuple(stored_payload(m) for m in w.kept),
+                            tuple((w.delivered + 1 + i, stored_payload(m))
                                   for i, m in enumerate(w.buffered) if m is not None)))
         for sender, w in enumerate(node.windows) if w is not None)
+
+
+def stored_payload(msg: Any) -> bytes:
+    """What the engines store for a spec window's message: its payload as bytes, none for an OOB
+    placeholder (the spec's payload 0 with the flag: spec/nakack2.py decision 17)."""
+    return b"" if msg.oob and msg.payload == 0 else spec_payload(msg.payload)
 
 
 def view_of_spec_node(node: nak.Node) -> EngineView[int]:

@@ -54,11 +54,11 @@ from spec.nakack4_state import NO_ENTRY, READY, STUCK
 def wire_message(msg: Any) -> WireMsg:
     """The codec message a spec message stands for (payload n is ``spec_payload(n)``)."""
     if isinstance(msg, nak.Data):
-        return McastMsg(msg.seqno, spec_payload(msg.payload))
+        return McastMsg(msg.seqno, spec_payload(msg.payload), msg.oob)
     if isinstance(msg, nak.XmitReq):
         return NakXmitReqMsg(msg.sender, XmitReqMsg(msg.seqnos))
     if isinstance(msg, nak.XmitRsp):
-        return XmitRspMsg(msg.sender, msg.seqno, spec_payload(msg.payload))
+        return XmitRspMsg(msg.sender, msg.seqno, spec_payload(msg.payload), msg.oob)
     if isinstance(msg, nak.HighestSeqno):
         return HighestSeqnoMsg(msg.seqno)
     if isinstance(msg, nak.Ack):
@@ -105,7 +105,8 @@ class Nakack4Engines(Nakack2Engines):
 
     def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
         if isinstance(action, AppMcast):
-            self.engines[action.src].multicast(spec_payload(payload_number), now=self.now)
+            oob = self.world is not None and (action.src, payload_number) in self.world.bounds.oob
+            self.engines[action.src].multicast(spec_payload(payload_number), now=self.now, oob=oob)
             return int(action.src)
         if isinstance(action, FireTimer):
             timer = action.timer

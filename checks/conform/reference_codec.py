@@ -149,7 +149,7 @@ def _multicast(msg: Any, magic: int, allowed: frozenset[str]) -> bytes:
     kind = type(msg).__name__
     if kind not in allowed:
         raise TypeError(f"not a message of this multicast codec: {msg!r}")
-    head = bytes((magic, MCAST_TYPES[kind]))
+    head = bytes((magic, MCAST_TYPES[kind] | (0x80 if getattr(msg, "oob", False) else 0)))  # OOB: bit 7
     if kind == "Data":
         return head + c_number(msg.seqno) + payload(msg.payload)
     if kind == "XmitReq":
@@ -163,7 +163,7 @@ def _multicast(msg: Any, magic: int, allowed: frozenset[str]) -> bytes:
 
 def nakack2(msg: Any) -> bytes:
     """NAKACK2: MAGIC 0x4E, type MSG=0, XMIT_REQ=1, XMIT_RSP=2, HIGHEST_SEQNO=3, STABLE=4, STABILITY=5,
-    JOIN_RSP=6."""
+    JOIN_RSP=6; MSG and XMIT_RSP with bit 7 set when OOB."""
     return _multicast(msg, NAKACK2_MAGIC, frozenset(MCAST_TYPES) - {"Ack"})
 
 

@@ -214,10 +214,14 @@ def progress_views(model: Model, calls: Sequence[tuple[ScriptCall, str]]) -> lis
 def _mcast_call(world: MulticastWorld, action: Any, after: Any, names: tuple[str, ...],
                 protocol: ScriptProtocol) -> ScriptCall | None:
     """The multicast world's own actions as ``McastScript`` calls (None: a shared action)."""
-    if isinstance(action, AppMcast):  # a send the model flags DONT_LOOPBACK by its number (world rule 6)
+    if isinstance(action, AppMcast):  # a send the model flags DONT_LOOPBACK or OOB by its number (world rule 6)
         number = world.hist_table.values[after[world.n + 2]].channels[action.src * world.n + action.src].sent
-        flagged = (action.src, number) in world.bounds.dont_loopback
-        return ScriptCall("multicast", (names[action.src],), (("dont_loopback", True),) if flagged else ())
+        flags: tuple[tuple[str, bool], ...] = ()
+        if (action.src, number) in world.bounds.dont_loopback:
+            flags = (("dont_loopback", True),)
+        if (action.src, number) in world.bounds.oob:  # [oob] (world rule 6)
+            flags += (("oob", True),)
+        return ScriptCall("multicast", (names[action.src],), flags)
     if isinstance(action, AnswerJoin):
         view = sorted(world.view(after).nodes[action.coordinator].members)
         return ScriptCall("answer_join", (names[action.coordinator], names[action.joiner], [names[m] for m in view]))

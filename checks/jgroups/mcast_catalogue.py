@@ -87,6 +87,8 @@ CATALOGUE = (
           "5.4.4 on refuses xmit_interval=0: the schedule is replayed with retransmission on",
           replay_model="nakack2/join-digest-lags-loopback-xmit.toml"),
     Entry("merge-digest-lags-loopback", "nakack2/merge-digest-lags-loopback.toml", ("5.4.12", "master"), "finding"),
+    Entry("oob-ack-threshold-1", "nakack4/oob-ack-threshold-1.toml", ("5.4.12", "master"), "finding",
+          "an OOB message's ACK carries the hd from before the removal; at a threshold <= 1 nothing acks it again"),
 )
 
 

@@ -37,6 +37,8 @@ def drive(run: Any, action: Any, before: Any, member: int | None) -> dict[str, A
         number = world.app_payload(before, action)
         flagged = (action.src, number) in getattr(world.bounds, "dont_loopback", ())  # per send (NAKACK2)
         extra = {"dont_loopback": True} if flagged else {}
+        if (action.src, number) in world.bounds.oob:  # the model's [oob] table (world rule 6)
+            extra["oob"] = True
         return command("send", m=action.src, dst=-1, payload=spec_payload(number).hex(), state=True, **extra)
     if isinstance(action, DeliverPacket):
         ids = run.inflight.pop(action.packet)
@@ -72,11 +74,11 @@ def common_message(m: dict[str, Any], n: int) -> Any:
     """MSG, XMIT_REQ, XMIT_RSP, HIGHEST_SEQNO and GMS's JoinRsp as the specs' values (None: another type)."""
     kind = m["type"]
     if kind == "MSG":
-        return n2.Data(m["seqno"], payload(m["payload"]))
+        return n2.Data(m["seqno"], payload(m["payload"]), bool(m.get("oob", False)))
     if kind == "XMIT_REQ":
         return n2.XmitReq(m["sender"], tuple(m["seqnos"]))
     if kind == "XMIT_RSP":
-        return n2.XmitRsp(m["sender"], m["seqno"], payload(m["payload"]))
+        return n2.XmitRsp(m["sender"], m["seqno"], payload(m["payload"]), bool(m.get("oob", False)))
     if kind == "HIGHEST_SEQNO":
         return n2.HighestSeqno(m["seqno"])
     if kind == "JOIN_RSP":
@@ -93,6 +95,9 @@ def per_member(table: dict[str, Any], n: int, missing: Any) -> tuple[Any, ...]:
     return tuple(table.get(str(p), missing) for p in range(n))
 
 
-def data_items(items: list[Any]) -> tuple[Any, ...]:
-    """Stored messages (MSG) of a window, None for a gap."""
-    return tuple(None if m is None else n2.Data(m["seqno"], payload(m["payload"])) for m in items)
+def data_items(items: list[Any], first: int = 0) -> tuple[Any, ...]:
+    """Stored messages (MSG) of a window whose first slot is seqno ``first``, None for a gap; a slot
+    holding DUMMY_OOB_MSG is the specs' placeholder (payload 0, OOB: spec/nakack2.py decision 17)."""
+    return tuple(None if m is None else n2.Data(first + i, 0, True) if m["type"] == "OOB_PLACEHOLDER"
+                 else n2.Data(m["seqno"], payload(m["payload"]), bool(m.get("oob", False)))
+                 for i, m in enumerate(items))

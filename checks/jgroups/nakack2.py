@@ -42,7 +42,7 @@ def _window(w: dict[str, Any] | None) -> n2.Window | None:
     kept = mc.data_items(w["kept"])
     if any(m is None for m in kept):
         raise ValueError(f"a delivered slot is empty in window {w}")
-    return n2.Window(w["low"], w["hd"], kept, mc.data_items(w["buffered"]))
+    return n2.Window(w["low"], w["hd"], kept, mc.data_items(w["buffered"], w["hd"] + 1))
 
 
 def node(state: dict[str, Any], me: int, n: int) -> n2.Node:

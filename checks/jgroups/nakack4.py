@@ -46,7 +46,7 @@ def _window(w: dict[str, Any] | None) -> nak.Window | None:
     kept = mc.data_items(w["kept"])
     if any(m is None for m in kept):
         raise ValueError(f"a delivered slot is empty in window {w}")
-    return nak.Window(w["low"], w["hd"], kept, mc.data_items(w["buffered"]))
+    return nak.Window(w["low"], w["hd"], kept, mc.data_items(w["buffered"], w["hd"] + 1))
 
 
 def node(state: dict[str, Any], me: int, n: int) -> nak.Node:
@@ -57,13 +57,15 @@ def node(state: dict[str, Any], me: int, n: int) -> nak.Node:
         raise ValueError(f"{BLOCKED_RECEIVE}: {state['receiving']}")
     windows = tuple(_window(w) for w in mc.per_member(state["windows"], n, None))
     queue = tuple((item["src"], message(item["msg"], n)) for item in state["queue"])
-    sending = tuple((seqno, mc.payload(p)) for seqno, p in state["sending"])
+    sending = tuple((entry[0], mc.payload(entry[1])) for entry in state["sending"])
+    oob_sending = frozenset(entry[0] for entry in state["sending"] if len(entry) > 2 and entry[2])
     return nak.Node(me, frozenset(state["members"]), state["seqno"], windows,
                     mc.per_member(state["acks_counted"], n, 0), mc.per_member(state["ack_pending"], n, False),
                     mc.per_member(state["ack_table"], n, nak.NO_ENTRY), state["ack_min"], state["is_server"],
                     state["become_server_pending"], queue, mc.per_member(state["xmit_last"], n, 0),
                     state["skip_next_resend"], sending,
-                    tuple(_DELIVERER[d] for d in mc.per_member(state["deliverer"], n, "READY")))
+                    tuple(_DELIVERER[d] for d in mc.per_member(state["deliverer"], n, "READY")),
+                    oob_sending, frozenset(state.get("oob_delivered", ())))
 
 
 def timer(t: nak.Timer) -> tuple[str, int | None]:

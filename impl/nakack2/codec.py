@@ -10,7 +10,9 @@ NAKACK2 reads them; 5.5 for the integer encodings)::
 
     byte 0   MAGIC (0x4E): format identity and version
     byte 1   type: MSG=0, XMIT_REQ=1, XMIT_RSP=2, HIGHEST_SEQNO=3, STABLE=4, STABILITY=5,
-             JOIN_RSP=6
+             JOIN_RSP=6; on MSG and XMIT_RSP bit 7 (0x80) is the message's OOB flag (JGroups'
+             Message.Flag.OOB, ``spec/nakack2.py`` decision 17): 0x80 and 0x82 (datagrams from
+             before the flag decode as before; bit 7 on any other type is malformed)
     MSG            c-long seqno, c-int payload length, payload
     XMIT_REQ       address sender, SeqnoList (``impl/wire.py``)
     XMIT_RSP       address sender, c-long seqno, c-int payload length, payload
@@ -76,6 +78,7 @@ __all__ = [
 
 MAGIC = 0x4E
 TYPE_MSG, TYPE_XMIT_REQ, TYPE_XMIT_RSP, TYPE_HIGHEST_SEQNO, TYPE_STABLE, TYPE_STABILITY, TYPE_JOIN_RSP = range(7)
+OOB_BIT = 0x80  # in the type byte of MSG and XMIT_RSP: the OOB flag
 _TYPE_NAMES = ("MSG", "XMIT_REQ", "XMIT_RSP", "HIGHEST_SEQNO", "STABLE", "STABILITY", "JOIN_RSP")
 MAX_ADDRESS_BYTES = 255
 DEFAULT_MAX_MEMBERS = 4096
@@ -114,15 +117,18 @@ def check_address(owner: str, address: object) -> None:
 
 @dataclass(frozen=True, slots=True)
 class McastMsg:
-    """MSG: one multicast with its seqno (the sender is the datagram's source)."""
+    """MSG: one multicast with its seqno (the sender is the datagram's source) and its OOB flag."""
 
     seqno: int
     payload: bytes
+    oob: bool = False
 
     def __post_init__(self) -> None:
         check_range("McastMsg", "seqno", self.seqno, MAX_SEQNO)
         if type(self.payload) is not bytes:
             raise ValueError(f"McastMsg.payload must be bytes, got {type(self.payload).__name__}")
+        if type(self.oob) is not bool:
+            raise ValueError(f"McastMsg.oob must be a bool, got {self.oob!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,17 +146,20 @@ class NakXmitReqMsg:
 
 @dataclass(frozen=True, slots=True)
 class XmitRspMsg:
-    """XMIT_RSP: a unicast copy of ``sender``'s message ``seqno``."""
+    """XMIT_RSP: a unicast copy of ``sender``'s message ``seqno``, with the original's OOB flag."""
 
     sender: Address
     seqno: int
     payload: bytes
+    oob: bool = False
 
     def __post_init__(self) -> None:
         check_address("XmitRspMsg", self.sender)
         check_range("XmitRspMsg", "seqno", self.seqno, MAX_SEQNO)
         if type(self.payload) is not bytes:
             raise ValueError(f"XmitRspMsg.payload must be bytes, got {type(self.payload).__name__}")
+        if type(self.oob) is not bool:
+            raise ValueError(f"XmitRspMsg.oob must be a bool, got {self.oob!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,25 +260,28 @@ def _payload(payload: bytes, limits: CodecLimits) -> bytes:
 
 
 _MSG_HEAD = bytes((MAGIC, TYPE_MSG))
+_OOB_MSG_HEAD = bytes((MAGIC, TYPE_MSG | OOB_BIT))
 
 
-def encode_mcast(seqno: int, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> bytes:
-    """``encode(McastMsg(seqno, payload))`` without building the message (the per-message path)."""
-    if type(seqno) is not int or not 0 <= seqno <= MAX_SEQNO or type(payload) is not bytes:
-        McastMsg(seqno, payload)  # raises the constructor's ValueError
+def encode_mcast(seqno: int, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS, oob: bool = False) -> bytes:
+    """``encode(McastMsg(seqno, payload, oob))`` without building the message (the per-message path)."""
+    if type(seqno) is not int or not 0 <= seqno <= MAX_SEQNO or type(payload) is not bytes or type(oob) is not bool:
+        McastMsg(seqno, payload, oob)  # raises the constructor's ValueError
     n = (seqno.bit_length() + 7) >> 3
-    data = b"".join((_MSG_HEAD, (seqno << 8 | n).to_bytes(n + 1, "little"), _payload(payload, limits)))
+    head = _OOB_MSG_HEAD if oob else _MSG_HEAD
+    data = b"".join((head, (seqno << 8 | n).to_bytes(n + 1, "little"), _payload(payload, limits)))
     return check_encoded_size(data, limits)
 
 
 def encode(msg: WireMsg, limits: CodecLimits = DEFAULT_LIMITS, max_members: int = DEFAULT_MAX_MEMBERS) -> bytes:
     """The canonical datagram for ``msg``; ``EncodeError`` if it exceeds the limits."""
     if type(msg) is McastMsg:
-        return encode_mcast(msg.seqno, msg.payload, limits)
+        return encode_mcast(msg.seqno, msg.payload, limits, msg.oob)
     if type(msg) is NakXmitReqMsg:
         code, body = TYPE_XMIT_REQ, _address(msg.sender) + encode_xmit_req(msg.request, limits)
     elif type(msg) is XmitRspMsg:
-        code, body = TYPE_XMIT_RSP, _address(msg.sender) + compact(msg.seqno) + _payload(msg.payload, limits)
+        code = TYPE_XMIT_RSP | (OOB_BIT if msg.oob else 0)
+        body = _address(msg.sender) + compact(msg.seqno) + _payload(msg.payload, limits)
     elif type(msg) is HighestSeqnoMsg:
         code, body = TYPE_HIGHEST_SEQNO, compact(msg.seqno)
     elif type(msg) in (StableMsg, StabilityMsg, JoinRspMsg):
@@ -347,7 +359,7 @@ def _read_payload(r: Reader, what: str, limits: CodecLimits) -> bytes:
 # which raises the precise DecodeError, so the fast path only ever accepts what Reader accepts.
 # It builds the message from fields it has validated, through the slots' own setters.
 _SET_MCAST: tuple[Callable[[McastMsg, Any], None], ...] = tuple(
-    getattr(McastMsg, name).__set__ for name in ("seqno", "payload"))
+    getattr(McastMsg, name).__set__ for name in ("seqno", "payload", "oob"))
 
 
 def _fast_mcast(raw: bytes, limits: CodecLimits) -> McastMsg | None:
@@ -365,9 +377,10 @@ def _fast_mcast(raw: bytes, limits: CodecLimits) -> McastMsg | None:
     if seqno > MAX_SEQNO or length > limits.max_payload or q + length != end:
         return None
     msg: McastMsg = object.__new__(McastMsg)
-    set_seqno, set_payload = _SET_MCAST
+    set_seqno, set_payload, set_oob = _SET_MCAST
     set_seqno(msg, seqno)
     set_payload(msg, raw[q:])
+    set_oob(msg, raw[1] == TYPE_MSG | OOB_BIT)
     return msg
 
 
@@ -483,7 +496,7 @@ def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_L
     raw = data if type(data) is bytes and len(data) <= limits.max_datagram else datagram_bytes(data, limits)
     if len(raw) > 3 and raw[0] == MAGIC:
         fast: WireMsg | None = None
-        if raw[1] == TYPE_MSG:
+        if raw[1] == TYPE_MSG or raw[1] == TYPE_MSG | OOB_BIT:
             fast = _fast_mcast(raw, limits)
         elif raw[1] in _VIEW_DIGEST_TYPES:
             fast = _view_digest_msg(_VIEW_DIGEST_TYPES[raw[1]], raw, max_members)
@@ -494,17 +507,20 @@ def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_L
     if magic != MAGIC:
         raise DecodeError(f"magic: expected 0x{MAGIC:02x}, got 0x{magic:02x}")
     code = r.byte("type")
+    oob = code in (TYPE_MSG | OOB_BIT, TYPE_XMIT_RSP | OOB_BIT)
+    if oob:
+        code &= ~OOB_BIT
     msg: WireMsg
     if code == TYPE_MSG:
         seqno = r.seqno("MSG.seqno")
-        msg = McastMsg(seqno, _read_payload(r, "MSG", limits))
+        msg = McastMsg(seqno, _read_payload(r, "MSG", limits), oob)
     elif code == TYPE_XMIT_REQ:
         sender = _read_address(r, "XMIT_REQ.sender")
         msg = NakXmitReqMsg(sender, decode_xmit_req(r, limits))
     elif code == TYPE_XMIT_RSP:
         sender = _read_address(r, "XMIT_RSP.sender")
         seqno = r.seqno("XMIT_RSP.seqno")
-        msg = XmitRspMsg(sender, seqno, _read_payload(r, "XMIT_RSP", limits))
+        msg = XmitRspMsg(sender, seqno, _read_payload(r, "XMIT_RSP", limits), oob)
     elif code == TYPE_HIGHEST_SEQNO:
         msg = HighestSeqnoMsg(r.seqno("HIGHEST_SEQNO.seqno"))
     elif code in (TYPE_STABLE, TYPE_STABILITY, TYPE_JOIN_RSP):
@@ -516,7 +532,8 @@ def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_L
         else:
             msg = JoinRspMsg(view, digest)
     else:
-        raise DecodeError(f"type: expected a message type 0..{len(_TYPE_NAMES) - 1}, got {code}")
+        raise DecodeError(f"type: expected a message type 0..{len(_TYPE_NAMES) - 1} (0x80 and 0x82: MSG and "
+                          f"XMIT_RSP with the OOB flag), got {code}")
     r.finish(_TYPE_NAMES[code])
     return msg
 

@@ -38,6 +38,7 @@ class Variant:
     stable_xmit_current_hr: bool = False  # before JGRP-2678: STABLE asks for the current digest's hr
     xmit_all_gaps: bool = False  # before JGRP-1539: every run requests every gap it sees
     stable_vote_to_self: bool = False  # before 5.1.6: the coordinator's own STABLE vote is a packet to itself
+    oob_redelivers: bool = False  # a defect (spec decision 17): the removal delivers an OOB message again
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,11 +66,12 @@ class Nakack2Engine(MemberOutputs[P]):
 
     # ------------------------------------------------------------------ inputs
 
-    def multicast(self, payload: bytes, *, now: int, dont_loopback: bool = False) -> int | None:
+    def multicast(self, payload: bytes, *, now: int, dont_loopback: bool = False, oob: bool = False) -> int | None:
         """The application multicasts ``payload``; returns its seqno, or None when the member has
         no own window yet (a joiner before its digest: dropped, as JGroups drops it).
         ``dont_loopback`` (or ``Config.dont_loopback``) flags it DONT_LOOPBACK (spec decision 15):
-        no copy to this member, which never delivers it. Raises
+        no copy to this member, which never delivers it. ``oob`` flags it OOB (spec decision 17):
+        every copy and retransmission carries the flag, and receivers deliver it on receipt. Raises
         ``LocalProtocolError`` (payload not bytes or too big) or ``SendWindowFull``
         (``max_send_window`` own messages not purged by STABLE yet) without changing any state."""
         self._advance(now)
@@ -78,6 +79,8 @@ class Nakack2Engine(MemberOutputs[P]):
             raise LocalProtocolError(f"multicast: payload must be bytes, got {type(payload).__name__}")
         if type(dont_loopback) is not bool:
             raise LocalProtocolError(f"multicast: dont_loopback must be a bool, got {type(dont_loopback).__name__}")
+        if type(oob) is not bool:
+            raise LocalProtocolError(f"multicast: oob must be a bool, got {type(oob).__name__}")
         m, cfg = self._m, self._config
         own = m.own
         if own is None:
@@ -90,10 +93,10 @@ class Nakack2Engine(MemberOutputs[P]):
                                  f" by STABLE (max_send_window={cfg.max_send_window},"
                                  f" max_send_bytes={cfg.max_send_bytes})")
         try:
-            data = encode_mcast(seqno, payload, cfg.codec_limits)
+            data = encode_mcast(seqno, payload, cfg.codec_limits, oob)
         except ValueError as exc:  # EncodeError (too big for codec_limits), or seqno > 2**63 - 1
             raise LocalProtocolError(f"multicast: {exc}") from exc
-        own.add(McastMsg(seqno, payload))
+        own.add(McastMsg(seqno, payload, oob) if oob else McastMsg(seqno, payload))
         m.seqno = seqno
         m.skip_next_resend = m.skip_next_resend or cfg.resend_last_seqno  # JGroups: no resender when off
         m.stats.multicasts += 1

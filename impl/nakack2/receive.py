@@ -55,7 +55,7 @@ def on_message(m: Member[P], src: P, msg: WireMsg) -> None:
         if msg.sender != src:
             m.stats.xmit_rsp_foreign += 1
             return
-        on_data(m, src, McastMsg(msg.seqno, msg.payload))
+        on_data(m, src, McastMsg(msg.seqno, msg.payload, msg.oob))
     elif type(msg) is NakXmitReqMsg:
         on_xmit_req(m, src, msg)
     elif type(msg) is HighestSeqnoMsg:
@@ -90,8 +90,10 @@ def queue(m: Member[P], src: P, msg: WireMsg) -> None:
 
 def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
     """Spec ``_on_data``: dropped without a window; the own copy delivers the own window up to its
-    hr (the stored messages are kept until STABLE purges them); another sender's message is added
-    and its window delivered up to the first gap (delivered messages are dropped at once)."""
+    hr (the stored messages are kept until STABLE purges them; an own OOB message still above hd
+    first, spec decision 17); another sender's message is added (an OOB one as a placeholder, and
+    delivered at once if added) and its window delivered up to the first gap (delivered messages
+    are dropped at once)."""
     if sender == m.me:
         own = m.own
         if own is None:
@@ -101,11 +103,20 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
             table = own.table
             mine = [item for s in range(own.hd + 1, own.hr + 1) if (item := table.get(s)) is not None]
             assert len(mine) == own.hr - own.hd  # the own window has no gaps
+            skip = own.dont_loopback  # removeAndDeliver's filter passes over them (spec decision 15)
+            first = mine[msg.seqno - own.hd - 1] if msg.oob and msg.seqno > own.hd else None
             own.hd = own.hr
-            if own.dont_loopback:  # removeAndDeliver's filter passes over them (spec decision 15)
-                mine = [item for item in mine if item.seqno not in own.dont_loopback]
+            if first is not None:  # OOB_DELIVERED (decision 17): delivered first, the removal passes it
+                m.deliver_all(sender, [first])
+                if not m.variant.oob_redelivers:
+                    skip = skip | {first.seqno}
+            if skip:
+                mine = [item for item in mine if item.seqno not in skip]
             if mine:
                 m.deliver_all(sender, mine)
+        return
+    if msg.oob:
+        _on_oob_data(m, sender, msg)
         return
     entry = m.recv.get(sender)
     if entry is None:
@@ -126,6 +137,42 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         m.stats.old_or_duplicate += 1
         return
     m.held.account(entry, msg, items, held=held)
+    if items and not m.variant.oob_redelivers:
+        items = [item for item in items if not item.oob]  # OOB placeholders: delivered when added (17)
+    if items:
+        m.deliver_all(sender, items)
+
+
+def _on_oob_data(m: Member[P], sender: P, msg: McastMsg) -> None:
+    """Spec ``_on_data`` for another sender's OOB message (decision 17): added as a placeholder
+    without its payload (JGroups' DUMMY_OOB_MSG; variant ``oob_redelivers``: the message itself),
+    delivered at once if the window took it, then the window delivered up to the first gap,
+    placeholders passed over. The same limits as any message (a placeholder held above a gap
+    counts ``held_size`` of no payload)."""
+    entry = m.recv.get(sender)
+    if entry is None:
+        m.stats.data_without_window += 1
+        return
+    window = entry.window
+    seqno = msg.seqno
+    stored = msg if m.variant.oob_redelivers else McastMsg(seqno, b"", True)
+    held = will_hold(window, seqno)
+    if held and not m.held.admits(entry.held_bytes, held_size(stored)):
+        m.stats.held_bytes_full += 1
+        return
+    try:
+        added = window.add(seqno, stored)
+    except WindowSpanError:
+        m.stats.beyond_window += 1
+        return
+    if not added:
+        m.stats.old_or_duplicate += 1
+        return
+    m.deliver_all(sender, [msg])
+    items = window.remove_many()
+    m.held.account(entry, stored, items, held=held)
+    if not m.variant.oob_redelivers:
+        items = [item for item in items if not item.oob]
     if items:
         m.deliver_all(sender, items)
 
@@ -152,15 +199,15 @@ def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
     budget = _budget(m, src)
     for i, seqno in enumerate(seqnos):
         stored = window.get(seqno)
-        if stored is None:
+        if stored is None or (stored.oob and sender != m.me):  # a receive window's OOB slot: a placeholder
             continue
         try:
             if cfg.use_mcast_xmit:  # the stored original: a DONT_LOOPBACK one skips this member (decision 15)
-                data = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits)
+                data = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits, stored.oob)
                 flagged = m.own is not None and seqno in m.own.dont_loopback
                 destinations = tuple(p for p in m.view if p != m.me) if flagged else m.view
             else:
-                rsp = XmitRspMsg(sender, stored.seqno, stored.payload)
+                rsp = XmitRspMsg(sender, stored.seqno, stored.payload, stored.oob)
                 data, destinations = encode(rsp, cfg.codec_limits), (src,)
         except EncodeError:  # an address and a payload at the limits: no room for the header
             m.stats.oversized_control += 1

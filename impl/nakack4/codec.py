@@ -10,7 +10,8 @@ by its magic). ``decode`` is the trust boundary for bytes: every malformed input
 Datagram layout::
 
     byte 0   MAGIC (0x34, "4"): format identity and version
-    byte 1   type: MSG=0, XMIT_REQ=1, XMIT_RSP=2, HIGHEST_SEQNO=3, JOIN_RSP=6, ACK=7
+    byte 1   type: MSG=0, XMIT_REQ=1, XMIT_RSP=2, HIGHEST_SEQNO=3, JOIN_RSP=6, ACK=7; MSG and
+             XMIT_RSP with the OOB flag 0x80 and 0x82 (as NAKACK2's)
              (4 and 5, NAKACK2's STABLE and STABILITY, are not NAKACK4 messages: malformed)
     ACK      c-long seqno (the receiver's highest delivered seqno of the destination's messages)
     others   as ``impl/nakack2/codec.py``
@@ -67,6 +68,7 @@ __all__ = [
 MAGIC = 0x34
 TYPE_ACK = 7
 _NAKACK2_ONLY = (n2.TYPE_STABLE, n2.TYPE_STABILITY)
+_OOB_TYPES = (n2.TYPE_MSG | n2.OOB_BIT, n2.TYPE_XMIT_RSP | n2.OOB_BIT)
 _N2_MAGIC = bytes((n2.MAGIC,))
 _OWN_MAGIC = bytes((MAGIC,))
 
@@ -85,9 +87,9 @@ WireMsg = McastMsg | NakXmitReqMsg | XmitRspMsg | HighestSeqnoMsg | AckMsg | Joi
 QUEUED_TYPES = (McastMsg, NakXmitReqMsg, XmitRspMsg, HighestSeqnoMsg, AckMsg)  # what the become_server_queue holds
 
 
-def encode_mcast(seqno: int, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> bytes:
-    """``encode(McastMsg(seqno, payload))`` without building the message (the per-message path)."""
-    return _OWN_MAGIC + n2.encode_mcast(seqno, payload, limits)[1:]
+def encode_mcast(seqno: int, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS, oob: bool = False) -> bytes:
+    """``encode(McastMsg(seqno, payload, oob))`` without building the message (the per-message path)."""
+    return _OWN_MAGIC + n2.encode_mcast(seqno, payload, limits, oob)[1:]
 
 
 def encode(msg: WireMsg, limits: CodecLimits = DEFAULT_LIMITS, max_members: int = DEFAULT_MAX_MEMBERS) -> bytes:
@@ -115,8 +117,9 @@ def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_L
         seqno = r.seqno("ACK.seqno")
         r.finish("ACK")
         return AckMsg(seqno)
-    if code in _NAKACK2_ONLY or code > TYPE_ACK:
-        raise DecodeError(f"type: expected a NAKACK4 message type (0, 1, 2, 3, 6 or 7), got {code}")
+    if code in _NAKACK2_ONLY or (code > TYPE_ACK and code not in _OOB_TYPES):
+        raise DecodeError(f"type: expected a NAKACK4 message type (0, 1, 2, 3, 6 or 7; 0x80 and 0x82: MSG and "
+                          f"XMIT_RSP with the OOB flag), got {code}")
     msg = n2.decode(_N2_MAGIC + raw[1:], limits, max_members)
     assert not isinstance(msg, n2.StableMsg | n2.StabilityMsg)
     return msg

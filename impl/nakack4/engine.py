@@ -66,17 +66,21 @@ class Nakack4Engine(MemberOutputs[P]):
 
     # ------------------------------------------------------------------ inputs
 
-    def multicast(self, payload: bytes, *, now: int) -> tuple[int, SendStatus]:
+    def multicast(self, payload: bytes, *, now: int, oob: bool = False) -> tuple[int, SendStatus]:
         """The application multicasts ``payload``; returns (its seqno, what happened): SENT, or
         BLOCKED (the own window is full: the send is held, with its seqno, and passed down by the
         engine once ACKs make room, reported in ``send_events``; JGroups' thread would block), HELD
         (send_atomically off: passed down at once unless ``resume_blocked_sends`` is off), DROPPED
-        (variant drop_dont_block) or NO_WINDOW (seqno 0: no own window yet). Raises
+        (variant drop_dont_block) or NO_WINDOW (seqno 0: no own window yet). ``oob`` flags it OOB
+        (spec decision 18: every copy and retransmission carries the flag, receivers deliver it on
+        receipt). Raises
         ``LocalProtocolError`` (payload not bytes or too big) or ``SendWindowFull``
         (``max_pending_sends`` held already) without changing any state."""
         self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"multicast: payload must be bytes, got {type(payload).__name__}")
+        if type(oob) is not bool:
+            raise LocalProtocolError(f"multicast: oob must be a bool, got {type(oob).__name__}")
         m, cfg = self._m, self._config
         if len(m.sending) >= cfg.max_pending_sends:
             raise SendWindowFull(f"multicast: {len(m.sending)} sends held already (max_pending_sends="
@@ -90,7 +94,7 @@ class Nakack4Engine(MemberOutputs[P]):
                                      f" {MSG_HEADER_MAX} header bytes)")
         # With resumption on, a held send's second step follows at once when there is room (a
         # held older send would have room too, and was resumed at the end of the last input).
-        seqno, status = sending.multicast(m, payload, second_step_now=cfg.resume_blocked_sends)
+        seqno, status = sending.multicast(m, payload, second_step_now=cfg.resume_blocked_sends, oob=oob)
         if status is SendStatus.BLOCKED and cfg.resume_blocked_sends and cfg.drops_when_full:
             sending.resume(m)  # not atomic, DONT_BLOCK before JGRP-2873: the second step drops it
             outcome = next(e for e in m.send_events if e[0] == seqno)

@@ -91,6 +91,7 @@ def disconnect(m: Member[P]) -> None:
     if own is not None:
         own.window.close()
     fail_held(m)
+    m.oob_delivered.clear()
     m.seqno = 0
     for peer in list(m.entries):
         m.drop_entry(peer)

@@ -51,7 +51,7 @@ def on_message(m: Member[P], src: P, msg: WireMsg) -> None:
         if msg.sender != src:
             m.stats.xmit_rsp_foreign += 1
             return
-        on_data(m, src, McastMsg(msg.seqno, msg.payload))
+        on_data(m, src, McastMsg(msg.seqno, msg.payload, msg.oob))
     elif type(msg) is NakXmitReqMsg:
         on_xmit_req(m, src, msg)
     elif type(msg) is HighestSeqnoMsg:
@@ -85,9 +85,20 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         return
     window = entry.window
     if sender == m.me:
+        done = m.oob_delivered
+        if msg.oob and msg.seqno > window.hd and msg.seqno not in done and (
+                original := window.get(msg.seqno)) is not None:  # OOB_DELIVERED set now (decision 18)
+            done.add(msg.seqno)
+            _deliver_one(m, sender, entry, original)
         items = window.remove_many(False)
+        if done:
+            items = [item for item in items if item.seqno not in done]
+            m.oob_delivered = {s for s in done if s > window.hd}
     elif entry.deliverer in (ARMED, STUCK):
         failed_delivery(m, sender, msg)
+        return
+    elif msg.oob:
+        _on_oob_data(m, sender, entry, msg)
         return
     else:
         held = will_hold_entry(entry, msg.seqno, busy=False)
@@ -102,6 +113,42 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         entry.deliverer = READY
         if not items:
             m.stats.old_or_duplicate += status is not AddStatus.ADDED
+        elif any(item.oob for item in items):  # OOB placeholders: delivered when added (decision 18)
+            items = [item for item in items if not item.oob]
+    if items:
+        if count_acks(m, sender, len(items)):
+            send_ack(m, sender, window.hd)
+        m.deliver_all(sender, items)
+
+
+def _deliver_one(m: Member[P], sender: P, entry: Entry, msg: McastMsg) -> None:
+    """Spec ``_deliver_one``: an OOB message goes up alone, counting 1 towards the entry's ACK, sent
+    at once (with the window's hd as it is, before any removal) when due."""
+    if count_acks(m, sender, 1):
+        send_ack(m, sender, entry.window.hd)
+    m.deliver_all(sender, [msg])
+
+
+def _on_oob_data(m: Member[P], sender: P, entry: Entry, msg: McastMsg) -> None:
+    """Spec ``_on_data`` for another sender's OOB message (decision 18): added as a payload-free
+    placeholder (DUMMY_OOB_MSG), delivered at once if the window took it, then the window delivered
+    up to the first gap, placeholders passed over; the limits as for any message."""
+    window = entry.window
+    placeholder = McastMsg(msg.seqno, b"", True)
+    held = will_hold_entry(entry, msg.seqno, busy=False)
+    if held and not m.held.admits(entry.held_bytes, held_size(placeholder)):
+        m.stats.held_bytes_full += 1
+        return
+    status = window.add(msg.seqno, placeholder)
+    entry.deliverer = READY
+    if status is AddStatus.ADDED:
+        _deliver_one(m, sender, entry, msg)
+    elif status is not AddStatus.BEYOND_CAPACITY:
+        m.stats.old_or_duplicate += 1
+    items = [] if status is AddStatus.BEYOND_CAPACITY else window.remove_many(True)
+    stored = held and status is AddStatus.ADDED and all(item is not placeholder for item in items)
+    m.held.account(entry, placeholder, items, held=stored)
+    items = [item for item in items if not item.oob]
     if items:
         if count_acks(m, sender, len(items)):
             send_ack(m, sender, window.hd)
@@ -114,12 +161,15 @@ def failed_delivery(m: Member[P], sender: P, msg: McastMsg) -> None:
     entry = m.entries[sender]
     if entry.deliverer == ARMED:
         entry.deliverer = STUCK if m.variant.deliverer_stuck else STRANDED
+    stored = McastMsg(msg.seqno, b"", True) if msg.oob else msg  # an OOB one: its placeholder (18)
     held = will_hold_entry(entry, msg.seqno, busy=True)
-    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
+    if held and not m.held.admits(entry.held_bytes, held_size(stored)):
         m.stats.held_bytes_full += 1
         return
-    entry.window.add(msg.seqno, msg)
-    m.held.account(entry, msg, [], held=held)
+    added = entry.window.add(msg.seqno, stored) is AddStatus.ADDED
+    m.held.account(entry, stored, [], held=held)
+    if added and msg.oob:  # delivered before removeAndDeliver, which fails or is stuck
+        _deliver_one(m, sender, entry, msg)
 
 
 def will_hold_entry(entry: Entry, seqno: int, *, busy: bool) -> bool:
@@ -147,14 +197,15 @@ def on_xmit_req(m: Member[P], src: P, msg: NakXmitReqMsg) -> None:
     budget = _budget(m, src)
     for i, seqno in enumerate(seqnos):
         stored = window.get(seqno)
-        if stored is None:
+        if stored is None or (stored.oob and sender != m.me):  # a receive window's OOB slot: a placeholder
             continue
         try:
             if cfg.use_mcast_xmit:  # the stored original: DONT_LOOPBACK still holds for it (spec decision 8)
-                data = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits)
+                data = encode_mcast(stored.seqno, stored.payload, cfg.codec_limits, stored.oob)
                 destinations = tuple(p for p in m.view if p != m.me) if cfg.dont_loopback else m.view
             else:
-                data, destinations = encode(XmitRspMsg(sender, stored.seqno, stored.payload), cfg.codec_limits), (src,)
+                rsp = XmitRspMsg(sender, stored.seqno, stored.payload, stored.oob)
+                data, destinations = encode(rsp, cfg.codec_limits), (src,)
         except EncodeError:  # an address and a payload at the limits: no room for the header
             m.stats.oversized_control += 1
             continue
@@ -193,6 +244,7 @@ def on_highest_seqno(m: Member[P], src: P, msg: HighestSeqnoMsg) -> None:
         entry.deliverer = READY
         items = entry.window.remove_many(True)
         m.held.account(entry, None, items, held=False)
+        items = [item for item in items if not item.oob]  # OOB placeholders (decision 18)
         if items:
             if count_acks(m, src, len(items)):
                 send_ack(m, src, entry.window.hd)

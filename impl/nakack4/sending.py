@@ -18,13 +18,14 @@ from impl.nakack4.codec import McastMsg, encode_mcast
 from impl.nakack4.state import Member, P, SendStatus
 
 
-def multicast(m: Member[P], payload: bytes, *, second_step_now: bool = False) -> tuple[int, SendStatus]:
+def multicast(m: Member[P], payload: bytes, *, second_step_now: bool = False, oob: bool = False
+              ) -> tuple[int, SendStatus]:
     """Spec ``on_send``: an application thread takes the next seqno. Atomic (send_atomically,
     fixed): the add and the send follow at once if the own window has room, else the send is held
     (BLOCKED), or dropped (variant drop_dont_block with DONT_BLOCK). Otherwise the send is HELD
     until ``pass_down``, unless ``second_step_now`` and the window has room: then the thread's
     second step (the spec's SEND timer) follows at once (SENT). Without an own window nothing
-    happens (NO_WINDOW, seqno 0)."""
+    happens (NO_WINDOW, seqno 0). ``oob``: the message is OOB (spec decision 18), held sends too."""
     own = m.own
     if own is None:
         m.stats.send_without_window += 1
@@ -34,13 +35,15 @@ def multicast(m: Member[P], payload: bytes, *, second_step_now: bool = False) ->
     m.stats.multicasts += 1
     full = own.window.full_for(seqno)
     if not full and (cfg.atomic or second_step_now):
-        add_and_send(m, seqno, payload)
+        add_and_send(m, seqno, payload, oob)
         return seqno, SendStatus.SENT
     if cfg.atomic and cfg.drops_when_full:
         m.skip_next_resend = True
         m.stats.sends_dropped += 1
         return seqno, SendStatus.DROPPED
     m.sending[seqno] = payload
+    if oob:
+        m.oob_sending.add(seqno)
     if full:
         m.stats.sends_blocked += 1
     return seqno, SendStatus.BLOCKED if full else SendStatus.HELD
@@ -56,17 +59,19 @@ def pass_down(m: Member[P], seqno: int) -> SendStatus:
     """Spec ``_on_send_thread``: the held send ``seqno`` is added and sent (the caller checked
     ``may_pass_down``), or, variant drop_dont_block, dropped on a full window."""
     payload = m.sending.pop(seqno)
+    oob = seqno in m.oob_sending
+    m.oob_sending.discard(seqno)
     own = m.own
     assert own is not None
     if own.window.full_for(seqno):
         m.skip_next_resend = True
         m.stats.sends_dropped += 1
         return SendStatus.DROPPED
-    add_and_send(m, seqno, payload)
+    add_and_send(m, seqno, payload, oob)
     return SendStatus.SENT
 
 
-def add_and_send(m: Member[P], seqno: int, payload: bytes) -> None:
+def add_and_send(m: Member[P], seqno: int, payload: bytes, oob: bool = False) -> None:
     """Spec ``_add_and_send``: the own window takes the message (there is room), one copy goes to
     every member of the view, and the next HIGHEST_SEQNO run is skipped. DONT_LOOPBACK: no copy
     to the member itself; the add's filter walks the own hd over it, and the send counts 1 towards
@@ -74,8 +79,8 @@ def add_and_send(m: Member[P], seqno: int, payload: bytes) -> None:
     own = m.own
     assert own is not None
     cfg = m.config
-    msg = McastMsg(seqno, payload)
-    data = encode_mcast(seqno, payload, cfg.codec_limits)
+    msg = McastMsg(seqno, payload, oob) if oob else McastMsg(seqno, payload)
+    data = encode_mcast(seqno, payload, cfg.codec_limits, oob)
     m.skip_next_resend = True
     if not cfg.dont_loopback:
         own.window.add(seqno, msg, block=True)
@@ -114,3 +119,4 @@ def fail_held(m: Member[P]) -> None:
         m.send_events.append((seqno, SendStatus.DROPPED))
         m.stats.sends_dropped += 1
     m.sending.clear()
+    m.oob_sending.clear()

@@ -104,6 +104,8 @@ class Member(Generic[P]):
         self.xmit_last: dict[P, int] = {}  # xmit_task_map (the spec's 0 = absent)
         self.skip_next_resend = False
         self.sending: dict[int, bytes] = {}  # seqno -> payload: sends that took a seqno, not added yet
+        self.oob_sending: set[int] = set()  # the seqnos in ``sending`` whose message is OOB
+        self.oob_delivered: set[int] = set()  # own OOB seqnos above the own hd delivered (OOB_DELIVERED)
         self.answering_size = 0  # the size of the datagram being handled
         self.answering_now = 0  # ... and when it arrived (the resend budget's interval)
         self.books: dict[P | None, ResendBook] = {}  # resends per requester (None: every non-member)

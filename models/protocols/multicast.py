@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from models.multicast_world import observe_channels, stopped
+from models.multicast_world import DONT_LOOPBACK, OOB, observe_channels, stopped
 from models.protocols.base import ProtocolAdapter
 from models.render_actions import format_action as format_world_action
 from spec import reliable_fifo as fifo
@@ -49,6 +49,7 @@ class MulticastAdapter(ProtocolAdapter):
         its bundle (the sender's multicasts, or its unicasts to the receiver) and its OOB flag; None for
         a message not the protocol's."""
         return self.batch_kinds.get(type(msg).__name__)
+    oob_flag: ClassVar[bool] = False  # the spec's on_send takes ``oob`` (a model file's [oob] table)
 
     def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
                     settings: dict[str, int]) -> Any:
@@ -65,8 +66,11 @@ class MulticastAdapter(ProtocolAdapter):
             step = spec.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
             return step.node, step.effects
         kind = stimulus[0] if isinstance(stimulus, tuple) and stimulus else None
-        if kind == "mcast":  # ("mcast", n) or ("mcast", n, DONT_LOOPBACK): world rule 6
-            flag = {"dont_loopback": True} if len(stimulus) > 2 and not cfg.dont_loopback else {}  # type: ignore[arg-type]
+        if kind == "mcast":  # ("mcast", n), then OOB and DONT_LOOPBACK when flagged: world rule 6
+            flags = stimulus[2:]  # type: ignore[index]
+            flag = {"dont_loopback": True} if DONT_LOOPBACK in flags and not cfg.dont_loopback else {}
+            if OOB in flags:
+                flag["oob"] = True
             step = spec.on_send(cfg, node, stimulus[1], **flag)  # type: ignore[index]
         elif kind == "timer":
             step = spec.on_timer(cfg, node, stimulus[1])  # type: ignore[index]

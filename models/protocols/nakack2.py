@@ -5,8 +5,8 @@ its stimuli, history, properties, variants, settings, timers and how its actions
 Properties (``seqcheck list`` prints their definitions):
 
 - per (sender, receiver) channel of ``spec/reliable_fifo``: ``no_duplicate``, ``in_order`` (per-sender
-  FIFO at every receiver, per window incarnation), ``delivered_was_sent``, ``no_self_delivery`` (with
-  ``dont_loopback``, no member delivers its own multicast);
+  FIFO at every receiver, per window incarnation; OOB multicasts exempt), ``delivered_was_sent``,
+  ``no_self_delivery`` (with ``dont_loopback``, no member delivers its own multicast);
 - of one member's state: ``window_order``, ``slots_hold_their_seqnos``, ``seqno_discipline``,
   ``queue_within_bound`` and ``window_bounded`` (the window growth JGRP-2675 makes unbounded, against
   the model file's ``window_bound``);
@@ -77,7 +77,7 @@ class Nakack2Adapter(MulticastAdapter):
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-2675": "bounded_queue_no_xmit", "JGRP-2678": "stable_xmit_current_hr",
         "JGRP-1539": "xmit_all_gaps", "BoundedList": "queue_drops_oldest",
-        "5.1.5-stable-vote-to-self": "stable_vote_to_self",
+        "5.1.5-stable-vote-to-self": "stable_vote_to_self", "oob-redelivers": "oob_redelivers",
     }
     # [config]: (default, minimum); xmit_interval's sign alone matters (time is abstract), and the
     # switches (boolean_settings) read true/false
@@ -89,6 +89,7 @@ class Nakack2Adapter(MulticastAdapter):
     dont_loopback_per_send = True
     batches = True
     batch_spec: ClassVar[Any] = nakack2_batch
+    oob_flag = True
     timer_text = ("retransmit task runs (XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "STABLE's gossip task runs (digest to the coordinator)",
                   "BECOME_SERVER: drains the become_server_queue")

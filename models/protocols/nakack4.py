@@ -87,6 +87,7 @@ class Nakack4Adapter(MulticastAdapter):
     }
     boolean_settings = frozenset({"send_atomically", "dont_block", "dont_loopback", "deliver_exceptions",
                                   "use_mcast_xmit"})
+    oob_flag = True
     timer_text = ("retransmit task runs (ACKs, XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "BECOME_SERVER: drains the become_server_queue",
                   "the application thread holding #{peer} adds it and passes it down",

@@ -62,3 +62,25 @@ def test_a_script_flags_one_multicast_dont_loopback() -> None:
     net.flagged.add(("A", 1))  # as if #1 had been flagged: its delivery at A above is then judged
     net._deliveries("A", [("A", spec_payload(1))])
     assert not net.holds("no_self_delivery")
+
+
+def test_a_script_flags_one_multicast_oob() -> None:
+    """``McastScript.multicast(src, oob=True)`` (the call replay emits for a send the model's [oob]
+    table flags): B delivers the OOB #2 on receipt, before #1, which in_order allows; the same order
+    of plain multicasts is judged an in_order violation."""
+    from checks.conform.mcast_script import McastScript
+    from impl.common import spec_payload
+
+    net = McastScript(["A", "B"])
+    net.multicast("A")
+    net.multicast("A", oob=True)
+    net.deliver("A", "B", "MSG", seqno=2)
+    assert net.delivered == {("A", "B"): {2}}
+    net.deliver("A", "B", "MSG", seqno=1)
+    assert net.skipped == [] and net.delivered[("A", "B")] == {1, 2}
+    assert net.holds("no_duplicate") and net.holds("in_order")
+    plain = McastScript(["A", "B"])
+    plain.multicast("A")
+    plain.multicast("A")
+    plain._deliveries("B", [("A", spec_payload(2)), ("A", spec_payload(1))])
+    assert not plain.holds("in_order")

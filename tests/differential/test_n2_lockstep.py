@@ -22,7 +22,7 @@ import pytest
 from checks.cli import MODELS_DIR
 from checks.conform.differential import random_walk
 from impl.nakack2 import membership, receive, stable, tasks
-from impl.nakack2.codec import XmitReqMsg
+from impl.nakack2.codec import McastMsg, XmitReqMsg
 from impl.nakack2.state import Member
 from models.modelfile import Model, load
 from spec.nakack2 import Variant
@@ -52,9 +52,11 @@ def test_engine_agrees_with_spec_on_random_walks() -> None:
     assert walk_all(load(FUZZ)) > WALKS * 100  # the walks are long: timers are always enabled
 
 
-@pytest.mark.parametrize("name", ["nakack2-lockstep-dont-loopback", "nakack2-lockstep-dont-loopback-mixed"])
-def test_engine_agrees_with_spec_on_the_dont_loopback_worlds(name: str) -> None:
-    """Every multicast, or some, DONT_LOOPBACK (decision 15), with every safety property of the model."""
+@pytest.mark.parametrize("name", ["nakack2-lockstep-dont-loopback", "nakack2-lockstep-dont-loopback-mixed",
+                                  "nakack2-lockstep-oob"])
+def test_engine_agrees_with_spec_on_the_flag_worlds(name: str) -> None:
+    """Every multicast, or some, DONT_LOOPBACK (decision 15), some OOB (decision 17), with every safety
+    property of the model."""
     assert walk_all(load(MODELS_DIR / "fuzz" / f"{name}.toml"), 20) > 20 * 100
 
 
@@ -151,6 +153,25 @@ def deliver_own_dont_loopback_too(m: Member[Any], sender: Any, msg: Any) -> None
         m.own.dont_loopback = flagged
 
 
+ORIGINAL_OOB_DATA, ORIGINAL_ENCODE_MCAST = receive._on_oob_data, receive.encode_mcast
+
+
+def oob_added_in_order(m: Member[Any], sender: Any, msg: Any) -> None:
+    ORIGINAL_ON_DATA(m, sender, McastMsg(msg.seqno, msg.payload))  # the OOB flag ignored on receipt
+
+
+def retransmission_without_the_oob_flag(seqno: int, payload: bytes, limits: Any, oob: bool = False) -> bytes:
+    return ORIGINAL_ENCODE_MCAST(seqno, payload, limits)  # sendXmitRsp's re-multicast loses the flag
+
+
+def own_oob_loopback_delivers_again(m: Member[Any], sender: Any, msg: Any) -> None:
+    if sender == m.me and msg.oob and m.own is not None and msg.seqno <= m.own.hd:
+        stored = m.own.get(msg.seqno)
+        if stored is not None and msg.seqno not in m.own.dont_loopback:
+            m.deliver_all(sender, [stored])  # OOB_DELIVERED forgotten
+    ORIGINAL_ON_DATA(m, sender, msg)
+
+
 DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "HIGHEST_SEQNO right after an application send": (tasks, "resend_last_seqno", resend_after_an_application_send,
                                                        "fuzz"),
@@ -164,6 +185,9 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
                                                                "dont_loopback"),
     "removeAndDeliver without its DONT_LOOPBACK filter": (receive, "on_data", deliver_own_dont_loopback_too,
                                                           "mixed"),
+    "an OOB message added as a regular one": (receive, "_on_oob_data", oob_added_in_order, "oob"),
+    "a re-multicast without the OOB flag": (receive, "encode_mcast", retransmission_without_the_oob_flag, "oob"),
+    "an own OOB loopback delivered again": (receive, "on_data", own_oob_loopback_delivers_again, "oob"),
 }
 
 
@@ -173,6 +197,8 @@ def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.setattr(owner, name, defect)
     if where == "merge":
         yield load(MODELS_DIR / "nakack2" / "merge-digest-lags-loopback.toml")
+    elif where == "oob":
+        yield load(MODELS_DIR / "fuzz" / "nakack2-lockstep-oob.toml")
     elif where == "mixed":
         yield load(MODELS_DIR / "nakack2" / "dont-loopback-mixed.toml")
     elif where == "dont_loopback":

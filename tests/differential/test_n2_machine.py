@@ -2,7 +2,8 @@
 delivered, lost, duplicated and dropped below the protocol, timers, views, a join, a leave),
 "engine == spec" and the spec's safety properties as invariants (``lockstep_machine.WorldAgreement``
 on ``models/fuzz/nakack2-lockstep.toml``: three founders and a joiner; and on its DONT_LOOPBACK twin
-``nakack2-lockstep-dont-loopback.toml`` and its mix, ``nakack2-lockstep-dont-loopback-mixed.toml``).
+``nakack2-lockstep-dont-loopback.toml``, its mix, ``nakack2-lockstep-dont-loopback-mixed.toml``, and the
+OOB world ``nakack2-lockstep-oob.toml``).
 
 Default profile: 60 runs of up to 80 steps; ``pytest --hypothesis-profile=long`` runs 5,000 of up
 to 400.
@@ -57,6 +58,15 @@ class Nakack2BatchAgreement(WorldAgreement):
 
 
 TestNakack2BatchAgreement = Nakack2BatchAgreement.TestCase
+
+
+class Nakack2OobAgreement(WorldAgreement):
+    """The same world with some multicasts OOB ([oob]: the placeholder, the delivery on add; decision 17)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "nakack2-lockstep-oob.toml")
+
+
+TestNakack2OobAgreement = Nakack2OobAgreement.TestCase
 
 
 def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -23,7 +23,7 @@ import pytest
 from checks.cli import MODELS_DIR
 from checks.conform.differential import random_walk
 from impl.nakack4 import membership, receive, tasks
-from impl.nakack4.codec import NakXmitReqMsg, XmitReqMsg
+from impl.nakack4.codec import McastMsg, NakXmitReqMsg, XmitReqMsg
 from impl.nakack4.state import Member
 from models.modelfile import Model, load
 from spec.nakack4 import Variant
@@ -52,6 +52,30 @@ def with_config(tmp_path: Path, lines: str, name: str = "variant.toml") -> Model
 
 def test_engine_agrees_with_spec_on_random_walks() -> None:
     assert walk_all(load(FUZZ)) > WALKS * 100  # the walks are long: timers are always enabled
+
+
+OOB = MODELS_DIR / "fuzz" / "nakack4-lockstep-oob.toml"
+
+
+def test_engine_agrees_with_spec_on_the_oob_world() -> None:
+    """Some multicasts OOB (decision 18): delivered on receipt and counted towards the ACK then."""
+    assert walk_all(load(OOB), 20) > 20 * 100
+
+
+def oob_threads_model(tmp_path: Path) -> Model:
+    """The OOB world with two application threads each (send_atomically off)."""
+    text = OOB.read_text().replace("[config]\ncapacity = 2\nsend_atomically = true\nsender_threads = 1\n",
+                                   "[config]\ncapacity = 2\nsender_threads = 2\n")
+    assert text != OOB.read_text()
+    path = tmp_path / "threads.toml"
+    path.write_text(text)
+    return load(path)
+
+
+def test_engine_agrees_on_oob_with_two_threads(tmp_path: Path) -> None:
+    """An own OOB message added above a gap of the own window is delivered by its loopback while hd
+    stays below (OOB_DELIVERED above hd); a thread's held send keeps its flag."""
+    walk_all(oob_threads_model(tmp_path), 15, check_properties=False)
 
 
 @pytest.mark.parametrize("settings", [
@@ -135,6 +159,23 @@ def merge_digest_at_high(m: Member[Any], digest: dict[Any, tuple[int, int]]) -> 
     ORIGINAL_MERGE(m, {p: (high, high) for p, (_hd, high) in digest.items()})
 
 
+ORIGINAL_ON_DATA, ORIGINAL_DELIVER_ONE = receive.on_data, receive._deliver_one
+
+
+def oob_added_in_order(m: Member[Any], sender: Any, msg: Any) -> None:
+    ORIGINAL_ON_DATA(m, sender, McastMsg(msg.seqno, msg.payload))  # the OOB flag ignored on receipt
+
+
+def oob_delivery_not_counted(m: Member[Any], sender: Any, entry: Any, msg: Any) -> None:
+    m.deliver_all(sender, [msg])  # deliver() without its count towards the ACK
+
+
+def own_oob_loopback_delivers_again(m: Member[Any], sender: Any, msg: Any) -> None:
+    if sender == m.me and msg.oob and m.own is not None and msg.seqno > m.own.window.hd:
+        m.oob_delivered.discard(msg.seqno)  # OOB_DELIVERED forgotten
+    ORIGINAL_ON_DATA(m, sender, msg)
+
+
 DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "an ACK one delivery past the threshold": (receive, "count_acks", ack_one_delivery_late, "threshold"),
     "HIGHEST_SEQNO right after an application send": (tasks, "retransmit", resend_after_an_application_send, "fuzz"),
@@ -142,6 +183,10 @@ DEFECTS: dict[str, tuple[object, str, Callable[..., object], str]] = {
     "a view change does not purge (JGRP-2853)": (membership, "purge_to_min", view_without_purge, "fuzz"),
     "XMIT_REQ for every gap, not the previous batch": (tasks, "_request_previous_batch", request_every_gap, "fuzz"),
     "a merge digest read at high, not hd": (membership, "merge_digest", merge_digest_at_high, "merge"),
+    "an OOB message added as a regular one": (receive, "on_data", oob_added_in_order, "oob"),
+    "an OOB delivery not counted towards the ACK": (receive, "_deliver_one", oob_delivery_not_counted, "oob"),
+    "an own OOB loopback delivered again above hd": (receive, "on_data", own_oob_loopback_delivers_again,
+                                                     "oob-threads"),
 }
 
 
@@ -153,6 +198,10 @@ def planted(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp
         yield with_config(tmp_path, "capacity = 8\nack_threshold = 2\nsend_atomically = true")
     elif where == "merge":
         yield merge_model(tmp_path)
+    elif where == "oob":
+        yield load(OOB)
+    elif where == "oob-threads":
+        yield oob_threads_model(tmp_path)
     else:
         yield load(FUZZ)
 

@@ -2,7 +2,8 @@
 and ACKs delivered, lost, duplicated and dropped below the protocol, timers including a blocked
 sender's SEND, views, a join, a leave), "engine == spec" and the spec's safety properties as
 invariants (``lockstep_machine.WorldAgreement`` on ``models/fuzz/nakack4-lockstep.toml``: three
-founders and a joiner, windows of capacity 2). NAKACK4 adds no world action type: a blocked
+founders and a joiner, windows of capacity 2; and on its OOB twin
+``nakack4-lockstep-oob.toml``). NAKACK4 adds no world action type: a blocked
 sender's release and the delivery fault are timers (``FireTimer``), which the machine has.
 
 Default profile: 60 runs of up to 80 steps; ``pytest --hypothesis-profile=long`` runs 5,000 of up
@@ -40,6 +41,15 @@ class Nakack4BatchAgreement(WorldAgreement):
 
 
 TestNakack4BatchAgreement = Nakack4BatchAgreement.TestCase
+
+
+class Nakack4OobAgreement(WorldAgreement):
+    """The same world with some multicasts OOB ([oob]: the placeholder, the delivery on add, its ACK)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "nakack4-lockstep-oob.toml")
+
+
+TestNakack4OobAgreement = Nakack4OobAgreement.TestCase
 
 
 def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,6 +17,7 @@ from models.modelfile import load
 MODELS = Path(__file__).resolve().parents[2] / "models" / "fuzz"
 LOCKSTEP = load(MODELS / "nakack4-lockstep.toml")
 FAULTS = load(MODELS / "nakack4-lockstep-faults.toml")
+OOB = load(MODELS / "nakack4-lockstep-oob.toml")
 
 
 @pytest.mark.long
@@ -39,6 +40,20 @@ def test_deliver_faults_agree_or_are_explained(version: str) -> None:
     harness = harness_for(version)
     for seed in range(30):
         result = random_walk(FAULTS, harness, seed, 120)
+        if result.divergence is not None:
+            found = explain(result.divergence, result.run)
+            assert found is not None and found.name == "jgrp2906-receive-add-blocks", \
+                f"seed {seed}: {result.divergence}"
+
+
+@pytest.mark.parametrize("version", ["5.4.12", "master"])
+def test_oob_world_agrees_or_is_explained(version: str) -> None:
+    """Spec decision 18: OOB delivered on receipt and counted towards the ACK then (the ACK carrying
+    the hd from before the removal), DUMMY_OOB_MSG as the placeholder, the flag on retransmissions;
+    5.4.12's only divergence is the explained JGRP-2906 one."""
+    harness = harness_for(version)
+    for seed in range(12):
+        result = random_walk(OOB, harness, seed, 120)
         if result.divergence is not None:
             found = explain(result.divergence, result.run)
             assert found is not None and found.name == "jgrp2906-receive-add-blocks", \

@@ -51,6 +51,11 @@ CATALOGUE = {
     "three-members-loss": ("pass", 0),
     "batch-under-loss": ("pass", 0),
     "batch-immediate-ack": ("pass", 0),
+    "oob-under-loss": ("pass", 0),
+    "oob-threads": ("pass", 0),
+    "oob-dont-loopback": ("pass", 0),
+    "oob-ack-threshold-1": ("violation:eventually_delivered", 5),
+    "oob-ack-threshold-2": ("pass", 0),
 }
 
 
@@ -96,6 +101,7 @@ def test_each_variant_has_a_violation_model_beside_a_twin_that_passes(alias: str
 
 @pytest.mark.parametrize(("broken_path", "fixed_path"), [
     (FOLDER / "lost-ack-threshold-0.toml", FOLDER / "lost-ack-threshold-2.toml"),
+    (FOLDER / "oob-ack-threshold-1.toml", FOLDER / "oob-ack-threshold-2.toml"),
     (FOLDER / "join-threshold-0.toml", MODELS_DIR / "bench" / "nakack4-join-threshold-2.toml")])
 def test_the_threshold_pairs_differ_in_the_ack_threshold_alone(broken_path: Path, fixed_path: Path) -> None:
     broken, fixed = load(broken_path), load(fixed_path)

@@ -56,9 +56,9 @@ def digests(draw: st.DrawFn) -> tuple[tuple[object, int, int], ...]:
 
 xmit_reqs = st.sets(st.integers(1, 5000), max_size=40).map(lambda s: XmitReqMsg(tuple(sorted(s))))
 messages: st.SearchStrategy[WireMsg] = st.one_of(
-    st.builds(McastMsg, seqnos, payloads),
+    st.builds(McastMsg, seqnos, payloads, st.booleans()),
     st.builds(NakXmitReqMsg, addresses, xmit_reqs),
-    st.builds(XmitRspMsg, addresses, seqnos, payloads),
+    st.builds(XmitRspMsg, addresses, seqnos, payloads, st.booleans()),
     st.builds(HighestSeqnoMsg, seqnos),
     st.builds(StableMsg, views(), digests()),
     st.builds(StabilityMsg, views(), digests()),
@@ -74,7 +74,17 @@ def test_every_message_round_trips(msg: WireMsg) -> None:
     assert decode(data) == msg
     assert encode(decode(data)) == data
     if isinstance(msg, McastMsg):
-        assert encode_mcast(msg.seqno, msg.payload) == data
+        assert encode_mcast(msg.seqno, msg.payload, DEFAULT_LIMITS, msg.oob) == data
+
+
+def test_the_oob_flag_is_bit_7_of_msg_and_xmit_rsp_alone() -> None:
+    """spec/nakack2.py decision 17: 0x80 and 0x82; a datagram from before the flag decodes as before."""
+    assert encode(McastMsg(1, b"p", True)) == bytes((MAGIC, 0x80)) + encode(McastMsg(1, b"p"))[2:]
+    assert encode(XmitRspMsg(3, 1, b"p", True)) == bytes((MAGIC, 0x82)) + encode(XmitRspMsg(3, 1, b"p"))[2:]
+    assert decode(encode(McastMsg(1, b"p"))) == McastMsg(1, b"p", False)
+    for code in (0x81, 0x83, 0x84, 0x85, 0x86):
+        with pytest.raises(DecodeError, match="type"):
+            decode(bytes((MAGIC, code)) + encode(HighestSeqnoMsg(1))[2:])
 
 
 @settings(max_examples=500)
@@ -141,6 +151,8 @@ def test_payload_limits_hold_both_ways() -> None:
 @pytest.mark.parametrize("bad", [
     lambda: McastMsg(-1, b""),
     lambda: McastMsg(1, "text"),  # type: ignore[arg-type]
+    lambda: McastMsg(1, b"", 1),  # type: ignore[arg-type]
+    lambda: XmitRspMsg(1, 1, b"", None),  # type: ignore[arg-type]
     lambda: XmitRspMsg(("h", 1), 1, b""),
     lambda: StableMsg((2, 1), ()),
     lambda: StableMsg((), ((1, 5, 4),)),
@@ -153,9 +165,9 @@ def test_constructors_reject_what_cannot_be_encoded(bad: object) -> None:
 
 
 @settings(max_examples=500)
-@given(st.binary(max_size=30))
-def test_the_msg_fast_path_accepts_only_what_the_reader_accepts(tail: bytes) -> None:
-    data = bytes((MAGIC, 0)) + tail
+@given(st.sampled_from((0, 0x80)), st.binary(max_size=30))
+def test_the_msg_fast_path_accepts_only_what_the_reader_accepts(code: int, tail: bytes) -> None:
+    data = bytes((MAGIC, code)) + tail
     fast = _fast_mcast(data, DEFAULT_LIMITS) if len(data) > 3 else None  # decode's guard
     try:
         slow = decode(data, DEFAULT_LIMITS) if fast is None else None
@@ -164,7 +176,7 @@ def test_the_msg_fast_path_accepts_only_what_the_reader_accepts(tail: bytes) -> 
     msg = fast if fast is not None else slow
     assert msg is not None and encode(msg) == data
     if fast is not None:
-        assert McastMsg(fast.seqno, fast.payload) == fast
+        assert McastMsg(fast.seqno, fast.payload, code == 0x80) == fast
 
 
 # ---------------------------------------------------------------- views and digests in one pass (issue 28, item 4)

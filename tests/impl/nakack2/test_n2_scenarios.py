@@ -5,9 +5,10 @@ retransmit task runs at 1000, 2000, ... and STABLE's round at 20000, 40000, ...
 
 from __future__ import annotations
 
+import pytest
 from n2_group import Drop, Group
 
-from impl.nakack2 import Config, Variant, spec_payload
+from impl.nakack2 import Config, LocalProtocolError, Variant, spec_payload
 from impl.nakack2.codec import (
     HighestSeqnoMsg,
     JoinRspMsg,
@@ -288,3 +289,86 @@ def test_dont_loopback_per_send_the_earlier_loopback_passes_over_it() -> None:
     resent = [(m.seqno, d) for _, s, d, m in g.log[before:] if isinstance(m, McastMsg)]
     assert resent == [(1, "A"), (1, "B"), (1, "C"), (2, "B"), (2, "C")] and g.got("A") == [1]
     g.check()
+
+
+# ---------------------------------------------------------------------------------------------
+# OOB (spec decision 17).
+def oob_mcast(g: Group, src: str, *payloads: int, oob: tuple[int, ...]) -> None:
+    for p in payloads:
+        g[src].multicast(spec_payload(p), now=g.now, oob=p in oob)
+    g.transfer()
+
+
+def test_oob_is_delivered_on_receipt_once_and_its_placeholder_passed_over() -> None:
+    """#1 held on its way to B; the OOB #2 is delivered at once, its slot a payload-free placeholder;
+    #1's arrival delivers #1 alone. The datagram carries the flag (type byte 0x80)."""
+    g = Group(hold=first_copy(1, "B"))
+    oob_mcast(g, "A", 1, 2, oob=(2,))
+    assert g.got("B") == [2] and g.got("C") == [1, 2] and g.got("A") == [1, 2]
+    window = dict(g["B"].snapshot().windows)["A"]
+    assert (window.delivered, window.buffered) == (0, ((2, b""),))
+    assert [encode(m)[1] for _, s, d, m in g.log if isinstance(m, McastMsg) and d == "B"] == [0x00, 0x80]
+    g.release()
+    assert g.got("B") == [2, 1]
+    window = dict(g["B"].snapshot().windows)["A"]
+    assert (window.low, window.delivered, window.buffered) == (2, 2, ())
+    g["B"].received("A", encode(McastMsg(2, spec_payload(2), True)), now=g.now)  # a late duplicate
+    g.collect()
+    assert g.got("B") == [2, 1]
+    g.check()
+
+
+def test_a_lost_oob_message_is_retransmitted_as_oob() -> None:
+    g = Group(drop=first_copy(1, "C"))
+    oob_mcast(g, "A", 1, 2, oob=(1,))
+    assert g.got("C") == []
+    g.run_until(2000)
+    assert g.got("C") == [1, 2]
+    resent = [m for _, s, d, m in g.log if isinstance(m, McastMsg) and m.seqno == 1]
+    assert len(resent) == 6 and all(m.oob for m in resent)  # the original to A, B, C, then the re-multicast
+    g.check()
+
+
+def test_an_own_oob_loopback_coming_back_first_delivers_it_first_and_once() -> None:
+    g = Group(hold=first_copy(1, "A"))
+    oob_mcast(g, "A", 1, 2, oob=(2,))
+    assert g.got("A") == [2, 1]  # #2's loopback: OOB first, then the removal from hd+1 (#1) passes #2
+    g.release()
+    assert g.got("A") == [2, 1]
+    g.check()
+
+
+def test_oob_with_dont_loopback_is_never_delivered_at_its_sender() -> None:
+    g = Group()
+    g["A"].multicast(spec_payload(1), now=0, oob=True, dont_loopback=True)
+    g.transfer()
+    assert g.got("A") == [] and g.got("B") == [1] and g.got("C") == [1]
+    g.check()
+
+
+def test_an_oob_mix_survives_any_one_lost_datagram() -> None:
+    """Liveness under the smallest fault: whichever single datagram of the run is lost (each in
+    turn), B and C deliver all four messages exactly once and A its own."""
+    for k in range(40):
+        count = [0]
+
+        def kth(src: str, dst: str, msg: WireMsg, k: int = k, count: list[int] = count) -> bool:
+            if src == dst:
+                return False  # loopback copies are not lost (the transport's own path)
+            count[0] += 1
+            return count[0] == k + 1
+
+        g = Group(drop=kth)
+        oob_mcast(g, "A", 1, 2, 3, 4, oob=(2, 3))
+        g.run_until(60_000)
+        for name in ("A", "B", "C"):
+            assert sorted(g.got(name)) == [1, 2, 3, 4], (k, name, g.got(name))
+        g.check()
+
+
+def test_multicast_refuses_a_non_bool_oob_without_any_change() -> None:
+    g = Group()
+    before = g["A"].snapshot()
+    with pytest.raises(LocalProtocolError, match="oob must be a bool"):
+        g["A"].multicast(spec_payload(1), now=0, oob=1)  # type: ignore[arg-type]
+    assert g["A"].snapshot() == before and g["A"].datagrams_to_send() == []

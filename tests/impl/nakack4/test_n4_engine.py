@@ -18,7 +18,7 @@ import pytest
 from impl.common import LocalProtocolError, SendWindowFull
 from impl.nakack4 import Config, Nakack4Engine, SendStatus, Variant
 from impl.nakack4 import tasks as engine_tasks
-from impl.nakack4.codec import AckMsg, DecodeError, HighestSeqnoMsg, JoinRspMsg, McastMsg, decode, encode
+from impl.nakack4.codec import AckMsg, DecodeError, HighestSeqnoMsg, JoinRspMsg, McastMsg, XmitRspMsg, decode, encode
 from impl.nakack4.state import ARMED, READY, STRANDED, STUCK
 from spec import nakack4 as spec
 
@@ -126,15 +126,16 @@ def test_delivery_fault_strands_or_sticks() -> None:
     assert READY == spec.READY
 
 
-@pytest.mark.parametrize("msg", [McastMsg(7, b"p"), AckMsg(0), AckMsg(2**63 - 1), HighestSeqnoMsg(5),
-                                 JoinRspMsg((1, 2), ((1, 0, 3), (2, 0, 0)))])
+@pytest.mark.parametrize("msg", [McastMsg(7, b"p"), McastMsg(7, b"p", True), XmitRspMsg(1, 7, b"p", True), AckMsg(0),
+                                 AckMsg(2**63 - 1), HighestSeqnoMsg(5), JoinRspMsg((1, 2), ((1, 0, 3), (2, 0, 0)))])
 def test_codec_round_trip(msg: object) -> None:
     data = encode(msg)  # type: ignore[arg-type]
     assert data[0] == 0x34 and decode(data) == msg
 
 
 @pytest.mark.parametrize("data", [b"", b"\x34", b"\x4e\x00\x01\x01\x00", b"\x34\x04\x00\x00", b"\x34\x08",
-                                  b"\x34\x07", b"\x34\x07\x01\x00", b"\x34\x07\x00\x00"])
+                                  b"\x34\x07", b"\x34\x07\x01\x00", b"\x34\x07\x00\x00",
+                                  b"\x34\x81\x01", b"\x34\x87\x01", b"\x34\x84\x00\x00"])
 def test_codec_refuses_malformed(data: bytes) -> None:
     with pytest.raises(DecodeError):
         decode(data)
@@ -252,3 +253,68 @@ def test_a_payload_too_big_for_a_datagram_is_refused_before_a_seqno_is_taken() -
     assert a.multicast(bytes(384), now=0) == (1, SendStatus.SENT)
     with pytest.raises(ValueError, match=r"Config.codec_limits: expected max_datagram >= 1302"):
         Config(codec_limits=limits)
+
+
+# -- OOB (spec decision 18) ---------------------------------------------------------------------------
+def test_an_oob_multicast_is_delivered_on_receipt_and_counts_towards_the_ack() -> None:
+    """#1 lost on its way to B, the OOB #2 delivered at once; with ack_threshold 1 its delivery acks at
+    once with B's hd from before the removal (0), then the retransmitted #1 delivers #1 alone and
+    acks 2; every member ends with both, once each."""
+    g = group(Config(capacity=4, ack_threshold=1, send_atomically=True), n=2)
+    a, b = g[0], g[1]
+    a.multicast(b"1", now=0)
+    for dst, data in a.datagrams_to_send():
+        if dst == 0:
+            a.received(0, data, now=0)  # the loopback; the copy to B is lost
+    run(g)  # A's ACK to itself
+    a.multicast(b"2", now=0, oob=True)
+    sent = a.datagrams_to_send()
+    assert [decode(data) for _, data in sent] == [McastMsg(2, b"2", True)] * 2
+    for dst, data in sent:
+        g[dst].received(0, data, now=0)
+    assert [p for _, p in b.deliveries()] == [b"2"]
+    assert [decode(data) for dst, data in b.datagrams_to_send() if dst == 0] == [AckMsg(0)]
+    window = dict(b.snapshot().windows)[0]
+    assert (window.delivered, window.buffered) == (0, ((2, b""),))  # the placeholder: no payload
+    for now in range(1, 6):
+        b.fire_timer(engine_tasks.XMIT, now=now)
+        run(g, now=now)
+    assert [p for _, p in b.deliveries()] == [b"1"] and [p for _, p in a.deliveries()] == [b"1", b"2"]
+    # B's ACK 2 came; A's own OOB loopback acked its hd from before the removal (1), and with the
+    # threshold at 1 nothing acks again: A's window keeps #2 (models/nakack4/oob-ack-threshold-1.toml)
+    assert a.snapshot().ack_table == ((0, 1), (1, 2)) and a.snapshot().windows[0][1].low == 1
+    for engine in g.values():
+        engine.check_invariants()
+
+
+def test_an_oob_mix_survives_any_one_lost_datagram() -> None:
+    """Whichever single datagram between two members is lost (each in turn), every member delivers
+    all four multicasts exactly once and no send stays held (capacity 2: senders block; ack_threshold 2,
+    since with the default 0 a lost ACK is never resent: models/nakack4/lost-ack-threshold-0.toml)."""
+    for k in range(30):
+        count = [0]
+        g = group(Config(capacity=2, ack_threshold=2, send_atomically=True))
+        for n in range(1, 5):
+            g[0].multicast(bytes([n]), now=0, oob=n in (2, 3))
+        for now in range(0, 40_000, 500):
+            for src, engine in g.items():
+                for dst, data in engine.datagrams_to_send():
+                    if src != dst:
+                        count[0] += 1
+                        if count[0] == k + 1:
+                            continue
+                    g[dst].received(src, data, now=now)
+            for engine in g.values():
+                engine.handle_timer(now=now) if engine.get_timer() <= now else None
+        for engine in g.values():
+            assert sorted(p for s, p in engine.deliveries() if s == 0) == [bytes([n]) for n in range(1, 5)], k
+            assert engine.held_sends == ()
+            engine.check_invariants()
+
+
+def test_multicast_refuses_a_non_bool_oob_without_any_change() -> None:
+    a = group(Config())[0]
+    before = a.snapshot()
+    with pytest.raises(LocalProtocolError, match="oob must be a bool"):
+        a.multicast(b"p", now=0, oob="yes")  # type: ignore[arg-type]
+    assert a.snapshot() == before and a.datagrams_to_send() == []

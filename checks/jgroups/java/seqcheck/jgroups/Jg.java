@@ -153,12 +153,17 @@ final class Jg {
 
     /** Does ``msg`` carry the transient flag DONT_LOOPBACK (a multicast the sender gets no copy of)? */
     static boolean dontLoopback(Message msg) {
+        return transientFlag(msg, "DONT_LOOPBACK");
+    }
+
+    /** Is the transient flag ``name`` (DONT_LOOPBACK, OOB_DELIVERED) set on ``msg``? */
+    static boolean transientFlag(Message msg, String name) {
         Class<?> flags = Reflect.type("org.jgroups.Message$TransientFlag");
         if (flags == null)
             return false;
         Object flag = null;
         for (Object constant : flags.getEnumConstants())
-            if (constant.toString().equals("DONT_LOOPBACK"))
+            if (constant.toString().equals(name))
                 flag = constant;
         if (flag == null)
             return false;

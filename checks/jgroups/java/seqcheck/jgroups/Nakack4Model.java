@@ -70,9 +70,21 @@ final class Nakack4Model extends NakackModel {
         if (sender != null) {
             Object hdr = Jg.header(prot, sender.msg);
             sending.add(List.of(hdr == null ? -1L : ((Number) Reflect.get(hdr, "seqno")).longValue(),
-                                Hex.of(Jg.payload(sender.msg))));
+                                Hex.of(Jg.payload(sender.msg)), sender.msg.isFlagSet(Message.Flag.OOB)));
         }
         out.put("sending", sending);
+        List<Object> oobDelivered = new ArrayList<>();  // own OOB messages above hd already delivered
+        Object own = windowOf(member, member.address);
+        if (own != null) {
+            long hd = ((Number) Reflect.call(own, "highestDelivered")).longValue();
+            long high = ((Number) Reflect.call(own, "high")).longValue();
+            for (long s = hd + 1; s <= high; s++) {
+                Message m = (Message) Reflect.call(own, "get", s);
+                if (m != null && m.isFlagSet(Message.Flag.OOB) && Jg.transientFlag(m, "OOB_DELIVERED"))
+                    oobDelivered.add(s);
+            }
+        }
+        out.put("oob_delivered", oobDelivered);
         List<Object> receiving = new ArrayList<>();  // receiving threads blocked on a full window
         for (AppThreads.Sender r : member.harness.threads.receivers)
             if (r.member == member && r.alive())

@@ -21,6 +21,10 @@ import org.jgroups.stack.Protocol;
  * each, which is what a transport's multicast reaches in a group whose views agree (the world's
  * rule 2: a multicast is one packet per member of the sender's view).
  *
+ * OOB (``sendOob``): the message flagged Message.Flag.OOB; MSG and XMIT_RSP read their flag
+ * (``oob``), and a window slot holding DUMMY_OOB_MSG (no header, the OOB flag) reads as
+ * {"type": "OOB_PLACEHOLDER"}.
+ *
  * Every retransmission timeout is far away (``FAR``): the RetransmitTask runs only when the schedule
  * fires ``xmit``.
  */
@@ -56,6 +60,12 @@ abstract class NakackModel implements ProtocolModel {
         return prot;
     }
 
+    /** An OOB multicast (the model's [oob] table): the application's message flagged Message.Flag.OOB. */
+    @Override
+    public void sendOob(Member member, int dst, byte[] payload) {
+        member.send(dst, payload, true);
+    }
+
     @Override
     public Message application(Member member, Message msg) {
         for (String flag : applicationFlags)
@@ -67,8 +77,8 @@ abstract class NakackModel implements ProtocolModel {
     public Map<String, Object> describe(Member member, Message msg) {
         Map<String, Object> out = new LinkedHashMap<>();
         Object hdr = Jg.header(member.protocol, msg);
-        if (hdr == null) {
-            out.put("type", "OTHER");
+        if (hdr == null) {  // DUMMY_OOB_MSG (a window slot of an OOB message delivered on receipt) has none
+            out.put("type", msg.isFlagSet(Message.Flag.OOB) ? "OOB_PLACEHOLDER" : "OTHER");
             return out;
         }
         int type = ((Number) Reflect.get(hdr, "type")).intValue();
@@ -78,6 +88,7 @@ abstract class NakackModel implements ProtocolModel {
                 out.put("type", "MSG");
                 out.put("seqno", seqno);
                 out.put("payload", Hex.of(Jg.payload(msg)));
+                out.put("oob", msg.isFlagSet(Message.Flag.OOB));
                 break;
             case 2: {
                 out.put("type", "XMIT_REQ");
@@ -93,6 +104,7 @@ abstract class NakackModel implements ProtocolModel {
                 out.put("sender", member.harness.indexOf(msg.getSrc()));
                 out.put("seqno", seqno);
                 out.put("payload", Hex.of(Jg.payload(msg)));
+                out.put("oob", msg.isFlagSet(Message.Flag.OOB));
                 break;
             case 4:
                 out.put("type", "HIGHEST_SEQNO");
