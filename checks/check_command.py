@@ -182,6 +182,8 @@ def _swarm_options(args: argparse.Namespace) -> Any:
         if given:
             raise UsageError(f"{SWARM_ONLY[next(iter(given))]}: only with --swarm")
         return None
+    if args.master is not None:  # not swarm-only: without --swarm it runs the exhaustive search on Spark
+        given["master"] = args.master
     from checks.swarm_job import SwarmOptions, SwarmUsageError, parse_depth
 
     try:
