@@ -126,6 +126,9 @@ def bench_arguments(bench: argparse.ArgumentParser) -> None:
                        help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
     bench.add_argument("--workers", type=int, metavar="N", help="the checker with --workers 1 and --workers N, "
                        "alternately --repeat times each: medians, their ratio, CPU seconds and the load")
+    bench.add_argument("--master", metavar="URL", help="the checker in this process and on Spark URL (seqcheck check "
+                       "--master), alternately --repeat times each, liveness left out on both: medians of wall and CPU "
+                       "seconds, CPU overhead per state, states per executor-core-second, shuffle bytes per state")
     bench.add_argument("--race-spin", action="store_true",
                        help="the checker against Spin (-DSAFETY) on a model with a Promela twin (default: "
                             "docs/examples/arq_plugin/model-files/arq-large.toml, its plug-in installed), alternately "
