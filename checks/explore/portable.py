@@ -15,8 +15,11 @@ Rules
    is the image whose encoding is smallest (``SymmetryImages``), a choice every process makes alike; the
    orbit's size is the number of distinct encodings among the images, exactly ``canonical_batch``'s.
    Orbits, hence states per level, are those of the one-process search (its rule 7).
-4. A state crosses processes as the pickle of its exported value (``wire``), read back by ``import_state``
-   into the receiving process's ids; only its encoding is ever hashed, never the pickle.
+4. A state crosses processes as the pickle of a tuple (``wire``): its ints that mean the same everywhere,
+   and for each id the pickle of its value (made once per id and process). The receiving process turns
+   each value's bytes into its own id (``import_values``), once per distinct bytes it is sent (a state
+   shares most values with others), so the state read back is ``import_state`` of the exported value.
+   Only the encoding is ever hashed, never a pickle (equal values may pickle differently).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from checks.explore.fingerprint import Canonical, Fingerprints, digest64
-from checks.explore.system import PortableStates, SymmetryImages, import_state, offers
+from checks.explore.system import PortableStates, SymmetryImages, offers
 
 PICKLE_PROTOCOL = 5
 
@@ -47,6 +50,8 @@ class Portable:
         self.group_size = group if self.symmetric else 1
         self.texts: dict[int, list[str]] = {space: [] for space in self.layout if space is not None}
         self.values: dict[int, list[Hashable]] = {space: [] for space in self.texts}
+        self.pickled: dict[int, list[bytes | None]] = {space: [] for space in self.texts}  # rule 4, by id
+        self.received: dict[int, dict[bytes, int]] = {space: {} for space in self.texts}  # rule 4: bytes -> id
         self.canonical = Canonical()
 
     def _known(self, space: int, top: int) -> None:
@@ -108,12 +113,35 @@ class Portable:
 
     def wire(self, state: Sequence[int]) -> bytes:
         """Rule 4: ``state`` as bytes for another process."""
-        return pickle.dumps(self.export(state), protocol=PICKLE_PROTOCOL)
+        parts: list[int | bytes] = []
+        for number, space in zip(state, self.layout, strict=True):
+            if space is None:
+                parts.append(int(number))
+                continue
+            pickled = self.pickled[space]
+            if number >= len(pickled):
+                self._known(space, max(int(number) + 1, self.system.known_ids(space)))
+                pickled.extend([None] * (len(self.values[space]) - len(pickled)))
+            data = pickled[number]
+            if data is None:
+                data = pickled[number] = pickle.dumps(self.values[space][number], protocol=PICKLE_PROTOCOL)
+            parts.append(data)
+        return pickle.dumps(tuple(parts), protocol=PICKLE_PROTOCOL)
 
     def unwire(self, data: bytes) -> tuple[int, ...]:
         """This process's state sent as ``wire`` (rule 4). The bytes are this search's own (the
         checkpoint folder's or Spark's), never user input."""
-        return import_state(self.system, pickle.loads(data))
+        out = []
+        for part, space in zip(pickle.loads(data), self.layout, strict=True):
+            if space is None:
+                out.append(int(part))
+                continue
+            received = self.received[space]
+            number = received.get(part)
+            if number is None:
+                number = received[part] = self.system.import_values(space, [pickle.loads(part)])[0]
+            out.append(number)
+        return tuple(out)
 
 
 def fingerprints_of(texts: Sequence[str]) -> Fingerprints:

@@ -54,7 +54,7 @@ from checks.sparkbfs.visit import Plan, Summary, row_schema, visit
 from models.modelfile import Model
 
 STATE_FILE = "state.json"
-VERSION = 1
+VERSION = 2  # of the levels' values (checks/explore/portable.py rule 4): part of every search's key
 STATES_PER_PARTITION = 20_000  # shuffle partitions of a new level: at least twice the cores, more for big levels
 
 
