@@ -62,7 +62,7 @@ def _on_spark(model_path: Path, spark: Any) -> dict[str, Any]:
             "transitions": stats.transitions, "levels": stats.levels, "verdict": outcome.verdict,
             "executor_python_cpu_seconds": figures.get("executor_cpu_seconds", 0.0),
             "executor_jvm_cpu_seconds": jvm_cpu_after - jvm_cpu, "shuffle_bytes": shuffled_after - shuffled,
-            "payload_bytes_per_state": figures.get("payload_bytes_per_state"),
+            "payload_bytes_per_row": figures.get("payload_bytes_per_row"),
             "load": [round(load_before, 2), round(os.getloadavg()[0], 2)]}
 
 

@@ -99,8 +99,7 @@ class SparkFigures:
     resumed_from: list[int]
     executor_cpu_seconds: float
     successor_rows: int
-    payload_bytes_per_state: float
-    startup_seconds: float = 0.0
+    payload_bytes_per_row: float  # of the successors' rows, before Spark compresses them
 
     def to_json(self) -> dict[str, Any]:
         return {k: round(v, 3) if isinstance(v, float) else v for k, v in asdict(self).items()}
