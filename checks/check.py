@@ -158,6 +158,7 @@ class SparkRun:
     session: Any
     checkpoint: Path | None = None
     progress: TextIO | None = None
+    json_lines: bool = False  # progress as JSON objects (``--json``)
 
 
 def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None,
@@ -177,20 +178,10 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     reduce = asked and callable(getattr(model.world, "enable_partial_order", None))
     if reduce:
         model.world.enable_partial_order()
-    properties = checked(model, safety_only)
     bound = model.max_states if max_states is None else max_states
-    on_spark: dict[str, Any] | None = None
-    if spark is not None:
-        from checks.sparkbfs.search import spark_explore
-
-        result, found_figures = spark_explore(model, spark.session, properties, max_states=bound,
-                                        symmetry=symmetry and model.symmetry, time_limit=time_limit,
-                                        checkpoint=spark.checkpoint, progress=spark.progress)
-        on_spark = found_figures.to_json()
-    else:
-        result = searcher(model, workers)(model.world, properties=properties, max_states=bound, progress=progress,
-                                          symmetry=symmetry and model.symmetry, partial_order=reduce,
-                                          time_limit=time_limit)
+    result, on_spark = _search(model, spark, checked(model, safety_only), max_states=bound, progress=progress,
+                               symmetry=symmetry and model.symmetry, partial_order=reduce, workers=workers,
+                               time_limit=time_limit)
     finding = result.first()
     trace: Trace | None = None
     trace_path: Path | None = None
@@ -226,6 +217,21 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
         used = max(used, result.stats.cpu_seconds)
     return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error, shortest,
                    asked and not reduce, used, figures(model), safety_only, on_spark)
+
+
+def _search(model: Model, spark: SparkRun | None, properties: list[Property], *, max_states: int,
+            progress: Progress | None, symmetry: bool, partial_order: bool, workers: int,
+            time_limit: float | None) -> tuple[Result, dict[str, Any] | None]:
+    """The search of ``model``: in this process (with ``workers``), or on Spark with its own figures."""
+    if spark is None:
+        return searcher(model, workers)(model.world, properties=properties, max_states=max_states, progress=progress,
+                                        symmetry=symmetry, partial_order=partial_order, time_limit=time_limit), None
+    from checks.sparkbfs.search import spark_explore
+
+    result, figures_on_spark = spark_explore(model, spark.session, properties, max_states=max_states,
+                                             symmetry=symmetry, time_limit=time_limit, checkpoint=spark.checkpoint,
+                                             progress=spark.progress, json_lines=spark.json_lines)
+    return result, figures_on_spark.to_json()
 
 
 def checked(model: Model, safety_only: bool) -> list[Property]:

@@ -52,7 +52,7 @@ def check_command(args: argparse.Namespace) -> int:
         from checks.estimate import estimate
 
         return estimate(loaded, args, partial_order)
-    spark, owned = open_spark(master, args.checkpoint, None if args.no_progress else sys.stderr)
+    spark, owned = open_spark(master, args.checkpoint, None if args.no_progress else sys.stderr, args.json)
     try:
         return _check_all(args, loaded, partial_order, spark)
     finally:
@@ -153,7 +153,8 @@ def spark_problem(args: argparse.Namespace, loaded: Sequence[Model]) -> None:
                              "or omit --master to check them all in this process")
 
 
-def open_spark(master: str | None, checkpoint: Path | None, progress: TextIO | None) -> tuple[SparkRun | None, bool]:
+def open_spark(master: str | None, checkpoint: Path | None, progress: TextIO | None,
+               json_lines: bool = False) -> tuple[SparkRun | None, bool]:
     """The session for ``--master`` (None without it) and whether this process started it; its JVM
     writes to ``spark.log`` in the checkpoint folder (else in the temporary folder)."""
     if master is None:
@@ -172,7 +173,7 @@ def open_spark(master: str | None, checkpoint: Path | None, progress: TextIO | N
         spark, owned = session(master, "seqcheck check --master", log=log)
     except ValueError as error:
         raise UsageError(str(error)) from None
-    return SparkRun(spark, checkpoint, progress), owned
+    return SparkRun(spark, checkpoint, progress, json_lines), owned
 
 
 def _swarm_options(args: argparse.Namespace) -> Any:

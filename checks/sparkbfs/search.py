@@ -113,9 +113,10 @@ def search_key(plan: Plan, max_states: int) -> str:
 
 def spark_explore(model: Model, spark: Any, properties: Sequence[Property], *, max_states: int, symmetry: bool,
                   time_limit: float | None = None, checkpoint: Path | None = None,
-                  progress: TextIO | None = None) -> tuple[Result, SparkFigures]:
+                  progress: TextIO | None = None, json_lines: bool = False) -> tuple[Result, SparkFigures]:
     """The search of ``model`` on ``spark`` (rules 1 to 5), checking ``properties`` (no liveness);
-    ``checkpoint``: the folder to keep its levels in and resume from (None: a temporary one)."""
+    ``checkpoint``: the folder to keep its levels in and resume from (None: a temporary one); a
+    line per level on ``progress`` (a JSON object each with ``json_lines``)."""
     if any(isinstance(p, Liveness) for p in properties):
         raise ValueError("the search on Spark checks no liveness property")
     plan = Plan(model.path.name, model.path.read_text(), model.protocol if model.side_by_side else None,
@@ -123,7 +124,7 @@ def spark_explore(model: Model, spark: Any, properties: Sequence[Property], *, m
     folder = checkpoint if checkpoint is not None else Path(tempfile.mkdtemp(prefix="seqcheck-spark-"))
     try:
         run = _Run(model, spark, plan, folder / search_key(plan, max_states)[:16], max_states, time_limit,
-                   progress, properties)
+                   progress, properties, json_lines)
         run.levels()
         result = run.result()
     finally:
@@ -140,9 +141,10 @@ class _Run:
     """One search on Spark: its folder, its plan and its progress."""
 
     def __init__(self, model: Model, spark: Any, plan: Plan, folder: Path, max_states: int,
-                 time_limit: float | None, out: TextIO | None, properties: Sequence[Property]) -> None:
+                 time_limit: float | None, out: TextIO | None, properties: Sequence[Property],
+                 json_lines: bool = False) -> None:
         self.model, self.spark, self.plan, self.folder = model, spark, plan, folder
-        self.max_states, self.time_limit, self.out = max_states, time_limit, out
+        self.max_states, self.time_limit, self.out, self.json_lines = max_states, time_limit, out, json_lines
         self.properties = list(properties)
         self.portable = Portable(model.world, symmetry=plan.symmetry)
         self.cpu = spark.sparkContext.accumulator(0.0)
@@ -164,7 +166,8 @@ class _Run:
                                       f"({found.model}); use another folder")
             if not found.done:
                 found.resumed_from.append(found.visited + 1)
-                self._say(f"resuming {found.model} at level {found.visited + 1} from {self.folder}")
+                self._say(f"resuming {found.model} at level {found.visited + 1} from {self.folder}",
+                          {"resumed_at_level": found.visited + 1, "checkpoint": str(self.folder)})
             return found
         self.folder.mkdir(parents=True, exist_ok=True)
         for stale in self.folder.glob("level-*"):  # a start that died before its first state.json
@@ -183,8 +186,13 @@ class _Run:
             os.fsync(stream.fileno())
         partial_file.replace(target)
 
-    def _say(self, line: str) -> None:
-        if self.out is not None:
+    def _say(self, line: str, figures: dict[str, Any]) -> None:
+        if self.out is None:
+            return
+        if self.json_lines:
+            print(json.dumps({"model": str(self.model.path), "protocol": self.model.protocol, "spark": figures}),
+                  file=self.out, flush=True)
+        else:
             print(f"  spark: {line}", file=self.out, flush=True)
 
     def _initial_level(self, progress: Progress) -> None:
@@ -318,7 +326,10 @@ class _Run:
         self._say(f"level {depth}: {summary.states:,} states {'expanded' if expanded else 'checked'}"
                   f" ({summary.cut:,} cut), {new:,} new -> {sum(p.levels):,} states; {seconds:.1f} s wall, "
                   f"CPU {summary.cpu_seconds:.1f} s in the executors' Python workers, {p.cpu_seconds:.1f} s "
-                  "in all so far")
+                  "in all so far",
+                  {"level": depth, "expanded": expanded, "states": summary.states, "cut": summary.cut, "new": new,
+                   "distinct": sum(p.levels), "seconds": round(seconds, 3),
+                   "executor_cpu_seconds": round(summary.cpu_seconds, 3), "cpu_seconds": round(p.cpu_seconds, 3)})
 
     # -- the result (rules 3 and 4) -----------------------------------------------------------------
     def result(self) -> Result:

@@ -64,6 +64,17 @@ def test_every_shipped_model_as_in_one_process(spark: Any, path: Path, tmp_path:
             assert {k: getattr(t, k) for k in COUNTS} == {k: getattr(s, k) for k in COUNTS}, model.protocol
 
 
+def test_max_states_stops_the_search_incomplete(spark: Any) -> None:
+    """The level that passes max_states keeps its smallest fingerprints up to it, is checked, not expanded."""
+    model = load(RESUMED)  # levels 1, 1, 5, 15, 49, 126, 247, 375, ...: 819 states to depth 7
+    here = check_model(model, trace_dir=None, safety_only=True, max_states=600)
+    there = check_model(model, trace_dir=None, safety_only=True, max_states=600, spark=SparkRun(spark))
+    assert here.verdict == there.verdict == "incomplete"
+    s = there.result.stats
+    assert (s.distinct, s.stopped_by, s.complete, s.depth) == (600, "max_states", False, 7)
+    assert s.levels[:-1] == here.result.stats.levels[:7] and s.levels[-1] == 600 - 444
+
+
 def _command(checkpoint: Path, traces: Path) -> list[str]:
     return [sys.executable, "-m", "checks.cli", "check", str(RESUMED), "--master", MASTER, "--safety-only", "--json",
             "--checkpoint", str(checkpoint), "--trace-dir", str(traces)]
