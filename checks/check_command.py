@@ -11,6 +11,7 @@ mistake in the options is a one-line ``UsageError`` (exit 2) before anything run
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import math
 import os
@@ -156,7 +157,7 @@ def spark_problem(args: argparse.Namespace, loaded: Sequence[Model]) -> None:
 def open_spark(master: str | None, checkpoint: Path | None, progress: TextIO | None,
                json_lines: bool = False) -> tuple[SparkRun | None, bool]:
     """The session for ``--master`` (None without it) and whether this process started it; its JVM
-    writes to ``spark.log`` in the checkpoint folder (else in the temporary folder)."""
+    writes to ``spark.log`` in the checkpoint folder (else to a temporary file, removed at exit)."""
     if master is None:
         return None, False
     from checks.extras import require_spark
@@ -168,7 +169,11 @@ def open_spark(master: str | None, checkpoint: Path | None, progress: TextIO | N
     if checkpoint is not None:
         writable_folder("--checkpoint", checkpoint)
         checkpoint.mkdir(parents=True, exist_ok=True)
-    log = checkpoint / "spark.log" if checkpoint else Path(tempfile.gettempdir()) / f"seqcheck-spark-{os.getpid()}.log"
+    if checkpoint is not None:
+        log = checkpoint / "spark.log"
+    else:  # removed at exit, as the temporary folder of the levels is
+        log = Path(tempfile.gettempdir()) / f"seqcheck-spark-{os.getpid()}.log"
+        atexit.register(log.unlink, missing_ok=True)
     try:
         spark, owned = session(master, "seqcheck check --master", log=log)
     except ValueError as error:
