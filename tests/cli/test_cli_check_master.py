@@ -44,6 +44,13 @@ def test_what_the_search_on_spark_cannot_do_is_one_line_and_exit_2(args: list[st
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"seqcheck: {message}"), done.stderr
 
 
+def test_bench_refuses_a_bad_master_in_one_line() -> None:
+    done = cpu_limit.run([sys.executable, "-m", "checks.cli", "bench", "--model", str(SAFE), "--master", "yarn"],
+                         capture_output=True, text=True, cpu_seconds=120)
+    assert done.returncode == 2 and done.stderr == ("seqcheck: --master: expected local, local[N], local[*] or "
+                                                    "spark://HOST:PORT, got 'yarn'\n")
+
+
 def _states(world: object, count: int) -> list[tuple[int, ...]]:
     """The first ``count`` states breadth-first (with repeats), from the initial one."""
     level = list(world.init_states())  # type: ignore[attr-defined]
