@@ -23,13 +23,13 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import models
 from checks.explore.growth import growth_factors
 from checks.explore.search import Progress, Result, explore
 from checks.explore.shorten import shorten
-from checks.explore.system import Always, ContractError, PortableStates, extra_figures, offers
+from checks.explore.system import Always, ContractError, Liveness, PortableStates, Property, extra_figures, offers
 from checks.explore.trace import Trace, make_trace, validate
 from checks.explore.workers import explore_with_workers
 from models.modelfile import Model, ModelError
@@ -52,6 +52,18 @@ class Outcome:
     reduction_unavailable: bool = False  # partial-order reduction asked for, but the model's world offers none
     cpu_seconds: float = 0.0  # CPU time of the check: this process's and its worker processes'
     extra: dict[str, int | float | str] = dataclasses.field(default_factory=dict)  # the system's ExtraFigures
+    safety_only: bool = False  # liveness left out (--safety-only): the expectation is that of the rest
+    spark: dict[str, Any] | None = None  # the search ran on Spark (checks/sparkbfs): its own figures
+
+    @property
+    def expected(self) -> str:
+        """The model's expectation, or with liveness left out that of the properties checked: a
+        liveness violation expected means none of the others is violated."""
+        expect = self.model.expect
+        if self.safety_only and expect.startswith("violation:") and expect.removeprefix("violation:") in {
+                p.name for p in self.model.world.properties if isinstance(p, Liveness)}:
+            return "pass"
+        return expect
 
     @property
     def pinned(self) -> int | None:
@@ -59,18 +71,20 @@ class Outcome:
         the file asks for (reduced with ``[check] partial_order``), which ``--por`` or ``--no-por``
         may have changed."""
         reduced = self.result.stats.partial_order is not None
+        if self.spark is not None and self.result.stats.stopped_by == "violation":
+            return None  # the search on Spark stops after the level of the violation, not in it
         return self.model.pinned_states if reduced == self.model.partial_order else None
 
     @property
     def matches(self) -> bool:
         pinned = self.pinned
-        return (self.verdict == self.model.expect and (pinned is None or pinned == self.result.stats.unreduced)
+        return (self.verdict == self.expected and (pinned is None or pinned == self.result.stats.unreduced)
                 and self.witness_error is None)
 
     @property
     def mismatch_reason(self) -> str:
-        if self.verdict != self.model.expect:
-            return f"expected {self.model.expect}, got {self.verdict}"
+        if self.verdict != self.expected:
+            return f"expected {self.expected}, got {self.verdict}"
         if self.pinned is not None and self.pinned != self.result.stats.unreduced:
             return f"expected {self.model.pinned_states} distinct states, got {self.result.stats.unreduced}"
         return self.witness_error or ""
@@ -78,7 +92,7 @@ class Outcome:
     def to_json(self) -> dict[str, Any]:
         stats = self.result.stats
         return {
-            "model": str(self.model.path), "protocol": self.model.protocol, "expected": self.model.expect,
+            "model": str(self.model.path), "protocol": self.model.protocol, "expected": self.expected,
             "verdict": self.verdict, "matches": self.matches, "states": stats.distinct,
             "transitions": stats.transitions, "depth": stats.depth, "cut": stats.cut, "complete": stats.complete,
             "seconds": round(self.seconds, 3), "cpu_seconds": round(self.cpu_seconds, 3),
@@ -98,6 +112,7 @@ class Outcome:
             "trace": str(self.trace_path) if self.trace_path else None,
             "witness_steps": len(self.model.witness), "witness_error": self.witness_error,
             "worker_processes": stats.worker_processes, "extra": self.extra,
+            "safety_only": self.safety_only, "spark": self.spark,
         }
 
 
@@ -135,24 +150,41 @@ def trace_file(model: Model, trace_dir: Path) -> Path:
     return trace_dir / relative.parent / f"{relative.stem}{protocol}.json"
 
 
+@dataclass(frozen=True)
+class SparkRun:
+    """Where ``check_model`` searches when not in this process: a Spark session
+    (``checks/sparkbfs/search.py``), the folder to keep the levels in and resume from, progress lines."""
+
+    session: Any
+    checkpoint: Path | None = None
+    progress: TextIO | None = None
+    json_lines: bool = False  # progress as JSON objects (``--json``)
+
+
 def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | None = None,
                 symmetry: bool = True, partial_order: bool | None = None, workers: int = 1,
-                time_limit: float | None = None, max_states: int | None = None) -> Outcome:
+                time_limit: float | None = None, max_states: int | None = None, safety_only: bool = False,
+                spark: SparkRun | None = None) -> Outcome:
     """Check ``model``; one state per orbit of interchangeable members unless ``symmetry`` is off
     here or in the model file (the pinned state count is compared with the unreduced count); with
     partial-order reduction if ``partial_order`` says so (None: as the model file says), then the
     counterexample is shortened (``checks/explore/shorten.py``) and the pinned count not compared.
     ``time_limit`` (CPU seconds) and ``max_states`` (None: the model's) stop the search early:
-    the verdict is then ``incomplete``, unless a violation was found before."""
+    the verdict is then ``incomplete``, unless a violation was found before. ``safety_only`` leaves the
+    liveness properties out; ``spark`` runs the search on Spark (no liveness; unreduced, whatever the model
+    file says of partial-order reduction, so that its pinned count, if any, is not compared)."""
     started, cpu = time.perf_counter(), cpu_seconds()
     figures(model)  # a system whose figures are wrong is told so before a long search
     asked = model.partial_order if partial_order is None else partial_order
+    if spark is not None:  # the search on Spark is unreduced (symmetry apart): a model file's wish is not honoured
+        asked = False
     reduce = asked and callable(getattr(model.world, "enable_partial_order", None))
     if reduce:
         model.world.enable_partial_order()
-    result = searcher(model, workers)(model.world, max_states=model.max_states if max_states is None else max_states,
-                                      progress=progress, symmetry=symmetry and model.symmetry,
-                                      partial_order=reduce, time_limit=time_limit)
+    bound = model.max_states if max_states is None else max_states
+    result, on_spark = _search(model, spark, checked(model, safety_only), max_states=bound, progress=progress,
+                               symmetry=symmetry and model.symmetry, partial_order=reduce, workers=workers,
+                               time_limit=time_limit)
     finding = result.first()
     trace: Trace | None = None
     trace_path: Path | None = None
@@ -183,8 +215,31 @@ def check_model(model: Model, *, trace_dir: Path | None, progress: Progress | No
     else:
         verdict = "pass"
     error = witness_error(model)
+    used = cpu_seconds() - cpu
+    if on_spark is not None:  # the executors' and the JVM's CPU are no children's that ended
+        used = max(used, result.stats.cpu_seconds)
     return Outcome(model, result, verdict, trace, trace_path, time.perf_counter() - started, error, shortest,
-                   asked and not reduce, cpu_seconds() - cpu, figures(model))
+                   asked and not reduce, used, figures(model), safety_only, on_spark)
+
+
+def _search(model: Model, spark: SparkRun | None, properties: list[Property], *, max_states: int,
+            progress: Progress | None, symmetry: bool, partial_order: bool, workers: int,
+            time_limit: float | None) -> tuple[Result, dict[str, Any] | None]:
+    """The search of ``model``: in this process (with ``workers``), or on Spark with its own figures."""
+    if spark is None:
+        return searcher(model, workers)(model.world, properties=properties, max_states=max_states, progress=progress,
+                                        symmetry=symmetry, partial_order=partial_order, time_limit=time_limit), None
+    from checks.sparkbfs.search import spark_explore
+
+    result, figures_on_spark = spark_explore(model, spark.session, properties, max_states=max_states,
+                                             symmetry=symmetry, time_limit=time_limit, checkpoint=spark.checkpoint,
+                                             progress=spark.progress, json_lines=spark.json_lines)
+    return result, figures_on_spark.to_json()
+
+
+def checked(model: Model, safety_only: bool) -> list[Property]:
+    """The properties a check of ``model`` judges: all of them, or without liveness (``safety_only``)."""
+    return [p for p in model.world.properties if not (safety_only and isinstance(p, Liveness))]
 
 
 def figures(model: Model) -> dict[str, int | float | str]:

@@ -366,6 +366,15 @@ def _bench(args: argparse.Namespace) -> int:
         return _bench_race_spin(args)
     if not args.engine and not args.net:
         load(args.model)  # a missing or bad model is one line here, not a failed benchmark process
+    if args.master is not None:
+        from checks.bench.spark_search import run_spark_search_bench
+        from checks.check_command import SPARK_MASTER
+
+        if not SPARK_MASTER.fullmatch(args.master):
+            raise UsageError(f"--master: expected local, local[N], local[*] or spark://HOST:PORT, got {args.master!r}")
+        require_spark(f"bench --master {args.master}")
+        print(json.dumps(run_spark_search_bench(args.model, args.master, repeat=args.repeat)))
+        return 0
     if args.workers is not None:
         from checks.bench.workers import run_workers_bench
 

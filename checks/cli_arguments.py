@@ -90,6 +90,15 @@ def check_arguments(check: argparse.ArgumentParser) -> None:
     check.add_argument("--estimate-states", type=int, metavar="N",
                        help=f"with --estimate: the states explored (default {ESTIMATE_STATES:,}; the levels complete "
                             "within them are projected)")
+    spark = check.add_argument_group("search on Spark (checks/sparkbfs)")
+    spark.add_argument("--checkpoint", type=Path, metavar="DIR",
+                       help="with --master (no --swarm): keep the search's levels in DIR and resume from its last "
+                            "complete level when run again with the same model and options (default: a temporary "
+                            "folder, removed at the end); on a cluster DIR must be shared by the driver and executors")
+    check.add_argument("--safety-only", action="store_true",
+                       help="leave the liveness properties out: check the safety properties, deadlocks and witnesses "
+                            "(a model expecting a liveness violation then expects pass); needed for --master on a "
+                            "model with liveness properties")
     swarm_arguments(check)
 
 
@@ -117,6 +126,9 @@ def bench_arguments(bench: argparse.ArgumentParser) -> None:
                        help="benchmark the visited-state set at these sizes (fingerprints), against sorted runs")
     bench.add_argument("--workers", type=int, metavar="N", help="the checker with --workers 1 and --workers N, "
                        "alternately --repeat times each: medians, their ratio, CPU seconds and the load")
+    bench.add_argument("--master", metavar="URL", help="the checker in this process and on Spark URL (seqcheck check "
+                       "--master), alternately --repeat times each, liveness left out on both: medians of wall and CPU "
+                       "seconds, CPU overhead per state, states per executor-core-second, shuffle bytes per state")
     bench.add_argument("--race-spin", action="store_true",
                        help="the checker against Spin (-DSAFETY) on a model with a Promela twin (default: "
                             "docs/examples/arq_plugin/model-files/arq-large.toml, its plug-in installed), alternately "
@@ -129,8 +141,10 @@ def swarm_arguments(check: argparse.ArgumentParser) -> None:
     swarm.add_argument("--swarm", action="store_true",
                        help="instead of the exhaustive search: many randomised bounded depth-first searches as "
                             "Spark tasks, their coverage merged; violations come back as validated, shortened traces")
-    swarm.add_argument("--master", metavar="URL", help="Spark master: local[*] (default), local[N], "
-                       "spark://HOST:PORT, or none (the tasks run in this process, without Spark)")
+    swarm.add_argument("--master", metavar="URL", help="Spark master: local[*], local[N] or spark://HOST:PORT. "
+                       "Without --swarm: the exhaustive search level by level as Spark jobs (the same counts and "
+                       "verdicts as in this process; safety properties, deadlocks and witnesses). With --swarm: where "
+                       "its tasks run (default local[*]; none: in this process, without Spark)")
     swarm.add_argument("--seed", type=int, metavar="S", help="the swarm's seed; every task's seed, order and depth "
                        "bound derive from it (default 0)")
     swarm.add_argument("--tasks", type=int, metavar="N", help="searches (default 16)")

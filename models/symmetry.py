@@ -33,7 +33,9 @@ Rules
 4. The representative of an orbit is its smallest world (tuples of interned ids compared as
    tuples): any total order works, since the minimum over an orbit does not depend on which member
    of the orbit one starts from. Ids are this process's, so representatives are too; they are never
-   written down (traces hold actions, which replay on the unreduced world).
+   written down (traces hold actions, which replay on the unreduced world). A search across processes
+   (Spark) asks for the images themselves (``images_batch``) and takes the one whose process-independent
+   encoding is smallest (``checks/explore/portable.py``).
 5. The orbit size is counted exactly (distinct images), so the checker reports how many states of
    the unreduced world the explored ones stand for.
 """
@@ -103,11 +105,16 @@ class MemberSymmetry:
 
     def canonical_batch(self, worlds: Sequence[tuple[int, ...]]) -> tuple[npt.NDArray[np.int64], list[int]]:
         """Per world, the smallest world of its orbit (rows of an array) and the orbit's size:
-        every image of every world at once, component by component through per-symmetry tables
-        of images by id, then a row-wise lexicographic minimum."""
-        width = self.n + 3
+        every image of every world at once (``images_batch``), then a row-wise lexicographic minimum."""
         if not len(worlds):
-            return np.empty((0, width), dtype=np.int64), []
+            return np.empty((0, self.n + 3), dtype=np.int64), []
+        return self.best_and_sizes(self.images_batch(worlds))
+
+    def images_batch(self, worlds: Sequence[tuple[int, ...]]) -> list[npt.NDArray[np.int64]]:
+        """Per element of the group (the identity first, ``group_size`` in all), the images of
+        ``worlds`` as rows of an array: component by component through per-symmetry tables of
+        images by id (the ``SymmetryImages`` capability of ``checks/explore/system.py``)."""
+        width = self.n + 3
         rows = np.fromiter(chain.from_iterable(worlds), dtype=np.int64, count=len(worlds) * width).reshape(-1, width)
         images = [rows]
         for k in range(len(self.perms)):
@@ -116,6 +123,11 @@ class MemberSymmetry:
             for position, column in enumerate(columns):
                 image[:, position] = self._images(0 if position < self.n else position - self.n + 1, k, rows[:, column])
             images.append(image)
+        return images
+
+    def best_and_sizes(self, images: list[npt.NDArray[np.int64]]) -> tuple[npt.NDArray[np.int64], list[int]]:
+        """The row-wise smallest of ``images`` (``images_batch``) and the number of distinct images per row."""
+        rows = images[0]
         best = rows.copy()
         for image in images[1:]:
             differ = best != image

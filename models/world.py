@@ -217,6 +217,7 @@ class World(InternedWorldStates):
         self.symmetry = MemberSymmetry(self)
         self.symmetry_group_size = self.symmetry.group_size
         self.canonical_batch = self.symmetry.canonical_batch
+        self.symmetry_images = self.symmetry.images_batch  # ``SymmetryImages``: for searches across processes
 
     # -- TransitionSystem ---------------------------------------------------------------------
     def init_states(self) -> Sequence[tuple[int, ...]]:

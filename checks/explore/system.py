@@ -131,6 +131,21 @@ class Symmetric(Protocol):
         ...
 
 
+@runtime_checkable
+class SymmetryImages(Protocol):
+    """``Symmetric`` with the images themselves, for a search across processes, where a representative
+    chosen by this process's ids means nothing (``checks/explore/portable.py`` takes the image whose
+    process-independent value encodes smallest). Must agree exactly with ``canonical_batch``: the
+    distinct images of a state are its orbit, and their number the orbit's size."""
+
+    symmetry_group_size: int
+
+    def symmetry_images(self, states: Sequence[Any]) -> Sequence[Sequence[Any]]:
+        """Per element of the symmetry group (the identity first, ``symmetry_group_size`` in all), the
+        images of ``states`` (a non-empty batch), in their order: tuples or rows of an int array."""
+        ...
+
+
 class PersistentSets(Protocol):
     """Partial-order reduction (``checks/explore/reduction.py`` states what the checker needs and
     why it is sound): per state, subsets of its enabled actions that are *persistent*: no sequence

@@ -160,7 +160,7 @@ def test_the_table_says_what_was_found_and_a_miss_exits_1(tmp_path: Path, capsys
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--seed", "3"], "--seed: only with --swarm"),
-    (["--master", "none"], "--master: only with --swarm"),
+    (["--master", "none"], "--master: expected local, local[N], local[*] or spark://HOST:PORT (omit --master"),
     (["--swarm", "--master", "yarn"], "--master: expected none, local, local[N], local[*] or spark://HOST:PORT"),
     (["--swarm", "--depth", "9:3"], "--depth: expected LO:HI with 1 <= LO <= HI"),
     (["--swarm", "--depth", "x"], "--depth: expected LO:HI"),

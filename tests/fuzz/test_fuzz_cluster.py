@@ -1,9 +1,11 @@
-"""``seqcheck fuzz --master spark://...`` on a standalone Spark cluster started on loopback.
+"""``seqcheck fuzz --master spark://...`` and ``seqcheck check --master spark://...`` on a standalone
+Spark cluster started on loopback.
 
-Invariant tested: the same command that runs on ``local[*]`` runs on a standalone master with one
+Invariants tested: the same command that runs on ``local[*]`` runs on a standalone master with one
 worker (both started from the installed pyspark distribution's ``bin/spark-class``, bound to
-127.0.0.1), and its results equal the runs' local re-execution seed for seed. The master and the
-worker are stopped (their process groups) whatever happens.
+127.0.0.1): the fuzz results equal the runs' local re-execution seed for seed, and the exhaustive
+search on the cluster (``checks/sparkbfs``) gives one process's counts, and its violation, trace and
+depth. The master and the worker are stopped (their process groups) whatever happens.
 """
 
 from __future__ import annotations
@@ -116,3 +118,25 @@ def test_fuzz_runs_on_a_standalone_cluster(cluster: str, tmp_path: Path) -> None
     assert summary["steps"] == sum(r.steps for r in local)
     assert summary["actions"] == {k: sum(r.counts[i] for r in local) for i, k in enumerate(summary["actions"])}
     assert summary["phase_hits"] == [sum(col) for col in zip(*(r.phase_hits for r in local))]
+
+
+CHECKED = (MODELS_DIR / "side-by-side" / "scenario-7.toml", MODELS_DIR / "unicast2" / "jgrp1874-whole-range.toml")
+SAME = ("verdict", "matches", "states", "transitions", "depth", "cut", "levels", "unreduced_states", "symmetry_group")
+
+
+def test_check_runs_on_a_standalone_cluster(cluster: str, tmp_path: Path) -> None:
+    """A passing side-by-side file with symmetry (orbit counts) and a safety violation (its trace)."""
+    args = ["check", *map(str, CHECKED), "--safety-only", "--json", "--no-progress"]
+    done = cpu_limit.run([sys.executable, "-m", "checks.cli", *args, "--master", cluster, "--trace-dir",
+                          str(tmp_path / "spark")], capture_output=True, text=True, cpu_seconds=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    here = cpu_limit.run([sys.executable, "-m", "checks.cli", *args, "--trace-dir", str(tmp_path / "here")],
+                         capture_output=True, text=True, cpu_seconds=300)
+    assert here.returncode == 0, here.stderr[-3000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    alone = [json.loads(line) for line in here.stdout.splitlines()]
+    assert [r["spark"]["master"] for r in rows] == [cluster] * 3
+    for row, one in zip(rows, alone, strict=True):
+        same = SAME if one["verdict"] == "pass" else ("verdict", "matches", "depth", "trace_length")
+        assert {k: row[k] for k in same} == {k: one[k] for k in same}, row["protocol"]
+    assert rows[-1]["verdict"] == "violation:sync_resend_bounded" and Path(rows[-1]["trace"]).exists()
