@@ -48,7 +48,24 @@ def spark() -> Iterator[Any]:
         active.stop()
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=[str(p.relative_to(MODELS_DIR)) for p in SHIPPED])
+# The long phase of .ci/run runs these (each protocol, safety violations, symmetry, a side-by-side file,
+# messages to self); every other shipped model is marked slow: about a minute each on 2 cores, two hours
+# for all of them (run them with ``pytest -m slow tests/cli/test_cli_check_spark.py``).
+REPRESENTATIVE = {"unicast3/jgrp1873-no-timestamps.toml", "unicast3/self-jgrp1548.toml",
+                  "unicast2/scenario-7-disjoint-merge.toml", "nakack2/jgrp1539.toml", "nakack4/jgrp2873.toml",
+                  "unicast4/jgrp2852.toml", "side-by-side/silent-member.toml"}
+
+
+def _case(path: Path) -> Any:
+    name = str(path.relative_to(MODELS_DIR))
+    return pytest.param(path, id=name, marks=() if name in REPRESENTATIVE else (pytest.mark.slow,))
+
+
+def test_the_representative_models_are_shipped() -> None:
+    assert {str(p.relative_to(MODELS_DIR)) for p in SHIPPED} >= REPRESENTATIVE
+
+
+@pytest.mark.parametrize("path", [_case(p) for p in SHIPPED])
 def test_every_shipped_model_as_in_one_process(spark: Any, path: Path, tmp_path: Path) -> None:
     for model in load_all(path):
         here = check_model(model, trace_dir=tmp_path / "here", safety_only=True, partial_order=False)  # as on Spark
