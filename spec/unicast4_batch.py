@@ -91,14 +91,14 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Data, ...]) -> Step:
     for m in queued:
         node, entry, acked = add_message(cfg, node, src, entry, m)
         effects.extend(acked)
-    node, entry, received = _batch_received(cfg, node, src, entry, ours)
+    node, entry, received = batch_received(cfg, node, src, entry, ours)
     effects.extend(received)
     node, entry, delivered = remove_and_deliver(cfg, node, src, entry)
     effects.extend(delivered)
     return Step(with_recv(node, src, entry), tuple(effects))
 
 
-def _batch_received(cfg: Config, node: Node, src: int, entry: RecvEntry, ours: tuple[Data, ...]
+def batch_received(cfg: Config, node: Node, src: int, entry: RecvEntry, ours: tuple[Data, ...]
                     ) -> tuple[Node, RecvEntry, list[AnyEffect]]:
     """handleBatchReceived up to its removeAndDeliver: every DATA added in one go (uncounted),
     CLOSING -> OPEN, the ACK pending; the added DATA of an OOB batch delivered as one batch, counted
