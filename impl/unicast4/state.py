@@ -112,8 +112,9 @@ class Member(Generic[P]):
         self.failed: list[tuple[P, int, bytes]] = []  # (dst, seqno, payload) of sends that will never go
         self.blocked_bytes = 0  # payload bytes of all blocked sends (max_blocked_bytes)
         # msg_cache: per sender, the DATA that found no usable receive entry, one copy each by
-        # (conn_id, seqno) (spec decision 8); with its totals against the limits
-        self.cache: dict[P, dict[tuple[int, int], DataMsg]] = {}
+        # (conn_id, seqno, first) (spec decision 8: one copy of each DATA; a copy marked first, the
+        # answer to a SEND_FIRST_SEQNO, is another DATA); with its totals against the limits
+        self.cache: dict[P, dict[tuple[int, int, bool], DataMsg]] = {}
         self.cache_count = self.cache_bytes = 0
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)
@@ -207,9 +208,9 @@ class Member(Generic[P]):
         self.stats.unacked_discarded += len(entry.window.seqnos())
 
     def cache_add(self, peer: P, msg: DataMsg) -> None:
-        """msg_cache.add: one copy per (conn_id, seqno), within max_cached_messages / max_cache_bytes."""
+        """msg_cache.add: one copy per (conn_id, seqno, first), within max_cached_messages / max_cache_bytes."""
         queue = self.cache.setdefault(peer, {})
-        key = (msg.conn_id, msg.seqno)
+        key = (msg.conn_id, msg.seqno, msg.first)
         if key in queue:
             return
         size = held_size(msg)
@@ -225,7 +226,8 @@ class Member(Generic[P]):
         self.stats.cached += 1
 
     def cache_drain(self, peer: P) -> list[DataMsg]:
-        """msg_cache.drain: every DATA cached from ``peer``, in (conn_id, seqno) order; the cache forgets them."""
+        """msg_cache.drain: every DATA cached from ``peer``, in (conn_id, seqno, first) order; the cache
+        forgets them."""
         queue = self.cache.pop(peer, None)
         if not queue:
             return []
