@@ -72,6 +72,7 @@ def test_batch_candidates_agree_with_successors() -> None:
 
 @pytest.mark.parametrize("protocol, value, message", [
     ("unicast3", 1, "0 (no batches) or at least 2"),
+    ("unicast4", 1, "0 (no batches) or at least 2"),
     ("unicast2", 2, "protocol unicast2 has no batch input"),
 ])
 def test_max_batch_is_validated(tmp_path: Path, protocol: str, value: int, message: str) -> None:
