@@ -53,14 +53,14 @@ KEY_DOCS: dict[str, dict[str, str]] = {
         **SHARED,
         "sends": '`"A->B" = n`: application messages per ordered pair (`"A->A"`: to itself, UNICAST3)',
         "oob": '`"A->B" = [2]`: which of those sends (1 = the first) the application flags OOB: delivered '
-               "on receipt, still reliable (UNICAST3 only; spec decision 12)",
+               "on receipt, still reliable (UNICAST3, UNICAST4; their spec decisions 12 and 10)",
         "faults.receiver_removals": "receive windows dropped via the test hook",
         "faults.stale_packets": 'true lifts the "2 x MSL" assumption (`models/world.py` rule 6); "replies": '
                                 "lifted for ACK/SEND_FIRST_SEQNO/XMIT_REQ, not for DATA",
         "faults.dead": "members crashed before the run: in every view, handling nothing (rule 7)",
         "faults.max_batch": "0 (default): no batches; N >= 2: the network may also hand a receiver 2 to N DATA "
-                            "in flight on one channel, of one OOB mode, as one batch (UNICAST3 here; "
-                            "`models/world.py` rule 6b, spec decision 25)",
+                            "in flight on one channel, of one OOB mode, as one batch (UNICAST3, UNICAST4; "
+                            "`models/world.py` rule 6b, their spec decisions 25 and 11)",
         "timers": "which timers exist besides the retransmit (and stable) task (below); "
                   "per protocol in `[timers.<protocol>]` side by side",
     },

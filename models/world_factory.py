@@ -60,7 +60,7 @@ class WorldFactory:
             raise reader.fail("faults.max_in_flight", "at least 1")
         if faults["max_batch"] == 1 or (faults["max_batch"] and not adapter.batches):
             raise reader.fail("faults.max_batch", "0 (no batches) or at least 2" if adapter.batches else
-                              f"0: protocol {adapter.name} has no batch input (UNICAST3 has)")
+                              f"0: protocol {adapter.name} has no batch input (UNICAST3 and UNICAST4 have)")
         sends = _sends(reader, members, adapter)
         bounds = Bounds(sends, faults["loss"], faults["duplicate"], faults["receiver_removals"],
                         _views(reader, members), faults["max_in_flight"], stale, dead,
@@ -147,7 +147,8 @@ def _oob(reader: ModelReader, members: tuple[str, ...], sends: tuple[int, ...],
     if raw is None:
         return frozenset()
     if not adapter.oob_flag:
-        raise reader.fail("oob", f"no [oob] table: protocol {adapter.name} has no OOB flag (UNICAST3 has)")
+        raise reader.fail("oob", f"no [oob] table: protocol {adapter.name} has no OOB flag "
+                                 "(UNICAST3 and UNICAST4 have)")
     n, chosen = len(members), set[tuple[int, int, int]]()
     for pair, numbers in reader.table("oob", set()).items():
         key = f"oob.{pair}"

@@ -80,17 +80,40 @@ Decisions, with JGroups' code (ReliableUnicast.java, UNICAST4.java, FixedBuffer.
    every copy; the spec keeps one copy of each DATA, which keeps the model finite: a drain of k
    copies of one DATA counts k there and 1 here (the extra ACKs carry the same hd;
    ``checks/jgroups/unicast4.py`` names that difference). Only start and stop clear it.
-   Left out: OOB, DONT_LOOPBACK, batches and messages to self (issue 30 item 1), max_xmit_req_size,
-   the AgeOutCache, send_atomically, DISCONNECT (removeAllConnections would close every entry:
+   Left out: DONT_LOOPBACK and messages to self (issue 30 item 1), max_xmit_req_size, the
+   AgeOutCache, send_atomically, DISCONNECT (removeAllConnections would close every entry:
    decision 7 for all at once).
 9. Expiry of an entry a thread is blocked on is certain: a blocked thread never refreshes the
    entry's age, and nothing else does without new traffic. Its IDLE_SEND and CLOSE_SEND are the
    timers ``IDLE_BLOCKED`` and ``CLOSE_BLOCKED`` (same handlers), which a model may treat as
    progress (the adapter does), unlike the other expiries, which are disruptions.
 
+10. OOB (JGRP-377; ReliableUnicast.addMessage, removeAndDeliver, 5.4.12 and master alike): the
+   application may flag a send OOB (``on_send(..., oob=True)``); the DATA carries the flag
+   (``Data.oob``), and so does every copy of it: the XMIT_REQ answer, the HS resend and the answer to
+   SEND_FIRST_SEQNO all send the stored message, flags and all (``SendEntry.oob`` names the seqnos
+   taken by OOB sends, stored or held by a blocked thread: an OOB send blocks on a full window like
+   any other). The receiver adds it like any other DATA (``win.add(seqno, oob? DUMMY_OOB_MSG : msg)``,
+   non-blocking: purged, beyond capacity or held is refused) and, if the add took it, delivers it at
+   once (``if(oob && added) deliverMessage``), *before* the add's ACK decision
+   (``needToSendAck(entry, 1)``). Its slot holds a placeholder (the DATA with ``oob``, payload 0 and
+   no first mark, as UNICAST3's decision 12): the drain (``removeMany`` with
+   ``drop_oob_and_dont_loopback_msgs_filter``) moves hd over it without delivering it, and the
+   delivered batch's size, which ``deliverBatch`` counts (``needToSendAck(entry, batch.size())``),
+   leaves it out; a run of placeholders only is no batch at all (``removeMany`` returns null): no
+   count, no ACK. So an OOB DATA counts once (on add), a regular one twice. It is acknowledged
+   (cumulatively, once hd passes it) and retransmitted like any other: an OOB delivery does not free
+   the sender's window, which only hd moves (a sender blocked behind a gap stays blocked until the
+   gap is filled, OOB or not). A cached OOB DATA is delivered when the drain of the cache adds it
+   (in seqno order here, arrival order in JGroups, as UNICAST3's oob-cache-order).
+11. Batches (``up(MessageBatch)``): ``on_batch`` in ``spec/unicast4_batch.py``, with its note.
+
 Variants (``Variant``), all off is UNICAST4 as shipped: ``drop_dont_block`` (JGRP-2873, 5.4.5),
 ``zero_conn_timeouts`` (JGRP-2929: both timeouts 0, as a user could set them before the warning),
-``any_conn_id`` (before JGRP-2852: UNICAST3's any-different conn_id rule).
+``any_conn_id`` (before JGRP-2852: UNICAST3's any-different conn_id rule). ``oob_redelivers`` is a
+plausible defect of decision 10, no release's (UNICAST3's variant of the same name): the window keeps
+the OOB message itself, not the placeholder, and the drain delivers (and counts) it a second time, as
+if ``removeAndDeliver`` had no filter for OOB messages already delivered.
 """
 
 from __future__ import annotations
@@ -159,7 +182,7 @@ def _with_send(node: Node, peer: int, entry: SendEntry | None) -> Node:
     return replace(node, send=_set(node.send, peer, entry))
 
 
-def _with_recv(node: Node, peer: int, entry: RecvEntry | None) -> Node:
+def with_recv(node: Node, peer: int, entry: RecvEntry | None) -> Node:
     return replace(node, recv=_set(node.recv, peer, entry))
 
 
@@ -170,8 +193,8 @@ def has_room(cfg: Config, entry: SendEntry, seqno: int) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # Application send (ReliableUnicast.down, getSenderEntry, send).
-def on_send(cfg: Config, node: Node, dst: int, payload: int) -> Step:
-    """An application thread sends ``payload`` to ``dst`` (decisions 1, 2)."""
+def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False) -> Step:
+    """An application thread sends ``payload`` to ``dst``, flagged OOB or not (decisions 1, 2, 10)."""
     entry = node.send[dst]
     if entry is None:
         entry = SendEntry(node.next_conn_id, OPEN, 0, (), (0, 0), 0, 0, ())
@@ -179,11 +202,24 @@ def on_send(cfg: Config, node: Node, dst: int, payload: int) -> Step:
     seqno = entry.seqno + 1
     entry = replace(entry, seqno=seqno)
     if has_room(cfg, entry, seqno):
-        return _add_and_send(node, dst, entry, seqno, payload)
+        return _add_and_send(node, dst, _flag_oob(entry, seqno, oob), seqno, payload)
     if cfg.dont_block and cfg.variant.drop_dont_block:
         return Step(_with_send(node, dst, entry), (SendDropped(dst, seqno, payload),))
-    entry = replace(entry, blocked=tuple(sorted(entry.blocked + ((seqno, payload),))))
+    entry = replace(_flag_oob(entry, seqno, oob), blocked=tuple(sorted(entry.blocked + ((seqno, payload),))))
     return Step(_with_send(node, dst, entry), ())
+
+
+def _flag_oob(entry: SendEntry, seqno: int, oob: bool) -> SendEntry:
+    """The send entry remembering that the thread holding ``seqno`` sends OOB (decision 10)."""
+    return replace(entry, oob=entry.oob | {seqno}) if oob else entry
+
+
+def stored_data(entry: SendEntry, seqno: int, first: bool) -> Data:
+    """The stored message ``seqno`` of ``entry`` as sent again: its header (``first`` as the caller
+    says) and its flags (decision 10). The caller checked that the slot holds a payload."""
+    payload = entry.unacked[seqno - entry.acked - 1]
+    assert payload is not None
+    return Data(seqno, entry.conn_id, first, payload, seqno in entry.oob)
 
 
 def _add_and_send(node: Node, dst: int, entry: SendEntry, seqno: int, payload: int) -> Step:
@@ -193,7 +229,7 @@ def _add_and_send(node: Node, dst: int, entry: SendEntry, seqno: int, payload: i
     slots = entry.unacked + (None,) * (index + 1 - len(entry.unacked))
     slots = slots[:index] + (payload,) + slots[index + 1:]
     entry = replace(entry, unacked=slots, state=OPEN)
-    return Step(_with_send(node, dst, entry), (Send(dst, Data(seqno, entry.conn_id, seqno == 1, payload)),))
+    return Step(_with_send(node, dst, entry), (Send(dst, stored_data(entry, seqno, seqno == 1)),))
 
 
 def _on_send_thread(cfg: Config, node: Node, dst: int, seqno: int) -> Step:
@@ -220,7 +256,7 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     return _on_close(node, src, msg)
 
 
-def _receive_entry(cfg: Config, node: Node, src: int, msg: Data) -> tuple[Node, RecvEntry | None, list[AnyEffect]]:
+def receive_entry(cfg: Config, node: Node, src: int, msg: Data) -> tuple[Node, RecvEntry | None, list[AnyEffect]]:
     """getReceiverEntry and compareConnIds: the entry ``msg`` goes to, or None: then the DATA goes
     into the message cache (after a rate-limited SEND_FIRST_SEQNO where the first seqno is missing)."""
     entry = node.recv[src]
@@ -238,53 +274,83 @@ def _receive_entry(cfg: Config, node: Node, src: int, msg: Data) -> tuple[Node, 
 
 def _cached(node: Node, src: int, msg: Data) -> Node:
     """msg_cache.add(src, msg) (decision 8: one copy of each DATA)."""
-    return replace(node, cache=_set(node.cache, src, node.cache[src] | {msg}))
+    return with_cache(node, src, node.cache[src] | {msg})
+
+
+def with_cache(node: Node, src: int, cached: frozenset[Data]) -> Node:
+    """``node`` with ``cached`` as its message cache for ``src``."""
+    return replace(node, cache=_set(node.cache, src, cached))
 
 
 def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     """DATA (decision 3): with a usable entry, drain the message cache (the cached DATA of the
     entry's connection added first, the others dropped), add the DATA, each add counting 1; then
     deliver the run and count it; ACKs before the batch goes up."""
-    node, entry, effects = _receive_entry(cfg, node, src, msg)
+    node, entry, effects = receive_entry(cfg, node, src, msg)
     if entry is None:
         return Step(node, tuple(effects))
     queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
     if node.cache[src]:
-        node = replace(node, cache=_set(node.cache, src, frozenset()))
+        node = with_cache(node, src, frozenset())
     for added in (*queued, msg):
-        node, entry, acked = _add_message(cfg, node, src, entry, added)
+        node, entry, acked = add_message(cfg, node, src, entry, added)
         effects.extend(acked)
+    node, entry, delivered = remove_and_deliver(cfg, node, src, entry)
+    effects.extend(delivered)
+    return Step(with_recv(node, src, entry), tuple(effects))
+
+
+def remove_and_deliver(cfg: Config, node: Node, src: int, entry: RecvEntry
+                       ) -> tuple[Node, RecvEntry, list[AnyEffect]]:
+    """removeAndDeliver: hd moves over the run from hd+1 up to the first gap; its regular DATA go
+    up as one batch, counted by its size (ACK(new hd) now if due, before the batch); OOB
+    placeholders are passed over and not counted, and a run of placeholders only is no batch
+    (decision 10)."""
     run = 0
     while run < len(entry.buffered) and entry.buffered[run] is not None:
         run += 1
-    if run:
-        payloads = [m.payload for m in entry.buffered[:run] if m is not None]
-        entry = replace(entry, delivered=entry.delivered + run, buffered=entry.buffered[run:])
-        entry, now = _count(cfg, entry, run)
-        if now:
-            effects.append(Send(src, Ack(entry.delivered, entry.conn_id, node.timestamper + 1)))
-            node = replace(node, timestamper=node.timestamper + 1)
-        effects.extend(Deliver(src, p) for p in payloads)
-    return Step(_with_recv(node, src, entry), tuple(effects))
-
-
-def _add_message(cfg: Config, node: Node, src: int, entry: RecvEntry, msg: Data
-                 ) -> tuple[Node, RecvEntry, list[AnyEffect]]:
-    """addMessage: reopen (update), add (purged, beyond capacity or held: rejected), count 1 and
-    ACK(hd) now if due (hd before this message is delivered)."""
-    entry = replace(entry, state=OPEN)
-    index = msg.seqno - entry.delivered - 1
-    if 0 <= index < cfg.capacity and (index >= len(entry.buffered) or entry.buffered[index] is None):
-        padded = entry.buffered + (None,) * (index + 1 - len(entry.buffered))
-        entry = replace(entry, buffered=padded[:index] + (msg,) + padded[index + 1:])
-    entry, now = _count(cfg, entry, 1)
-    if not now:
+    if not run:
         return node, entry, []
-    node = replace(node, timestamper=node.timestamper + 1)
-    return node, entry, [Send(src, Ack(entry.delivered, entry.conn_id, node.timestamper))]
+    redeliver = cfg.variant.oob_redelivers
+    payloads = [m.payload for m in entry.buffered[:run] if m is not None and (redeliver or not m.oob)]
+    entry = replace(entry, delivered=entry.delivered + run, buffered=entry.buffered[run:])
+    if not payloads:
+        return node, entry, []
+    effects: list[AnyEffect] = []
+    entry, now = count_acks(cfg, entry, len(payloads))
+    if now:
+        node = replace(node, timestamper=node.timestamper + 1)
+        effects.append(Send(src, Ack(entry.delivered, entry.conn_id, node.timestamper)))
+    effects.extend(Deliver(src, p) for p in payloads)
+    return node, entry, effects
 
 
-def _count(cfg: Config, entry: RecvEntry, n: int) -> tuple[RecvEntry, bool]:
+def add_message(cfg: Config, node: Node, src: int, entry: RecvEntry, msg: Data
+                 ) -> tuple[Node, RecvEntry, list[AnyEffect]]:
+    """addMessage: reopen (update), add (purged, beyond capacity or held: rejected; an OOB DATA the
+    add took is delivered at once), count 1 and ACK(hd) now if due (hd before this message is
+    delivered in order)."""
+    entry, added = add_to_buffer(cfg, replace(entry, state=OPEN), msg)
+    effects: list[AnyEffect] = [Deliver(src, msg.payload)] if added and msg.oob else []
+    entry, now = count_acks(cfg, entry, 1)
+    if now:
+        node = replace(node, timestamper=node.timestamper + 1)
+        effects.append(Send(src, Ack(entry.delivered, entry.conn_id, node.timestamper)))
+    return node, entry, effects
+
+
+def add_to_buffer(cfg: Config, entry: RecvEntry, msg: Data) -> tuple[RecvEntry, bool]:
+    """FixedBuffer.add on a receive window (never blocking): refused at or below hd, beyond
+    capacity or where the slot is held; an OOB DATA is held as its placeholder (decision 10)."""
+    index = msg.seqno - entry.delivered - 1
+    if not 0 <= index < cfg.capacity or (index < len(entry.buffered) and entry.buffered[index] is not None):
+        return entry, False
+    held = Data(msg.seqno, msg.conn_id, False, 0, True) if msg.oob and not cfg.variant.oob_redelivers else msg
+    padded = entry.buffered + (None,) * (index + 1 - len(entry.buffered))
+    return replace(entry, buffered=padded[:index] + (held,) + padded[index + 1:]), True
+
+
+def count_acks(cfg: Config, entry: RecvEntry, n: int) -> tuple[RecvEntry, bool]:
     """Entry.update(n, add_acks): True (counter reset) means send an ACK now; otherwise the counter
     grows and the pending flag is set."""
     total = entry.acks_counted + n
@@ -317,7 +383,8 @@ def _on_ack(node: Node, src: int, msg: Ack) -> Step:
     effects: tuple[AnyEffect, ...] = ()
     entry = replace(entry, last_ts=msg.ts)
     if upto > entry.acked:
-        entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked:])
+        oob = frozenset(s for s in entry.oob if s > upto) if entry.oob else entry.oob
+        entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked:], oob=oob)
         effects = (Purged(src, entry.conn_id, upto),)
     return Step(_with_send(node, src, entry), effects)
 
@@ -331,7 +398,7 @@ def _on_send_first_seqno(node: Node, src: int, msg: SendFirstSeqno) -> Step:
     node = _with_send(node, src, entry)
     if not entry.unacked or entry.unacked[0] is None:
         return Step(node, ())
-    return Step(node, (Send(src, Data(entry.acked + 1, entry.conn_id, True, entry.unacked[0])),))
+    return Step(node, (Send(src, stored_data(entry, entry.acked + 1, True)),))
 
 
 def _on_xmit_req(node: Node, src: int, msg: XmitReq) -> Step:
@@ -341,9 +408,8 @@ def _on_xmit_req(node: Node, src: int, msg: XmitReq) -> Step:
         return Step(node, ())
     resent = []
     for s in msg.seqnos:
-        payload = entry.unacked[s - entry.acked - 1] if entry.acked < s <= entry.highest_sent else None
-        if payload is not None:
-            resent.append(Send(src, Data(s, entry.conn_id, s == 1, payload)))
+        if entry.acked < s <= entry.highest_sent and entry.unacked[s - entry.acked - 1] is not None:
+            resent.append(Send(src, stored_data(entry, s, s == 1)))
     return Step(node, tuple(resent))
 
 
@@ -352,7 +418,7 @@ def _on_close(node: Node, src: int, msg: Close) -> Step:
     entry = node.recv[src]
     if entry is None or entry.conn_id != msg.conn_id:
         return Step(node, ())
-    return Step(_with_recv(node, src, None), (WindowRemoved(src),))
+    return Step(with_recv(node, src, None), (WindowRemoved(src),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -379,7 +445,7 @@ def on_remove_receiver(cfg: Config, node: Node, peer: int) -> Step:
     node, effects = _send_pending_acks(node)
     if node.recv[peer] is None:
         return Step(node, tuple(effects))
-    return Step(_with_recv(node, peer, None), (*effects, WindowRemoved(peer)))
+    return Step(with_recv(node, peer, None), (*effects, WindowRemoved(peer)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -422,7 +488,7 @@ def on_timer(cfg: Config, node: Node, timer: Timer) -> Step:
     if kind == IDLE_RECV:
         receiver = node.recv[peer]
         assert receiver is not None
-        return Step(_with_recv(node, peer, replace(receiver, state=CLOSING)), ())
+        return Step(with_recv(node, peer, replace(receiver, state=CLOSING)), ())
     if kind in (CLOSE_SEND, CLOSE_BLOCKED):
         return _close_send_entry(node, peer)
     return on_remove_receiver(cfg, node, peer)  # CLOSE_RECV
@@ -454,9 +520,8 @@ def _retransmit_task(node: Node, only: int | None = None) -> Step:
             continue
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == mark:
-            hs = entry.unacked[-1]
-            if hs is not None:
-                effects.append(Send(peer, Data(mark[1], entry.conn_id, mark[1] == 1, hs)))
+            if entry.unacked[-1] is not None:
+                effects.append(Send(peer, stored_data(entry, mark[1], mark[1] == 1)))
         elif entry.watermark != mark:
             send[peer] = replace(entry, watermark=mark)
     return Step(replace(node, send=tuple(send), xmit_last=xmit_last), tuple(effects))

@@ -32,6 +32,7 @@ class Data(NamedTuple):
     conn_id: int
     first: bool
     payload: int
+    oob: bool = False  # the message's OOB flag (spec/unicast4.py decision 10)
 
 
 class Ack(NamedTuple):
@@ -94,6 +95,7 @@ class Variant:
     drop_dont_block: bool = False  # JGRP-2873 (5.4.5): a DONT_BLOCK send on a full window is dropped
     zero_conn_timeouts: bool = False  # JGRP-2929: conn_expiry_timeout = conn_close_timeout = 0
     any_conn_id: bool = False  # before JGRP-2852: any different conn_id (UNICAST3's rule), not a greater one
+    oob_redelivers: bool = False  # a defect (decision 10): the window keeps an OOB message, the drain redelivers it
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +143,7 @@ class SendEntry:
     last_ts: int  # newest ACK / SEND_FIRST_SEQNO timestamp accepted; 0 = none yet
     seqno: int  # the last seqno a thread took (SenderEntry.seqno - 1)
     blocked: tuple[tuple[int, int], ...]  # (seqno, payload) of the threads waiting for room, ascending
+    oob: frozenset[int] = frozenset()  # the seqnos taken by OOB sends, stored unacked or held blocked (decision 10)
 
     @property
     def highest_sent(self) -> int:

@@ -60,7 +60,7 @@ class WorldEngines:
     # rule 9); None: the clock stands still at 0 and the world fires the spec's timers.
     timed: Any = None
     dead: frozenset[int] = frozenset()  # members that never act (``models/world.py`` rule 7)
-    oob: frozenset[tuple[int, int, int]] = frozenset()  # the sends flagged OOB, (src, dst, n) (UNICAST3)
+    oob: frozenset[tuple[int, int, int]] = frozenset()  # the sends flagged OOB, (src, dst, n) (UNICAST3, UNICAST4)
     knows_me = False  # the engine takes its own address (``me=``): UNICAST3's messages to self
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
@@ -106,7 +106,7 @@ class WorldEngines:
         if acting is not None and acting in self.dead:
             return acting  # a dead member handles nothing (its packets are consumed)
         if isinstance(action, AppSend):
-            if (action.src, action.dst, payload_number) in self.oob:  # only UNICAST3's engine takes oob
+            if (action.src, action.dst, payload_number) in self.oob:  # UNICAST3's and UNICAST4's engines take oob
                 self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now, oob=True)
             else:
                 self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now)
@@ -115,7 +115,7 @@ class WorldEngines:
             packet = action.packet
             self.engines[packet.dst].received(packet.src, self.datagram(packet), now=now)
             return int(packet.dst)
-        if isinstance(action, DeliverBatch):  # only UNICAST3's engine has a batch input
+        if isinstance(action, DeliverBatch):  # UNICAST3's and UNICAST4's engines have a batch input
             first = action.packets[0]
             self.engines[first.dst].received_batch(first.src, [self.datagram(p) for p in action.packets], now=now)
             return int(first.dst)

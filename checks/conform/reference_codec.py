@@ -96,10 +96,12 @@ def unicast3(msg: Any) -> bytes:
 
 
 def unicast4(msg: Any) -> bytes:
-    """UNICAST4: MAGIC 0x75, then UNICAST3's types and fields (UnicastHeader is shared)."""
+    """UNICAST4: MAGIC 0x75, then UNICAST3's types and fields (UnicastHeader is shared; DATA's flags
+    byte has ``first`` in bit 0 and ``oob`` in bit 1)."""
     head = bytes((UNICAST4_MAGIC,))
     if isinstance(msg, u4.Data):
-        return head + b"\x00" + c_number(msg.seqno) + conn_id(msg.conn_id) + flag(msg.first) + payload(msg.payload)
+        flags = bytes((int(msg.first) | int(msg.oob) << 1,))
+        return head + b"\x00" + c_number(msg.seqno) + conn_id(msg.conn_id) + flags + payload(msg.payload)
     if isinstance(msg, u4.Ack):
         return head + b"\x01" + c_number(msg.seqno) + conn_id(msg.conn_id) + c_number(msg.ts)
     if isinstance(msg, u4.SendFirstSeqno):

@@ -180,7 +180,7 @@ def script_calls(model: Model, path: Sequence[tuple[Hashable, Hashable]]) -> lis
         sent: Any = action
         if type(sent).__name__ == "AppSend" and (
                 (sent.src, sent.dst, world.app_payload(before, sent)) in getattr(world.bounds, "oob", ())):
-            call = ScriptCall("send", call.args, (("oob", True),))  # UNICAST3's OOB sends ([oob])
+            call = ScriptCall("send", call.args, (("oob", True),))  # UNICAST3's and UNICAST4's OOB sends ([oob])
         calls.append((call, world.format_action(action)))
         before = after
     return calls

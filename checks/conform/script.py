@@ -104,7 +104,7 @@ class EngineScript:
 
     # -- events ------------------------------------------------------------------------------------
     def send(self, src: str, dst: str, oob: bool = False) -> None:
-        """The application of ``src`` sends its next message to ``dst`` (flagged OOB: UNICAST3 only)."""
+        """The application of ``src`` sends its next message to ``dst`` (flagged OOB: UNICAST3, UNICAST4)."""
         number = self.sent[src, dst] = self.sent.get((src, dst), 0) + 1
         if oob:
             self.engines[src].send(dst, spec_payload(number), now=0, oob=True)

@@ -31,7 +31,7 @@ from spec import unicast4 as u4
 def wire_message(msg: u4.Msg) -> WireMsg:
     """The codec message a spec message stands for (payload n is ``spec_payload(n)``)."""
     if isinstance(msg, u4.Data):
-        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload))
+        return DataMsg(msg.seqno, msg.conn_id, msg.first, spec_payload(msg.payload), msg.oob)
     if isinstance(msg, u4.Ack):
         return AckMsg(msg.seqno, msg.conn_id, msg.ts)
     if isinstance(msg, u4.SendFirstSeqno):
@@ -112,15 +112,16 @@ def view_of_spec_node(node: u4.Node) -> EngineView[int]:
     send = tuple(
         (peer, SendView(e.conn_id, e.state, e.acked,
                         tuple(None if p is None else spec_payload(p) for p in e.unacked), e.watermark, e.last_ts,
-                        e.seqno, tuple((s, spec_payload(p)) for s, p in e.blocked)))
+                        e.seqno, tuple((s, spec_payload(p)) for s, p in e.blocked), tuple(sorted(e.oob))))
         for peer, e in enumerate(node.send) if e is not None)
     recv = tuple(
         (peer, RecvView(e.conn_id, e.state, e.delivered,
                         tuple(e.delivered + 1 + i for i, m in enumerate(e.buffered) if m is not None),
-                        e.ack_pending, e.acks_counted))
+                        e.ack_pending, e.acks_counted,
+                        tuple(e.delivered + 1 + i for i, m in enumerate(e.buffered) if m is not None and m.oob)))
         for peer, e in enumerate(node.recv) if e is not None)
     xmit_last = tuple((peer, last) for peer, last in enumerate(node.xmit_last) if last != 0)
-    cache = tuple((peer, tuple(sorted((d.seqno, d.conn_id, d.first, spec_payload(d.payload)) for d in cached)))
+    cache = tuple((peer, tuple(sorted((d.seqno, d.conn_id, d.first, spec_payload(d.payload), d.oob) for d in cached)))
                   for peer, cached in enumerate(node.cache) if cached)
     return EngineView(node.members, send, recv, node.sync_sent, xmit_last, node.timestamper, node.next_conn_id,
                       cache)

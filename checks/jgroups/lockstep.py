@@ -139,7 +139,7 @@ class JGroupsLockstep:
         if isinstance(action, AppSend):
             number = self.world.app_payload(before, action)
             payload = spec_payload(number).hex()
-            if (action.src, action.dst, number) in getattr(self.world.bounds, "oob", ()):  # UNICAST3's OOB sends
+            if (action.src, action.dst, number) in getattr(self.world.bounds, "oob", ()):  # [oob] sends
                 return command("send", m=action.src, dst=action.dst, payload=payload, oob=True, state=True)
             return command("send", m=action.src, dst=action.dst, payload=payload, state=True)
         if isinstance(action, DeliverPacket):

@@ -7,7 +7,10 @@ thread has not filled reads None), ``seqno`` the entry's counter less one, ``blo
 threads blocked on that window with their seqnos; a receive entry's ``delivered`` is its window's hd,
 ``buffered`` the DATA held above it, ``acks_counted`` the entry's ``acks_sent`` counter; ``msg_cache``
 is the spec's ``cache`` (one copy of each DATA: spec/unicast4.py decision 8; a drain of several copies
-is the known difference ``message-cache-copies``).
+is the known difference ``message-cache-copies``). OOB (decision 10): a DATA's ``oob`` is its
+Message.Flag.OOB, a send entry's ``oob`` the seqnos of its OOB messages (stored, or held by a blocked
+thread), and a window slot holding JGroups' DUMMY_OOB_MSG is the spec's placeholder (payload 0, not
+first, the window's conn_id).
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from checks.jgroups import unicast3 as jg3
 from checks.jgroups.bindings import JGroupsBinding, ReleaseProfile
 from checks.jgroups.explained import Difference
 from impl.common import payload_number
+from models.world import LosePacket
 from spec import unicast4 as u4
+from spec import unicast4_batch as u4_batch
+from spec.effects import Deliver, Send
 
 if TYPE_CHECKING:
     from checks.jgroups.lockstep import Divergence
@@ -30,10 +36,8 @@ _STATES = {"OPEN": u4.OPEN, "CLOSING": u4.CLOSING}
 def message(m: dict[str, Any]) -> u4.Msg:
     """A harness message as the spec's (UnicastHeader: UNICAST3's fields)."""
     msg = jg3.message(m)
-    if getattr(msg, "oob", False):
-        raise ValueError("a UNICAST4 DATA flagged OOB: the spec has no OOB flag")
     kind = getattr(u4, type(msg).__name__)
-    return kind(*msg[:len(kind._fields)])  # UNICAST3's DATA has the OOB flag besides
+    return kind(*msg)  # the same fields, DATA's OOB flag among them
 
 
 def _payload(hexed: str | None) -> int | None:
@@ -44,13 +48,19 @@ def _send_entry(e: dict[str, Any]) -> u4.SendEntry:
     unacked = tuple(_payload(p) for p in e["unacked"])
     blocked = tuple(sorted((int(s), payload_number(bytes.fromhex(p))) for s, p in e["blocked"]))
     return u4.SendEntry(e["conn_id"], _STATES[e["state"]], e["acked"], unacked, tuple(e["watermark"]),
-                        e["last_ts"], e["seqno"], blocked)
+                        e["last_ts"], e["seqno"], blocked, frozenset(int(s) for s in e.get("oob", ())))
 
 
 def _recv_entry(e: dict[str, Any]) -> u4.RecvEntry:
-    buffered = tuple(message(m) if m is not None else None for m in e["buffered"])
+    buffered = tuple(None if m is None else _placeholder(e, i) if m["type"] == "OOB_PLACEHOLDER" else message(m)
+                     for i, m in enumerate(e["buffered"]))
     return u4.RecvEntry(e["conn_id"], _STATES[e["state"]], e["delivered"], buffered, e["ack_pending"],  # type: ignore[arg-type]
                         int(e["acks_counted"]))
+
+
+def _placeholder(e: dict[str, Any], index: int) -> u4.Data:
+    """The spec's placeholder for DUMMY_OOB_MSG in slot ``index`` above the window's hd (decision 10)."""
+    return u4.Data(e["delivered"] + 1 + index, e["conn_id"], False, 0, True)
 
 
 def node(state: dict[str, Any], me: int, n: int) -> u4.Node:
@@ -86,25 +96,101 @@ def props(cfg: u4.Config) -> dict[str, Any]:
 
 def _cache_copies(divergence: Divergence, run: Any) -> bool:
     """A drain of a cache that held copies of one DATA: JGroups adds every copy (each counts towards
-    the ACK and may send one), the spec one (decision 8). The step delivered a DATA to a member whose
-    spec cache for the sender was not empty, the two sides agree on everything else that step, and
-    JGroups sent only more ACKs, each equal to one the spec sent but for its timestamp."""
-    if divergence.kind != "packets" or divergence.member < 0:
+    the ACK and may send one), the spec one (decision 8). The step delivered DATA (one, or a batch) to
+    a member whose spec cache for the sender was not empty; the spec's step redone with every cached
+    DATA added as many times as JGroups' queue held it (the copies that arrived since the cache was
+    last drained, ``_copies``) sends exactly JGroups' packets, delivers what JGroups delivered and
+    leaves JGroups' state."""
+    member = divergence.member
+    action = run.path[-1][0]
+    msgs = [p.msg for p in getattr(action, "packets", ())] or [getattr(getattr(action, "packet", None), "msg", None)]
+    if member < 0 or not all(isinstance(m, u4.Data) for m in msgs):
+        return False
+    src = (getattr(action, "packet", None) or action.packets[0]).src
+    before = run.world.view(run.before).nodes[member]
+    copies = _copies(run, member, src)
+    if not before.cache[src] or not any(n > 1 for n in copies.values()):
+        return False
+    cfg = run.world.cfg
+    node, effects = _drained_with_copies(cfg, before, src, tuple(msgs), copies)
+    packets = Counter((e.dst, e.msg) for e in effects if isinstance(e, Send))
+    jgroups = divergence.jgroups_packets if divergence.kind == "packets" else \
+        run.world.step_effects(run.before, action)[1]  # the packets agreed
+    if packets != Counter((p.dst, p.msg) for p in jgroups):
+        return False
+    if divergence.kind == "packets":
+        return True
+    delivered = [(src, e.payload) for e in effects if isinstance(e, Deliver)]
+    if divergence.kind == "deliveries":
+        return delivered == list(divergence.jgroups_delivered)
+    state = run.harness.command("state", m=member)["state"]
+    return divergence.kind == "state" and BINDING.node(state, member, run.world.n) == node
+
+
+def _copies(run: Any, member: int, src: int) -> Counter[u4.Data]:
+    """How many copies of each DATA from ``src`` JGroups' msg_cache at ``member`` held before the last
+    step: every DATA that reached ``member`` after the spec's cache for ``src`` was last empty and
+    that the spec then held in that cache (JGroups caches exactly when the spec does; it keeps each
+    copy, the spec one)."""
+    held: Counter[u4.Data] = Counter()
+    for action, after in run.path[:-1]:
+        packets = getattr(action, "packets", ()) or ((action.packet,) if hasattr(action, "packet") else ())
+        cache = run.world.view(after).nodes[member].cache[src]
+        if not cache:
+            held.clear()
+        elif not isinstance(action, LosePacket):
+            for p in packets:
+                if p.dst == member and p.src == src and p.msg in cache:
+                    held[p.msg] += 1
+    return held
+
+
+def _drained_with_copies(cfg: u4.Config, node: u4.Node, src: int, msgs: tuple[u4.Data, ...],
+                         copies: Counter[u4.Data]) -> tuple[u4.Node, list[Any]]:
+    """The spec's ``_on_data`` (one DATA) or ``on_batch`` with each cached DATA added ``copies`` times."""
+    ours: tuple[u4.Data, ...] = msgs
+    lowest = msgs[0]
+    if len(msgs) > 1:
+        highest = max(m.conn_id for m in msgs)
+        ours = tuple(m for m in msgs if m.conn_id == highest)
+        lowest = min(ours, key=lambda m: m.seqno)
+    node, entry, effects = u4.receive_entry(cfg, node, src, lowest)
+    if entry is None:
+        return node, effects
+    queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)
+    node = u4.with_cache(node, src, frozenset())
+    for m in queued:
+        for _ in range(max(copies[m], 1)):
+            node, entry, added = u4.add_message(cfg, node, src, entry, m)
+            effects += added
+    if len(msgs) == 1:
+        node, entry, added = u4.add_message(cfg, node, src, entry, lowest)
+    else:
+        node, entry, added = u4_batch.batch_received(cfg, node, src, entry, ours)
+    effects += added
+    node, entry, added = u4.remove_and_deliver(cfg, node, src, entry)
+    return u4.with_recv(node, src, entry), effects + added
+
+
+def _oob_cache_order(divergence: Divergence, run: Any) -> bool:
+    """A drain of a cache holding two OOB DATA or more: JGroups delivers them in the order they
+    arrived (its queue's), the spec in seqno order (decision 8: a set). The step was a DATA, or a batch
+    of DATA (decision 11: the batch path drains the cache the same way), from a sender whose cached OOB
+    DATA (in the member's spec cache before the step) were drained, and the two delivery lists differ
+    only in the order of those payloads: every other position agrees. (UNICAST3's spec keeps the
+    arrival order since main's dc6ddc9; UNICAST4's does not yet.)"""
+    if divergence.kind != "deliveries" or divergence.member < 0:
         return False
     action = run.path[-1][0]
-    packet = getattr(action, "packet", None)
+    packet = getattr(action, "packet", None) or next(iter(getattr(action, "packets", ())), None)
     if packet is None or not isinstance(packet.msg, u4.Data):
         return False
-    before = run.world.view(run.before).nodes[divergence.member]
-    if not before.cache[packet.src]:
+    cached = run.world.view(run.before).nodes[divergence.member].cache[packet.src]
+    oob = {(packet.src, m.payload) for m in cached if m.oob}
+    spec, jgroups = divergence.spec_delivered, divergence.jgroups_delivered
+    if len(oob) < 2 or len(spec) != len(jgroups) or sorted(spec) != sorted(jgroups):
         return False
-    def shape(p: Any) -> Any:
-        return (p.dst, "ACK", p.msg.seqno, p.msg.conn_id) if isinstance(p.msg, u4.Ack) else p
-
-    spec = Counter(map(shape, divergence.spec_packets))
-    jgroups = Counter(map(shape, divergence.jgroups_packets))
-    extra = jgroups - spec
-    return not spec - jgroups and all(isinstance(e, tuple) and e[1] == "ACK" and e in spec for e in extra)
+    return all(x == y or (x in oob and y in oob) for x, y in zip(spec, jgroups))
 
 
 DIFFERENCES = (
@@ -113,12 +199,25 @@ DIFFERENCES = (
         "ReliableUnicast's msg_cache is a queue that keeps every copy of a DATA that found no usable receive "
         "entry (a retransmission, a duplicate); its drain adds each copy, and each add counts towards the ACK "
         "and may send one. The spec keeps one copy of each DATA (decision 8: the queue is unbounded, which "
-        "would make the model infinite), so JGroups sends more ACKs at that drain, equal but for their "
-        "timestamps. The schedule ends there.",
+        "would make the model infinite), so at that drain JGroups counts more and its ACKs go at other times "
+        "(with other hd values, below ack_threshold as a pending flag and a counter): the spec's step redone "
+        "with every copy added gives JGroups' packets, deliveries and state exactly. The schedule ends there.",
         "spec/unicast4.py: decision 8, _cached (a frozenset per sender), _on_data (the drain)",
         "ReliableUnicast.java handleDataReceived: msg_cache.add(sender, msg); addQueuedMessages -> addMessage "
         "-> needToSendAck(entry, 1) per copy; MessageCache.add keeps duplicates",
         _cache_copies),
+    Difference(
+        "oob-cache-order", "unicast4", "abstraction", "5.4.0 and later",
+        "ReliableUnicast's msg_cache is a queue per sender; its drain (by a DATA or a batch) adds the queued "
+        "DATA in arrival order, and each OOB one is delivered when added. The spec keeps the cache as a set "
+        "(decision 8) and adds in seqno order, so with two OOB DATA cached out of order JGroups delivers them "
+        "in arrival order and the spec in seqno order. Both are orders in_order allows (OOB messages are "
+        "exempt); the schedule ends there.",
+        "spec/unicast4.py: decisions 8 and 10, _on_data (queued = sorted(cache)); spec/unicast4_batch.py "
+        "(decision 11), on_batch",
+        "ReliableUnicast.java handleDataReceived and up(MessageBatch) -> msg_cache.drain(sender) -> "
+        "addQueuedMessages -> addMessage: if(oob && added) deliverMessage",
+        _oob_cache_order),
 )
 
 BINDING = JGroupsBinding(

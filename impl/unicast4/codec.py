@@ -10,9 +10,8 @@ magic). ``decode`` is the trust boundary for bytes: every malformed input raises
 Datagram layout::
 
     byte 0   MAGIC (0x75, "u"): format identity and version
-    byte 1.. as ``impl/unicast3/codec.py`` (type, then the fields), except that DATA's flags byte
-             is 0 or 1 (``first``): the UNICAST4 engine has no OOB flag, so a DATA carrying one is
-             malformed here rather than silently delivered in order
+    byte 1.. as ``impl/unicast3/codec.py`` (type, then the fields): DATA's flags byte has
+             ``first`` in bit 0 and the message's OOB flag in bit 1 (spec/unicast4.py decision 10)
 """
 
 from __future__ import annotations
@@ -29,9 +28,10 @@ _OWN = bytes((MAGIC,))
 _U3 = bytes((u3.MAGIC,))
 
 
-def encode_data(seqno: int, conn_id: int, first: bool, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS) -> bytes:
-    """``encode(DataMsg(seqno, conn_id, first, payload))`` without building the message."""
-    return _OWN + u3.encode_data(seqno, conn_id, first, payload, limits)[1:]
+def encode_data(seqno: int, conn_id: int, first: bool, payload: bytes, limits: CodecLimits = DEFAULT_LIMITS,
+                oob: bool = False) -> bytes:
+    """``encode(DataMsg(seqno, conn_id, first, payload, oob))`` without building the message."""
+    return _OWN + u3.encode_data(seqno, conn_id, first, payload, limits, oob)[1:]
 
 
 def encode(msg: WireMsg, limits: CodecLimits = DEFAULT_LIMITS) -> bytes:
@@ -47,7 +47,4 @@ def decode(data: bytes | bytearray | memoryview, limits: CodecLimits = DEFAULT_L
         raise DecodeError("magic: truncated, expected 1 byte, got 0")
     if raw[0] != MAGIC:
         raise DecodeError(f"magic: expected 0x{MAGIC:02x}, got 0x{raw[0]:02x}")
-    msg = u3.decode(_U3 + raw[1:], limits)
-    if type(msg) is DataMsg and msg.oob:
-        raise DecodeError(f"DATA.flags: expected 0 or 1 (UNICAST4 has no OOB flag), got {2 | msg.first}")
-    return msg
+    return u3.decode(_U3 + raw[1:], limits)

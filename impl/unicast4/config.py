@@ -33,6 +33,7 @@ class Variant:
     drop_dont_block: bool = False  # JGRP-2873 (5.4.5): a DONT_BLOCK send on a full window is dropped
     zero_conn_timeouts: bool = False  # JGRP-2929: conn_expiry_timeout and conn_close_timeout read as 0
     any_conn_id: bool = False  # before JGRP-2852: any different conn_id replaces (UNICAST3's rule)
+    oob_redelivers: bool = False  # a defect: an OOB DATA is held as itself and the drain delivers it again
 
 
 _FLAGS = ("dont_block", "resume_blocked_sends")

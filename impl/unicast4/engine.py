@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from typing import Generic
 
 from impl.common import LocalProtocolError, MemberOutputs, check_time
+from impl.fixed_window import FixedBuffer
 from impl.unicast4 import receive, tasks
-from impl.unicast4.codec import DecodeError, decode
+from impl.unicast4.codec import DataMsg, DecodeError, decode
 from impl.unicast4.config import Config
 from impl.unicast4.snapshot import EngineView, RecvView, SendView
 from impl.unicast4.state import Member, P, SendStatus, Stats
@@ -39,14 +40,18 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
         self._next_xmit = now + self._config.xmit_interval
 
     # ------------------------------------------------------------------ inputs
-    def send(self, dst: P, payload: bytes, *, now: int) -> tuple[int, SendStatus]:
-        """The application sends ``payload`` to ``dst``: (its seqno, SENT / BLOCKED / DROPPED).
-        Raises ``SendWindowFull`` (max_blocked_sends, max_blocked_bytes) or ``LocalProtocolError``
-        (payload not bytes, or too big for the codec) without changing any state."""
+    def send(self, dst: P, payload: bytes, *, now: int, oob: bool = False) -> tuple[int, SendStatus]:
+        """The application sends ``payload`` to ``dst``, flagged OOB or not: (its seqno, SENT /
+        BLOCKED / DROPPED). An OOB message blocks on a full window like any other; the receiver
+        delivers it on receipt, and every resend carries the flag. Raises ``SendWindowFull``
+        (max_blocked_sends, max_blocked_bytes) or ``LocalProtocolError`` (payload not bytes, oob not
+        a bool, or too big for the codec) without changing any state."""
         self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"send: payload must be bytes, got {type(payload).__name__}")
-        return receive.send(self._m, dst, payload, now=now)
+        if type(oob) is not bool:
+            raise LocalProtocolError(f"send: oob must be a bool, got {type(oob).__name__}")
+        return receive.send(self._m, dst, payload, now=now, oob=oob)
 
     def received(self, src: P, data: bytes, *, now: int) -> None:
         """A datagram from ``src``. Malformed ones are counted (``stats.malformed``) and dropped."""
@@ -62,6 +67,36 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
             return
         m.answering = (len(data), now)
         receive.on_message(m, src, msg, now=now)
+
+    def received_batch(self, src: P, datagrams: Iterable[bytes], *, now: int) -> None:
+        """Datagrams from ``src`` that arrived as one batch (a bundle; JGroups' ``up(MessageBatch)``,
+        spec ``on_batch``). Malformed ones are counted and dropped; control messages are handled at
+        once, in order, as single ones; the DATA are received as at most two batches, the OOB ones
+        first, then the regular ones (the transport's split): the highest conn_id's DATA kept, all
+        added in one go and not counted, the ACK left pending, an OOB batch delivered and counted
+        at once, the in-order run delivered and counted."""
+        items = list(datagrams)
+        for data in items:  # refused before anything changes
+            if not isinstance(data, _BYTES_LIKE):
+                raise LocalProtocolError(f"received_batch: each datagram must be bytes, got {type(data).__name__}")
+        self._advance(now)
+        m = self._m
+        batches: tuple[list[DataMsg], list[DataMsg]] = ([], [])  # OOB, regular
+        for data in items:
+            m.stats.datagrams_received += 1
+            try:
+                msg = decode(data, self._config.codec_limits)
+            except DecodeError:
+                m.stats.malformed += 1
+                continue
+            if type(msg) is DataMsg:
+                batches[0 if msg.oob else 1].append(msg)
+            else:
+                m.answering = (len(data), now)
+                receive.on_message(m, src, msg, now=now)
+        for batch in batches:
+            if batch:
+                receive.on_batch(m, src, batch, now=now)
 
     def handle_timer(self, *, now: int) -> None:
         """Run the retransmit task if due (``now >= get_timer()``): pending ACKs, XMIT_REQs, HS
@@ -133,14 +168,14 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
         send = tuple(
             (peer, SendView(e.conn_id, e.state, e.acked,
                             tuple(e.window.get(s) for s in range(e.acked + 1, e.highest_sent + 1)),
-                            e.watermark, e.last_ts, e.seqno, tuple(sorted(e.blocked.items()))))
+                            e.watermark, e.last_ts, e.seqno, tuple(sorted(e.blocked.items())), tuple(sorted(e.oob))))
             for peer, e in sorted(m.send.items()))
         recv = tuple(
             (peer, RecvView(e.conn_id, e.state, e.delivered, tuple(e.window.seqnos()), e.ack_pending,
-                            e.acks_counted))
+                            e.acks_counted, tuple(s for s in e.window.seqnos() if _oob_at(e.window, s))))
             for peer, e in sorted(m.recv.items()))
         sync = frozenset(p for p in m.sync_sent if m.sync_active(p, now=now))
-        cache = tuple((peer, tuple(sorted((d.seqno, d.conn_id, d.first, d.payload) for d in q.values())))
+        cache = tuple((peer, tuple(sorted((d.seqno, d.conn_id, d.first, d.payload, d.oob) for d in q.values())))
                       for peer, q in sorted(m.cache.items()) if q)
         return EngineView(m.members, send, recv, sync, tuple(sorted(m.xmit_last.items())), m.timestamper.last,
                           m.next_conn_id, cache)
@@ -154,6 +189,7 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
             assert s.window.hd == s.window.low and s.window.offset == 0, (peer, s.window)
             assert s.watermark[0] <= s.watermark[1] <= s.highest_sent <= s.seqno, (peer, s.watermark)
             assert all(s.acked < q <= s.seqno and s.window.get(q) is None for q in s.blocked), (peer, s.blocked)
+            assert all(s.acked < q <= s.seqno for q in s.oob), (peer, s.oob)
             blocked += sum(len(p) for p in s.blocked.values())
         for peer, r in m.recv.items():
             r.window.check_invariants()
@@ -167,6 +203,11 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
 
     def _advance(self, now: int) -> None:
         self._now = check_time(now, self._now)
+
+
+def _oob_at(window: FixedBuffer[DataMsg], seqno: int) -> bool:
+    held = window.get(seqno)
+    return held is not None and held.oob
 
 
 __all__ = ["Unicast4Engine"]

@@ -1,5 +1,5 @@
 """Handlers for UNICAST4's five message types (ReliableUnicast.up: handleDataReceived and friends),
-and the application's send (down, send) with its blocked sends.
+a batch of DATA (up(MessageBatch)), and the application's send (down, send) with its blocked sends.
 
 This module owns what a member does with one *decoded* message and with one application send;
 nothing about bytes (``engine.py`` decodes) or time-driven work (``tasks.py``). Each handler mirrors
@@ -19,6 +19,8 @@ the spec function named in its docstring; the only additions are the hostile-inp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from impl.common import (
     LocalProtocolError,
     SendWindowFull,
@@ -36,10 +38,11 @@ from impl.unicast4.state import OPEN, Member, P, RecvEntry, SendEntry, SendStatu
 
 # ---------------------------------------------------------------------------------------------
 # The application's send (spec on_send, _add_and_send, _on_send_thread).
-def send(m: Member[P], dst: P, payload: bytes, *, now: int) -> tuple[int, SendStatus]:
+def send(m: Member[P], dst: P, payload: bytes, *, now: int, oob: bool = False) -> tuple[int, SendStatus]:
     """Spec ``on_send``: take the entry's next seqno (opening a connection if there is none); add
     and send it if the window has room, else hold it blocked, or (variant drop_dont_block with
-    DONT_BLOCK) drop it. Limits and an unencodable payload raise before any state changes."""
+    DONT_BLOCK) drop it; an OOB send's seqno is remembered while stored or blocked. Limits and an
+    unencodable payload raise before any state changes."""
     cfg = m.config
     entry = m.send.get(dst)
     seqno = 1 if entry is None else entry.seqno + 1
@@ -64,6 +67,8 @@ def send(m: Member[P], dst: P, payload: bytes, *, now: int) -> tuple[int, SendSt
             m.age_out.setdefault(dst, now + cfg.max_retransmit_time)
     entry.seqno = seqno
     if not full:
+        if oob:
+            entry.oob.add(seqno)
         add_and_send(m, dst, entry, seqno, payload, now=now)
         return seqno, SendStatus.SENT
     m.stats.sends_blocked += 1
@@ -71,6 +76,8 @@ def send(m: Member[P], dst: P, payload: bytes, *, now: int) -> tuple[int, SendSt
     if cfg.drops_when_full:
         m.stats.sends_dropped += 1
         return seqno, SendStatus.DROPPED
+    if oob:
+        entry.oob.add(seqno)
     entry.blocked[seqno] = payload
     m.blocked_bytes += len(payload)
     return seqno, SendStatus.BLOCKED
@@ -80,7 +87,8 @@ def add_and_send(m: Member[P], dst: P, entry: SendEntry, seqno: int, payload: by
     """Spec ``_add_and_send``: store, pass down, reopen a CLOSING entry, refresh its age."""
     status = entry.window.add(seqno, payload, block=True)
     assert status is AddStatus.ADDED, status
-    m.outbox.append((dst, encode_data(seqno, entry.conn_id, seqno == 1, payload, m.config.codec_limits)))
+    m.outbox.append((dst, encode_data(seqno, entry.conn_id, seqno == 1, payload, m.config.codec_limits,
+                                      seqno in entry.oob)))
     m.stats.datagrams_sent += 1
     m.set_state(entry, OPEN, now=now)
     entry.touched = now
@@ -121,19 +129,23 @@ def on_message(m: Member[P], src: P, msg: WireMsg, *, now: int) -> None:
         on_close(m, src, msg)
 
 
-def _receive_entry(m: Member[P], src: P, msg: DataMsg, *, now: int) -> RecvEntry | None:
-    """Spec ``_receive_entry`` (getReceiverEntry, compareConnIds): the entry ``msg`` goes to, or None."""
+def _receive_entry(m: Member[P], src: P, msg: DataMsg, *, now: int,
+                   cached: Sequence[DataMsg] = ()) -> RecvEntry | None:
+    """Spec ``receive_entry`` (getReceiverEntry, compareConnIds): the entry ``msg`` goes to, or None
+    (then ``msg``, or the batch's DATA ``cached``, go into the message cache)."""
     entry = m.recv.get(src)
     if entry is not None and entry.conn_id == msg.conn_id:
         return entry
     if entry is not None and msg.conn_id < entry.conn_id and not m.variant.any_conn_id:
         m.stats.lower_conn_id += 1  # cached, and dropped for the mismatch at the next drain
-        m.cache_add(src, msg)
+        for queued in cached or (msg,):
+            m.cache_add(src, queued)
         return None
     if not msg.first:
         m.stats.data_without_window += 1
         m.request_first_seqno(src, now=now)
-        m.cache_add(src, msg)
+        for queued in cached or (msg,):
+            m.cache_add(src, queued)
         return None
     offset = reopen_offset(m, src, msg.conn_id, msg.seqno - 1)
     if entry is None and len(m.recv) >= m.config.max_receive_entries and not _evict_stalest(m, now=now):
@@ -169,40 +181,98 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     entry = _receive_entry(m, src, msg, now=now)
     if entry is None:
         return
-    queued = [q for q in m.cache_drain(src) if q.conn_id == entry.conn_id] if src in m.cache else []
-    for added in (*queued, msg):
+    for added in (*_drain_cache(m, src, entry), msg):
         _add_message(m, src, entry, added, now=now)
+    _remove_and_deliver(m, src, entry, before, now=now)
+
+
+def _drain_cache(m: Member[P], src: P, entry: RecvEntry) -> list[DataMsg]:
+    """addQueuedMessages: the cached DATA of ``entry``'s connection (the others are dropped)."""
+    return [q for q in m.cache_drain(src) if q.conn_id == entry.conn_id] if src in m.cache else []
+
+
+def _remove_and_deliver(m: Member[P], src: P, entry: RecvEntry, before: RecvEntry | None, *, now: int) -> None:
+    """Spec ``remove_and_deliver``: hd moves over the run; its regular DATA are counted and
+    delivered (the ACK, if due, first), OOB placeholders passed over (variant oob_redelivers:
+    delivered again)."""
     items = entry.window.remove_many(True)
+    if not items:
+        return
+    if entry.held_bytes:  # some of them had been held above a gap: count what is still held
+        still = sum(held_size(d) for d in map(entry.window.get, entry.window.seqnos()) if d is not None)
+        m.held.total += still - entry.held_bytes
+        entry.held_bytes = still
+    if entry is before:
+        entry.stale_since = now  # hd moved: progress (receive_evict_idle); a window's creating DATA is none
+    if not m.variant.oob_redelivers:
+        items = [d for d in items if not d.oob]
     if items:
-        if entry.held_bytes:  # some of them had been held above a gap: count what is still held
-            still = sum(held_size(d) for d in map(entry.window.get, entry.window.seqnos()) if d is not None)
-            m.held.total += still - entry.held_bytes
-            entry.held_bytes = still
         m.count_acks(src, entry, len(items))
         m.deliver_all(src, items)
-        if entry is before:
-            entry.stale_since = now  # progress (receive_evict_idle); a window's creating DATA is none
 
 
 def _add_message(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int) -> None:
     """addMessage: reopen, add (a DATA that would be held past the byte limits is dropped like a
-    loss, before it counts), count 1."""
+    loss, before it counts; an OOB one the window took is delivered at once), count 1."""
+    if _add(m, src, entry, msg, now=now) is not None:
+        m.count_acks(src, entry, 1)
+
+
+def _add(m: Member[P], src: P, entry: RecvEntry, msg: DataMsg, *, now: int) -> bool | None:
+    """Reopen and add ``msg`` (an OOB DATA as its placeholder, JGroups' DUMMY_OOB_MSG, delivered at
+    once if the window took it): whether the window took it, or None if a byte limit dropped it
+    (like a loss: nothing changes)."""
     window = entry.window
+    stored = msg if not msg.oob or m.variant.oob_redelivers else DataMsg(msg.seqno, msg.conn_id, False, b"", True)
     # stored above a gap, undelivered (a receive window's low is its hd)
     held = msg.seqno > window.hd + 1 and not window.full_for(msg.seqno) and window.get(msg.seqno) is None
-    size = held_size(msg)
+    size = held_size(stored)
     if held and not m.held.admits(entry.held_bytes, size):
         m.stats.held_bytes_full += 1  # as if lost: retransmission brings it again
-        return
+        return None
     m.set_state(entry, OPEN, now=now)
     entry.touched = now
-    status = window.add(msg.seqno, msg)
+    status = window.add(msg.seqno, stored)
     if status is AddStatus.BEYOND_CAPACITY:
         m.stats.beyond_capacity += 1
     if held and status is AddStatus.ADDED:
         entry.held_bytes += size
         m.held.total += size
-    m.count_acks(src, entry, 1)
+    if status is AddStatus.ADDED and msg.oob:
+        m.deliver(src, msg.payload)
+    return status is AddStatus.ADDED
+
+
+def on_batch(m: Member[P], src: P, batch: list[DataMsg], *, now: int) -> None:
+    """Spec ``on_batch`` (up(MessageBatch), handleBatchReceived): DATA of one OOB mode from ``src``.
+    The highest conn_id's DATA are kept (the others dropped), the connection decided by the lowest
+    seqno's (cached whole if none); the cache drained first (each add counted); then every DATA
+    added in one go, uncounted, the ACK pending; an OOB batch's added DATA delivered and counted at
+    once; one drain."""
+    data = [d for d in batch if d.seqno != 0]
+    m.stats.bad_seqno += len(batch) - len(data)
+    if not data:
+        return
+    highest = max(d.conn_id for d in data)
+    ours = [d for d in data if d.conn_id == highest]
+    m.stats.batch_other_conn_id += len(data) - len(ours)
+    lowest = ours[0]
+    for d in ours:  # getLowestSeqno: the first DATA with the lowest seqno
+        if d.seqno < lowest.seqno:
+            lowest = d
+    before = m.recv.get(src)
+    entry = _receive_entry(m, src, lowest, now=now, cached=ours)
+    if entry is None:
+        return
+    for added in _drain_cache(m, src, entry):
+        _add_message(m, src, entry, added, now=now)
+    oob_batch = [d for d in ours if _add(m, src, entry, d, now=now) and d.oob]
+    m.set_state(entry, OPEN, now=now)
+    entry.touched = now
+    entry.ack_pending = True
+    if oob_batch:
+        m.count_acks(src, entry, len(oob_batch))
+    _remove_and_deliver(m, src, entry, before, now=now)
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg, *, now: int) -> None:
@@ -214,7 +284,10 @@ def on_ack(m: Member[P], src: P, msg: AckMsg, *, now: int) -> None:
         return
     if not m.accept_timestamp(entry, msg.timestamp):
         return
-    if entry.window.purge(msg.seqno, force=True) and entry.blocked:
+    purged = entry.window.purge(msg.seqno, force=True)
+    if purged and entry.oob:
+        entry.oob = {s for s in entry.oob if s > entry.acked}
+    if purged and entry.blocked:
         resume(m, src, entry, now=now)
 
 
@@ -246,7 +319,7 @@ def _resend(m: Member[P], dst: P, entry: SendEntry, seqnos: list[int], *, marked
     def encoded(seqno: int) -> bytes:
         payload = window.get(seqno)
         assert payload is not None, seqno
-        return encode_data(seqno, conn_id, seqno == 1 or seqno == marked, payload, limits)
+        return encode_data(seqno, conn_id, seqno == 1 or seqno == marked, payload, limits, seqno in entry.oob)
 
     resend_all(m, dst, seqnos, encoded, resend_budget(m, entry))
 

@@ -28,6 +28,7 @@ class SendView:
     last_ts: int  # 0 = none yet
     seqno: int  # the last seqno a send took
     blocked: tuple[tuple[int, bytes], ...]  # (seqno, payload) of the blocked sends, ascending
+    oob: tuple[int, ...] = ()  # the seqnos taken by OOB sends, stored unacked or blocked, ascending
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +41,7 @@ class RecvView:
     buffered: tuple[int, ...]  # seqnos stored above ``delivered``
     ack_pending: bool
     acks_counted: int
+    oob: tuple[int, ...] = ()  # the seqnos of ``buffered`` held as OOB placeholders, ascending
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,4 +55,5 @@ class EngineView(Generic[P]):
     xmit_last: tuple[tuple[P, int], ...]  # only peers with a value (the spec's 0 = absent)
     timestamper: int
     next_conn_id: int
-    cache: tuple[tuple[P, tuple[tuple[int, int, bool, bytes], ...]], ...] = ()  # (seqno, conn_id, first, payload)
+    # (seqno, conn_id, first, payload, oob) per sender with any
+    cache: tuple[tuple[P, tuple[tuple[int, int, bool, bytes, bool], ...]], ...] = ()

@@ -45,6 +45,7 @@ class Stats(EngineStats):
     sync_table_full: int = 0  # SEND_FIRST_SEQNO not sent: last_sync_sent full
     cached: int = 0  # DATA put in the message cache
     cache_full: int = 0  # DATA not cached: max_cached_messages or max_cache_bytes (dropped like a loss)
+    batch_other_conn_id: int = 0  # DATA of a batch dropped: not of the batch's highest conn_id
     acks_sent: int = 0
 
 
@@ -52,8 +53,8 @@ class SendEntry:
     """SenderEntry: a FixedBuffer at offset 0 (HA = low = hd after a forced purge, HS = high), the
     seqno counter, the watermark, the last timestamp and the sends blocked on the window."""
 
-    __slots__ = ("blocked", "conn_id", "last_ts", "resend_since", "resend_spent", "seqno", "state", "touched",
-                 "watermark", "window")
+    __slots__ = ("blocked", "conn_id", "last_ts", "oob", "resend_since", "resend_spent", "seqno", "state",
+                 "touched", "watermark", "window")
 
     def __init__(self, conn_id: int, capacity: int, *, now: int) -> None:
         self.conn_id, self.state, self.touched = conn_id, OPEN, now
@@ -62,6 +63,7 @@ class SendEntry:
         self.watermark = (0, 0)
         self.last_ts = 0
         self.blocked: dict[int, bytes] = {}  # seqno -> payload of the sends waiting for room
+        self.oob: set[int] = set()  # the seqnos taken by OOB sends, stored unacked or blocked
         self.resend_since, self.resend_spent = now, 0  # max_resend_bytes: this interval's start and bytes
 
     @property
@@ -110,8 +112,9 @@ class Member(Generic[P]):
         self.failed: list[tuple[P, int, bytes]] = []  # (dst, seqno, payload) of sends that will never go
         self.blocked_bytes = 0  # payload bytes of all blocked sends (max_blocked_bytes)
         # msg_cache: per sender, the DATA that found no usable receive entry, one copy each by
-        # (conn_id, seqno) (spec decision 8); with its totals against the limits
-        self.cache: dict[P, dict[tuple[int, int], DataMsg]] = {}
+        # (conn_id, seqno, first) (spec decision 8: one copy of each DATA; a copy marked first, the
+        # answer to a SEND_FIRST_SEQNO, is another DATA); with its totals against the limits
+        self.cache: dict[P, dict[tuple[int, int, bool], DataMsg]] = {}
         self.cache_count = self.cache_bytes = 0
         self.stats = Stats()
         self.held = HeldBytes(config.max_window_bytes, config.max_receive_bytes)
@@ -123,6 +126,10 @@ class Member(Generic[P]):
     def emit(self, dst: P, msg: WireMsg) -> None:
         self.outbox.append((dst, encode(msg, self.config.codec_limits)))
         self.stats.datagrams_sent += 1
+
+    def deliver(self, src: P, payload: bytes) -> None:
+        self.deliveries.append((src, payload))
+        self.stats.delivered += 1
 
     def deliver_all(self, src: P, items: list[DataMsg]) -> None:
         self.deliveries += [(src, item.payload) for item in items]
@@ -201,9 +208,9 @@ class Member(Generic[P]):
         self.stats.unacked_discarded += len(entry.window.seqnos())
 
     def cache_add(self, peer: P, msg: DataMsg) -> None:
-        """msg_cache.add: one copy per (conn_id, seqno), within max_cached_messages / max_cache_bytes."""
+        """msg_cache.add: one copy per (conn_id, seqno, first), within max_cached_messages / max_cache_bytes."""
         queue = self.cache.setdefault(peer, {})
-        key = (msg.conn_id, msg.seqno)
+        key = (msg.conn_id, msg.seqno, msg.first)
         if key in queue:
             return
         size = held_size(msg)
@@ -219,7 +226,8 @@ class Member(Generic[P]):
         self.stats.cached += 1
 
     def cache_drain(self, peer: P) -> list[DataMsg]:
-        """msg_cache.drain: every DATA cached from ``peer``, in (conn_id, seqno) order; the cache forgets them."""
+        """msg_cache.drain: every DATA cached from ``peer``, in (conn_id, seqno, first) order; the cache
+        forgets them."""
         queue = self.cache.pop(peer, None)
         if not queue:
             return []

@@ -59,7 +59,7 @@ def resend_highest(m: Member[P], only: P | None = None) -> None:
         if mark[0] < mark[1] and entry.watermark == mark:
             payload = entry.window.get(mark[1])
             if payload is not None:
-                m.emit(peer, DataMsg(mark[1], entry.conn_id, mark[1] == 1, payload))
+                m.emit(peer, DataMsg(mark[1], entry.conn_id, mark[1] == 1, payload, mark[1] in entry.oob))
         elif entry.watermark != mark:
             entry.watermark = mark
 

@@ -1,7 +1,8 @@
-"""UNICAST4's adapter (``spec/unicast4.py``): its properties, variants, settings and timers; which
-expiries are progress (those of an entry a thread is blocked on: the spec's decision 9); how a
-receive window may end (UNICAST3's causes, with conn_ids compared in 16-bit serial order) and a
-send entry's grace period (CLOSING) begin; the blocked threads in charts."""
+"""UNICAST4's adapter (``spec/unicast4.py``): its properties, variants, settings and timers, its OOB
+sends and batch input (``spec/unicast4_batch.py``); which expiries are progress (those of an entry
+a thread is blocked on: the spec's decision 9); how a receive window may end (UNICAST3's causes,
+with conn_ids compared in 16-bit serial order) and a send entry's grace period (CLOSING) begin; the
+blocked threads in charts."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from models.protocols.base import NodeProperty, PairProperty, doc_of
 from models.protocols.unicast import EXPIRY, HOOK, NEWER_FIRST, OWN_CLOSE, UnicastAdapter
 from models.world_factory import WorldFactory
 from spec import unicast4 as u4
+from spec import unicast4_batch as u4_batch
 
 _LEGITIMATE = frozenset({HOOK, EXPIRY, OWN_CLOSE, NEWER_FIRST})
 _HALF = (u4.SHORT_MAX + 1) // 2  # conn_ids live in 0 .. 32767 and grow modulo 32768
@@ -48,7 +50,10 @@ class Unicast4Adapter(UnicastAdapter):
                                            "blocked on is progress (spec/unicast4.py decision 9)."),)
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-2873": "drop_dont_block", "JGRP-2929": "zero_conn_timeouts", "JGRP-2852": "any_conn_id",
+        "oob-redelivers": "oob_redelivers",
     }
+    oob_flag: ClassVar[bool] = True
+    batches: ClassVar[bool] = True
     timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": True, "conn_close": True, "xmit_per_connection": False}
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {
         "capacity": (u4.DEFAULT_CAPACITY, 1), "ack_threshold": (0, 0), "first_conn_id": (0, 0), "dont_block": (0, 0),
@@ -102,6 +107,13 @@ class Unicast4Adapter(UnicastAdapter):
 
     def opens_connection(self, node: Any, peer: int) -> bool:
         return node.send[peer] is None
+
+    def batch_input(self, cfg: Any, node: Any, src: int, msgs: tuple[Any, ...]) -> Any:
+        return u4_batch.on_batch(cfg, node, src, msgs)
+
+    def batch_mode(self, msg: Any) -> bool | None:
+        """DATA are batched, OOB ones apart (decision 11); control messages never."""
+        return bool(msg.oob) if type(msg) is u4.Data else None
 
     def format_action(self, action: Any, name: Callable[[int], str]) -> str:
         timer = getattr(action, "timer", None)

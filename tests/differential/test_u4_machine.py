@@ -1,6 +1,7 @@
 """Hypothesis state machine on UNICAST4: the environment's actions as rules (blocked sends resumed
 by their SEND timer among them), "engine == spec" and the spec's safety properties as invariants
-(``lockstep_machine.WorldAgreement``), under every variant (the variant dimension).
+(``lockstep_machine.WorldAgreement``), under every variant (the variant dimension); the same on the
+worlds with OOB sends and with batches (a rule of its own for a batch delivery).
 
 Default profile: 60 runs of up to 80 steps; ``pytest --hypothesis-profile=long`` runs 5,000 of up
 to 400.
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import Phase, settings
-from hypothesis.stateful import run_state_machine_as_test
-from lockstep_machine import WorldAgreement
+from hypothesis.stateful import precondition, rule, run_state_machine_as_test
+from lockstep_machine import CHOICE, WorldAgreement
 
 from checks.cli import MODELS_DIR
 from models.modelfile import load
+from models.world import DeliverBatch
 
 
 class Unicast4Agreement(WorldAgreement):
@@ -22,6 +24,29 @@ class Unicast4Agreement(WorldAgreement):
 
 
 TestUnicast4Agreement = Unicast4Agreement.TestCase
+
+
+class Unicast4OobAgreement(WorldAgreement):
+    """The same machine on the world with OOB sends (spec decision 10)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "unicast4-lockstep-oob.toml")
+
+
+TestUnicast4OobAgreement = Unicast4OobAgreement.TestCase
+
+
+class Unicast4BatchAgreement(WorldAgreement):
+    """The same machine on the world with batches (spec decision 11), with a rule of its own for them."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "unicast4-lockstep-batch.toml")
+
+    @precondition(lambda self: bool(self._enabled(DeliverBatch)))
+    @rule(choice=CHOICE)
+    def network_delivers_a_batch(self, choice: int) -> None:
+        self._take(DeliverBatch, choice)
+
+
+TestUnicast4BatchAgreement = Unicast4BatchAgreement.TestCase
 
 
 def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -390,14 +390,17 @@ def test_fuzz_decode_raises_only_decode_error_and_is_canonical() -> None:
     assert rejected > FUZZ_CASES // 2
 
 
-def test_unicast4_refuses_the_oob_flag() -> None:
-    """UNICAST4's codec shares UNICAST3's layout, but its engine has no OOB flag: a DATA with bit 1
-    of the flags byte set is malformed there, not delivered in order as if it were plain."""
+def test_unicast4_carries_the_oob_flag() -> None:
+    """UNICAST4's codec shares UNICAST3's layout, the OOB flag in bit 1 of DATA's flags byte included
+    (spec/unicast4.py decision 10): it round-trips, the bytes after the magic are UNICAST3's, and
+    flags above 3 stay malformed."""
     from impl.unicast4 import codec as u4
 
     plain = u4.encode(DataMsg(2, 1, False, b"hi"))
     assert u4.decode(plain) == DataMsg(2, 1, False, b"hi")
     flagged = plain[:6] + b"\x02" + plain[7:]  # magic, type, seqno (2 bytes), conn_id (2), flags
     assert encode(DataMsg(2, 1, False, b"hi", oob=True))[1:] == flagged[1:]
-    with pytest.raises(DecodeError, match=r"DATA.flags: expected 0 or 1 \(UNICAST4 has no OOB flag\), got 2"):
-        u4.decode(flagged)
+    assert u4.decode(flagged) == DataMsg(2, 1, False, b"hi", oob=True)
+    assert u4.encode(DataMsg(2, 1, True, b"hi", oob=True)) == u4.encode_data(2, 1, True, b"hi", oob=True)
+    with pytest.raises(DecodeError, match=r"DATA.flags: expected 0..3"):
+        u4.decode(plain[:6] + b"\x04" + plain[7:])

@@ -48,10 +48,11 @@ def test_oob_test_regular_messages(protocol: str) -> None:
     assert net.got("B", "A") == [1, 2, 3, 4, 5]
 
 
-def test_oob_test_out_of_band_messages() -> None:
-    """testOutOfBandMessages (UNICAST3; seqcheck's UNICAST4 engine has no OOB flag yet): message 4 is
-    OOB, so B delivers it before 3, which waits for its second retransmission; all five once."""
-    net = unicast("unicast3", xmit_interval=XMIT)
+@pytest.mark.parametrize("protocol", BOTH)
+def test_oob_test_out_of_band_messages(protocol: str) -> None:
+    """testOutOfBandMessages: message 4 is OOB, so B delivers it before 3, which waits for its second
+    retransmission; all five once."""
+    net = unicast(protocol, xmit_interval=XMIT)
     net.filters.append(discard_payload("A", 3, times=2))
     for n in range(1, 6):
         net.send("A", "B", n, oob=n == 4)
@@ -61,7 +62,8 @@ def test_oob_test_out_of_band_messages() -> None:
     assert got.index(4) < got.index(3)
 
 
-@pytest.mark.parametrize(("protocol", "oob"), [("unicast3", False), ("unicast4", False), ("unicast3", True)])
+@pytest.mark.parametrize("oob", [False, True])
+@pytest.mark.parametrize("protocol", BOTH)
 def test_oob_test_second_message_received_first(protocol: str, oob: bool) -> None:
     """testSecondMessageReceivedFirst{Regular,OOB} (JGRP-2327): connections removed on both sides, B
     sends 1-5 to A, and REVERSE below A's unicast protocol passes the five up as 5, 4, 3, 2, 1. A must
@@ -85,14 +87,16 @@ def test_oob_test_second_message_received_first(protocol: str, oob: bool) -> Non
 
 
 @pytest.mark.parametrize("oob", [False, True])
-def test_oob_test_second_message_received_first_batched(oob: bool) -> None:
-    """testSecondMessageReceivedFirst{Regular,OOB}Batched (UNICAST3; seqcheck's UNICAST4 engine has no
-    batch input): as above, but MAKE_BATCH below A's unicast protocol passes the five reversed messages
-    up as one batch (5, 4, 3, 2, 1; ``received_batch``, spec decision 25). The batch path caches 5-2
-    (A has no receive entry), creates the entry from 1, drains the cache into it and delivers all five
-    (in order unless OOB) with no retransmission; one batch of five is below ack_threshold (100), so
-    its ACK is left to the retransmit task."""
-    net = unicast("unicast3", xmit_interval=XMIT)
+@pytest.mark.parametrize("protocol", BOTH)
+def test_oob_test_second_message_received_first_batched(protocol: str, oob: bool) -> None:
+    """testSecondMessageReceivedFirst{Regular,OOB}Batched: as above, but MAKE_BATCH below A's unicast
+    protocol passes the five reversed messages up as one batch (5, 4, 3, 2, 1; ``received_batch``).
+    UNICAST3 (spec decision 25) caches 5-2 (A has no receive entry), creates the entry from 1 and drains
+    the cache into it; UNICAST4 (spec/unicast4_batch.py decision 11) decides the connection by the
+    batch's lowest seqno, 1, first, and adds all five. Either delivers all five (in order unless OOB)
+    with no retransmission, and leaves the batch's ACK to the retransmit task: five is below UNICAST3's
+    ack_threshold (100) and UNICAST4's (512, capacity / 4), whose batch adds are not counted."""
+    net = unicast(protocol, xmit_interval=XMIT)
     hold, all_held = reverse("B", "A", 5)
     net.filters.append(hold)
     start = net.now
@@ -110,9 +114,11 @@ def test_oob_test_second_message_received_first_batched(oob: bool) -> None:
     assert net.wait_until(lambda: unacked(net, "B") == 0, limit=2 * XMIT) is not None
 
 
-def test_a_batch_of_ack_threshold_messages_is_acknowledged_at_once() -> None:
-    """The same batch with ack_threshold 5 (JGroups' property): the batch's ACK goes at once."""
-    net = unicast("unicast3", xmit_interval=XMIT, ack_threshold=5)
+@pytest.mark.parametrize("protocol", BOTH)
+def test_a_batch_of_ack_threshold_messages_is_acknowledged_at_once(protocol: str) -> None:
+    """The same batch with ack_threshold 5 (JGroups' property): the batch's ACK goes at once (UNICAST4:
+    its in-order run of five counts five when delivered)."""
+    net = unicast(protocol, xmit_interval=XMIT, ack_threshold=5)
     hold, all_held = reverse("B", "A", 5)
     net.filters.append(hold)
     for n in range(1, 6):
@@ -273,7 +279,8 @@ def test_connection_tests_one_side_closing_unilaterally(protocol: str, closer: s
     send_and_check(net, "A", "B", 10)
 
 
-@pytest.mark.parametrize(("protocol", "oob"), [("unicast3", False), ("unicast4", False), ("unicast3", True)])
+@pytest.mark.parametrize("oob", [False, True])
+@pytest.mark.parametrize("protocol", BOTH)
 def test_connection_tests_b_removing_unilaterally(protocol: str, oob: bool) -> None:
     """testBRemovingUnilaterally[OOB]: B removes its receive connection for A; A's next messages
     (OOB in the second test) resynchronise through SEND_FIRST_SEQNO and all ten arrive."""

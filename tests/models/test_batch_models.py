@@ -1,4 +1,5 @@
-"""UNICAST3's batch models (``models/unicast3/batch-*.toml``; ``models/world.py`` rule 6b, spec decision 25).
+"""UNICAST3's batch models (``models/unicast3/batch-*.toml``; ``models/world.py`` rule 6b, spec decision 25),
+and UNICAST4's where the world is the same (``models/unicast4/batch-*.toml``, its spec decision 11).
 
 Invariants tested: the witness of ``batch-immediate-ack`` (an ACK at once for a batch of two) does not
 replay with ack_threshold = 3, where the same batch leaves its ACK pending; batches (``[faults]
@@ -48,8 +49,12 @@ def test_without_batches_the_world_is_the_plain_one(tmp_path: Path) -> None:
     assert check_model(load(plain), trace_dir=None).to_json()["unreduced_states"] == counts[0]
 
 
-def test_batch_candidates_agree_with_successors() -> None:
-    world = load(LOSS).world
+U4_OOB = MODELS_DIR / "unicast4" / "batch-oob-under-loss.toml"
+
+
+@pytest.mark.parametrize("path", [LOSS, U4_OOB], ids=lambda p: p.parent.name)
+def test_batch_candidates_agree_with_successors(path: Path) -> None:
+    world = load(path).world
     frontier, batches = [world.init_states()[0]], 0
     seen: set[tuple[int, ...]] = set()
     while frontier and len(seen) < 3000:
@@ -64,7 +69,7 @@ def test_batch_candidates_agree_with_successors() -> None:
         for action, after in pairs:
             batches += 1
             gone = set(world.view(state).network) - set(world.view(after).network)
-            assert set(action.packets) <= gone and 2 <= len(action.packets) <= 3
+            assert set(action.packets) <= gone and 2 <= len(action.packets) <= world.bounds.max_batch
             assert len({p.msg.oob for p in action.packets}) == 1
         frontier += [s for _, s in steps]
     assert batches > 0
@@ -72,6 +77,7 @@ def test_batch_candidates_agree_with_successors() -> None:
 
 @pytest.mark.parametrize("protocol, value, message", [
     ("unicast3", 1, "0 (no batches) or at least 2"),
+    ("unicast4", 1, "0 (no batches) or at least 2"),
     ("unicast2", 2, "protocol unicast2 has no batch input"),
 ])
 def test_max_batch_is_validated(tmp_path: Path, protocol: str, value: int, message: str) -> None:

@@ -26,7 +26,7 @@ import org.jgroups.View;
  *
  * Commands (``op``): hello; cpu (the JVM's CPU time); reset (protocol, members, views: each member's
  * first view, empty for a joiner, props: the protocol's properties by field name); send (m, dst,
- * payload hex; dst -1: a multicast; oob: true flags it Message.Flag.OOB, UNICAST3 only); deliver / copy (id of a captured packet; copy delivers a copy
+ * payload hex; dst -1: a multicast; oob: true flags it Message.Flag.OOB, UNICAST3 and UNICAST4 only); deliver / copy (id of a captured packet; copy delivers a copy
  * and keeps the packet; discard: ids forgotten with it), batch (ids of packets of one channel, handed up
  * in this order as one MessageBatch; discard as for deliver), drop (ids); timer (m, kind, peer); view (m,
  * members); join (m: the coordinator, joiner, members: the view that admits it, see ``Gms``); merge

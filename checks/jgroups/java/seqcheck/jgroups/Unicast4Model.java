@@ -24,10 +24,15 @@ import org.jgroups.stack.Protocol;
  * Sends run on a thread each (``SendGate``): a send on a full window blocks in ``FixedBuffer.add``
  * and stays blocked until the schedule fires its ``send#S``, or its window is closed (the thread's
  * add fails; the harness lets such threads finish after every command).
+ * OOB (spec/unicast4.py decision 10): ``sendOob`` flags the message Message.Flag.OOB (on its thread,
+ * as any send); a send entry lists the seqnos of its OOB messages, stored or held by a blocked thread
+ * (``oob``); a receive window's slot holding DUMMY_OOB_MSG reads as {"type": "OOB_PLACEHOLDER"}, as
+ * ``Unicast3Model``'s. Batches go up through ``ProtocolModel.upBatch`` (ReliableUnicast.up(MessageBatch)).
  */
 final class Unicast4Model implements ProtocolModel {
     static final long FAR = 1L << 40;  // ms: never, in a run
     private final List<SendGate.Sender> senders = new ArrayList<>();
+    private final java.util.Set<SendGate.Sender> oobSenders = new java.util.HashSet<>();
     private boolean flagDontBlock;
 
     public Protocol create(Map<String, Object> props) {
@@ -56,10 +61,23 @@ final class Unicast4Model implements ProtocolModel {
     // -- sends on threads ---------------------------------------------------------------------
     @Override
     public void send(Member member, int dst, byte[] payload) {
+        send(member, dst, payload, false);
+    }
+
+    @Override
+    public void sendOob(Member member, int dst, byte[] payload) {
+        send(member, dst, payload, true);
+    }
+
+    private void send(Member member, int dst, byte[] payload, boolean oob) {
         Message msg = Jg.dataMessage(member.harness.member(dst).address, member.address, payload);
         if (flagDontBlock)
             dontBlock(msg);
+        if (oob)
+            msg.setFlag(Message.Flag.OOB);
         SendGate.Sender sender = new SendGate.Sender(dst, payload);
+        if (oob)
+            oobSenders.add(sender);
         sender.thread = new Thread(() -> {
             try {
                 Jg.down(member.protocol, msg);
@@ -113,6 +131,7 @@ final class Unicast4Model implements ProtocolModel {
                                             sender.failure);
         if (gate == null) {
             senders.remove(sender);
+            oobSenders.remove(sender);
             return;
         }
         sender.gate = gate;
@@ -186,6 +205,7 @@ final class Unicast4Model implements ProtocolModel {
         }
         senders.clear();
         senderOwners.clear();
+        oobSenders.clear();
     }
 
     // -- state ----------------------------------------------------------------------------------
@@ -236,9 +256,12 @@ final class Unicast4Model implements ProtocolModel {
         long low = ((Number) Reflect.get(win, "low")).longValue(), high = ((Number) Reflect.get(win, "high")).longValue();
         out.put("acked", low);
         List<Object> unacked = new ArrayList<>();
+        List<Object> oob = new ArrayList<>();
         for (long s = low + 1; s <= high; s++) {
             Message m = (Message) Reflect.call(win, "get", s);
             unacked.add(m == null ? null : Hex.of(Jg.payload(m)));
+            if (m != null && m.isFlagSet(Message.Flag.OOB))
+                oob.add(s);
         }
         out.put("unacked", unacked);
         long[] mark = (long[]) Reflect.get(entry, "watermark");
@@ -248,9 +271,13 @@ final class Unicast4Model implements ProtocolModel {
         List<Object> blocked = new ArrayList<>();
         for (SendGate.Sender s : senders)
             if (senderOwners.get(s) == member && s.dst == peer && s.gate != null && s.gate.window == win
-                && s.thread.isAlive())
+                && s.thread.isAlive()) {
                 blocked.add(List.of(s.seqno, Hex.of(s.payload)));
+                if (oobSenders.contains(s))
+                    oob.add(s.seqno);
+            }
         out.put("blocked", blocked);
+        out.put("oob", oob);
         return out;
     }
 
@@ -264,7 +291,12 @@ final class Unicast4Model implements ProtocolModel {
         List<Object> buffered = new ArrayList<>();
         for (long s = hd + 1; s <= high; s++) {
             Message m = (Message) Reflect.call(win, "get", s);
-            buffered.add(m == null ? null : describe(member, m));
+            if (m != null && Unicast3Model.header(member.protocol, m) == null && m.isFlagSet(Message.Flag.OOB)) {
+                Map<String, Object> placeholder = new LinkedHashMap<>();
+                placeholder.put("type", "OOB_PLACEHOLDER");  // DUMMY_OOB_MSG: delivered on receipt
+                buffered.add(placeholder);
+            } else
+                buffered.add(m == null ? null : describe(member, m));
         }
         out.put("buffered", buffered);
         out.put("ack_pending", Reflect.call(Reflect.get(entry, "send_ack"), "get"));
