@@ -54,7 +54,7 @@ def test_a_blocked_sender_is_a_thread_the_schedule_lets_go() -> None:
               props={"capacity": 1, "send_atomically": True})
     first = h.command("send", m=0, dst=-1, payload=_payload(1))
     blocked = h.command("send", m=0, dst=-1, payload=_payload(2), state=True)
-    assert blocked["packets"] == [] and blocked["state"]["sending"] == [[2, _payload(2)]]
+    assert blocked["packets"] == [] and blocked["state"]["sending"] == [[2, _payload(2), False]]  # not OOB
     with pytest.raises(HarnessError, match="already has an application thread"):
         h.command("send", m=0, dst=-1, payload=_payload(3))
     assert h.command("timer", m=0, kind="send", peer=2)["packets"] == []  # no room yet: it stays blocked
