@@ -19,12 +19,12 @@ This module owns no protocol behaviour. ``impl/unicast3`` and ``impl/unicast2`` 
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from impl.window import Table
-from impl.wire import MAX_CONN_ID, MAX_TIMESTAMP
+from impl.wire import MAX_CONN_ID, MAX_TIMESTAMP, DecodeError
 
 
 # ---------------------------------------------------------------------------------------------
@@ -406,3 +406,40 @@ def require_ints(cfg: object, names: list[str]) -> None:
         value = getattr(cfg, name)
         if type(value) is not int:
             reject_field(name, "an int (milliseconds or a count)", value)
+
+
+# -- a bundle of unicast datagrams (UNICAST3's and UNICAST4's ``received_batch``) --------------------
+BYTES_LIKE = (bytes, bytearray, memoryview)
+
+
+def bundle_items(datagrams: Iterable[Any]) -> list[Any]:
+    """The datagrams of a ``received_batch`` call, every one checked before anything changes: a
+    non-bytes one is the caller's misuse (``LocalProtocolError``)."""
+    items = list(datagrams)
+    for data in items:
+        if not isinstance(data, BYTES_LIKE):
+            raise LocalProtocolError(f"received_batch: each datagram must be bytes, got {type(data).__name__}")
+    return items
+
+
+def receive_bundle(m: Any, src: Any, items: Sequence[Any], *, now: int, decode: Callable[[Any], Any],
+                   data_type: type[Any], on_message: Callable[..., None], on_batch: Callable[..., None]) -> None:
+    """A unicast bundle as JGroups' transport hands it up: malformed datagrams counted and dropped,
+    control messages handled at once, in order, as single ones, and the DATA received as at most two
+    batches, the OOB ones first, then the regular ones (``TP.handleMessageBatch``'s split)."""
+    batches: tuple[list[Any], list[Any]] = ([], [])  # OOB, regular
+    for data in items:
+        m.stats.datagrams_received += 1
+        try:
+            msg = decode(data)
+        except DecodeError:
+            m.stats.malformed += 1
+            continue
+        if type(msg) is data_type:
+            batches[0 if msg.oob else 1].append(msg)
+        else:
+            m.answering = (len(data), now)
+            on_message(m, src, msg, now=now)
+    for batch in batches:
+        if batch:
+            on_batch(m, src, batch, now=now)

@@ -210,9 +210,7 @@ def cache_drain(node: Node, src: int, conn_id: int) -> tuple[Node, list[Data]]:
     nothing), then the OOB ones in arrival order (each is delivered when added)."""
     regular = sorted(m for m in node.cache[src] if m.conn_id == conn_id and not m.oob)
     order = node.cache_order
-    arrived = [m for m in (order[src] if order else ()) if m.conn_id == conn_id]
-    unordered = sorted(m for m in node.cache[src] if m.conn_id == conn_id and m.oob and m not in arrived)
-    queued = regular + arrived + unordered  # (unordered: none, unless a node was built by hand)
+    queued = regular + [m for m in (order[src] if order else ()) if m.conn_id == conn_id]
     if order and order[src]:
         order = set_peer(order, src, ())
         order = order if any(order) else ()

@@ -39,7 +39,7 @@ from impl.nakack2.codec import (
 )
 from impl.nakack2.membership import on_join_rsp
 from impl.nakack2.stable import on_stability, on_vote
-from impl.nakack2.state import Member, P, ResendBook
+from impl.nakack2.state import Member, P, RecvEntry, ResendBook
 from impl.window import WindowSpanError
 from impl.wire import EncodeError
 
@@ -119,15 +119,11 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         _on_oob_data(m, sender, msg)
         return
     entry = m.recv.get(sender)
-    if entry is None:
-        m.stats.data_without_window += 1
+    held = _admitted(m, entry, msg)
+    if entry is None or held is None:
         return
     window = entry.window
     seqno = msg.seqno
-    held = will_hold(window, seqno)
-    if held and not m.held.admits(entry.held_bytes, held_size(msg)):
-        m.stats.held_bytes_full += 1
-        return
     try:
         items = window.add_remove_many(seqno, msg)
     except WindowSpanError:
@@ -143,6 +139,19 @@ def on_data(m: Member[P], sender: P, msg: McastMsg) -> None:
         m.deliver_all(sender, items)
 
 
+def _admitted(m: Member[P], entry: RecvEntry | None, stored: McastMsg) -> bool | None:
+    """Whether ``stored`` would take a new slot of ``entry``'s window (``will_hold``), or None when it
+    is dropped first: no window for its sender, or no room under the byte limits (each counted)."""
+    if entry is None:
+        m.stats.data_without_window += 1
+        return None
+    held = will_hold(entry.window, stored.seqno)
+    if held and not m.held.admits(entry.held_bytes, held_size(stored)):
+        m.stats.held_bytes_full += 1
+        return None
+    return held
+
+
 def _on_oob_data(m: Member[P], sender: P, msg: McastMsg) -> None:
     """Spec ``_on_data`` for another sender's OOB message (decision 17): added as a placeholder
     without its payload (JGroups' DUMMY_OOB_MSG; variant ``oob_redelivers``: the message itself),
@@ -150,16 +159,12 @@ def _on_oob_data(m: Member[P], sender: P, msg: McastMsg) -> None:
     placeholders passed over. The same limits as any message (a placeholder held above a gap
     counts ``held_size`` of no payload)."""
     entry = m.recv.get(sender)
-    if entry is None:
-        m.stats.data_without_window += 1
-        return
-    window = entry.window
     seqno = msg.seqno
     stored = msg if m.variant.oob_redelivers else McastMsg(seqno, b"", True)
-    held = will_hold(window, seqno)
-    if held and not m.held.admits(entry.held_bytes, held_size(stored)):
-        m.stats.held_bytes_full += 1
+    held = _admitted(m, entry, stored)
+    if entry is None or held is None:
         return
+    window = entry.window
     try:
         added = window.add(seqno, stored)
     except WindowSpanError:

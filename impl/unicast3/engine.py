@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic
 
-from impl.common import check_time, stored_payloads
+from impl.common import BYTES_LIKE as _BYTES_LIKE
+from impl.common import bundle_items, check_time, receive_bundle, stored_payloads
 from impl.unicast3 import receive, tasks
 from impl.unicast3.codec import DataMsg, DecodeError, decode, encode_data
 from impl.unicast3.config import Config
@@ -29,8 +30,6 @@ from impl.unicast3.entries import LocalProtocolError, SendEntry, SendWindowFull,
 from impl.unicast3.snapshot import EngineView, RecvView, SendView
 from impl.unicast3.state import Member, P, Stats
 from impl.window import Table
-
-_BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
 class Unicast3Engine(Generic[P]):
@@ -145,28 +144,11 @@ class Unicast3Engine(Generic[P]):
         split, ``TP.handleMessageBatch``): all added in one go, acknowledged at once if a batch holds
         at least ``ack_threshold`` DATA of the receive entry's connection (else by the retransmit
         task), the in-order run delivered in order."""
-        items = list(datagrams)
-        for data in items:  # refused before anything changes
-            if type(data) is not bytes and not isinstance(data, _BYTES_LIKE):
-                raise LocalProtocolError(f"received_batch: each datagram must be bytes, got {type(data).__name__}")
+        items = bundle_items(datagrams)  # refused before anything changes
         self._advance(now)
-        m = self._m
-        batches: tuple[list[DataMsg], list[DataMsg]] = ([], [])  # OOB, regular
-        for data in items:
-            m.stats.datagrams_received += 1
-            try:
-                msg = decode(data, self._config.codec_limits)
-            except DecodeError:
-                m.stats.malformed += 1
-                continue
-            if type(msg) is DataMsg:
-                batches[0 if msg.oob else 1].append(msg)
-            else:
-                m.answering = (len(data), now)
-                receive.on_message(m, src, msg, now=now)
-        for batch in batches:
-            if batch:
-                receive.on_batch(m, src, batch, now=now)
+        limits = self._config.codec_limits
+        receive_bundle(self._m, src, items, now=now, decode=lambda data: decode(data, limits), data_type=DataMsg,
+                       on_message=receive.on_message, on_batch=receive.on_batch)
 
     def handle_timer(self, *, now: int) -> None:
         """Run the retransmit task if it is due (``now >= get_timer()``), else do nothing.

@@ -16,15 +16,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Generic
 
-from impl.common import LocalProtocolError, MemberOutputs, check_time
+from impl.common import BYTES_LIKE as _BYTES_LIKE
+from impl.common import LocalProtocolError, MemberOutputs, bundle_items, check_time, receive_bundle
 from impl.fixed_window import FixedBuffer
 from impl.unicast4 import receive, tasks
 from impl.unicast4.codec import DataMsg, DecodeError, decode
 from impl.unicast4.config import Config
 from impl.unicast4.snapshot import EngineView, RecvView, SendView
 from impl.unicast4.state import Member, P, SendStatus, Stats
-
-_BYTES_LIKE = (bytes, bytearray, memoryview)
 
 
 class Unicast4Engine(MemberOutputs[P], Generic[P]):
@@ -75,28 +74,11 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
         first, then the regular ones (the transport's split): the highest conn_id's DATA kept, all
         added in one go and not counted, the ACK left pending, an OOB batch delivered and counted
         at once, the in-order run delivered and counted."""
-        items = list(datagrams)
-        for data in items:  # refused before anything changes
-            if not isinstance(data, _BYTES_LIKE):
-                raise LocalProtocolError(f"received_batch: each datagram must be bytes, got {type(data).__name__}")
+        items = bundle_items(datagrams)  # refused before anything changes
         self._advance(now)
-        m = self._m
-        batches: tuple[list[DataMsg], list[DataMsg]] = ([], [])  # OOB, regular
-        for data in items:
-            m.stats.datagrams_received += 1
-            try:
-                msg = decode(data, self._config.codec_limits)
-            except DecodeError:
-                m.stats.malformed += 1
-                continue
-            if type(msg) is DataMsg:
-                batches[0 if msg.oob else 1].append(msg)
-            else:
-                m.answering = (len(data), now)
-                receive.on_message(m, src, msg, now=now)
-        for batch in batches:
-            if batch:
-                receive.on_batch(m, src, batch, now=now)
+        limits = self._config.codec_limits
+        receive_bundle(self._m, src, items, now=now, decode=lambda data: decode(data, limits), data_type=DataMsg,
+                       on_message=receive.on_message, on_batch=receive.on_batch)
 
     def handle_timer(self, *, now: int) -> None:
         """Run the retransmit task if due (``now >= get_timer()``): pending ACKs, XMIT_REQs, HS

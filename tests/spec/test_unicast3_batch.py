@@ -27,7 +27,10 @@ EAGER = Config(members=2, ack_threshold=2)
 
 
 def receiver(window: RecvEntry | None = None, cache: frozenset[Data] = frozenset(), cfg: Config = CFG) -> u3.Node:
-    return replace(u3.initial_node(B, cfg, BOTH), recv=(window, None), cache=(cache, frozenset()))
+    node = replace(u3.initial_node(B, cfg, BOTH), recv=(window, None))
+    for msg in sorted(cache):  # through msg_cache.add, so that OOB DATA get their arrival order
+        node = u3.cache_add(node, A, msg)
+    return node
 
 
 def data(seqno: int, conn_id: int = 0, *, oob: bool = False) -> Data:

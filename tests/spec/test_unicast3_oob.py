@@ -26,7 +26,10 @@ CFG = Config(members=2)
 
 
 def receiver(window: RecvEntry | None = None, cache: frozenset[Data] = frozenset(), cfg: Config = CFG) -> u3.Node:
-    return replace(u3.initial_node(B, cfg, BOTH), recv=(window, None), cache=(cache, frozenset()))
+    node = replace(u3.initial_node(B, cfg, BOTH), recv=(window, None))
+    for msg in sorted(cache):  # through msg_cache.add, so that OOB DATA get their arrival order
+        node = u3.cache_add(node, A, msg)
+    return node
 
 
 def delivered(step: u3.Step) -> list[int]:
