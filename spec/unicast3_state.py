@@ -7,10 +7,11 @@ circle.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from spec.effects import Effect
+from spec.unicast_common import cache_add, cache_drain  # noqa: F401  (decision 7, shared with UNICAST4)
 
 E = TypeVar("E")
 
@@ -187,31 +188,3 @@ def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:
 def set_peer(entries: tuple[E, ...], peer: int, value: E) -> tuple[E, ...]:
     """``entries`` with the slot of ``peer`` replaced."""
     return entries[:peer] + (value,) + entries[peer + 1 :]
-
-
-# ---------------------------------------------------------------------------------------------
-# The message cache (decision 7): a set per sender, and its OOB DATA in arrival order.
-def cache_add(node: Node, src: int, msg: Data) -> Node:
-    """``msg_cache.add(src, msg)``: a copy of a DATA already cached changes nothing (its adds would
-    be refused); an OOB one joins the arrival order."""
-    if msg in node.cache[src]:
-        return node
-    order = node.cache_order
-    if msg.oob:
-        order = order or ((),) * len(node.cache)
-        order = set_peer(order, src, order[src] + (msg,))
-    return replace(node, cache=set_peer(node.cache, src, node.cache[src] | {msg}), cache_order=order)
-
-
-def cache_drain(node: Node, src: int, conn_id: int) -> tuple[Node, list[Data]]:
-    """``msg_cache.drain(src)`` and ``addQueuedMessages``' filter: the node with ``src``'s queue
-    emptied, and its DATA of connection ``conn_id`` in an order of adds that delivers as the queue's
-    does: the regular ones in seqno order (adding them delivers nothing, so their order changes
-    nothing), then the OOB ones in arrival order (each is delivered when added)."""
-    regular = sorted(m for m in node.cache[src] if m.conn_id == conn_id and not m.oob)
-    order = node.cache_order
-    queued = regular + [m for m in (order[src] if order else ()) if m.conn_id == conn_id]
-    if order and order[src]:
-        order = set_peer(order, src, ())
-        order = order if any(order) else ()
-    return replace(node, cache=set_peer(node.cache, src, frozenset()), cache_order=order), queued

@@ -79,7 +79,13 @@ Decisions, with JGroups' code (ReliableUnicast.java, UNICAST4.java, FixedBuffer.
    and may ACK), the others dropped (``Node.cache``). JGroups' cache is an unbounded queue that keeps
    every copy; the spec keeps one copy of each DATA, which keeps the model finite: a drain of k
    copies of one DATA counts k there and 1 here (the extra ACKs carry the same hd;
-   ``checks/jgroups/unicast4.py`` names that difference). Only start and stop clear it.
+   ``checks/jgroups/unicast4.py`` names that difference). Of the queue's order the spec keeps what a
+   drain shows: the OOB DATA's arrival order (``Node.cache_order``: each is delivered when added).
+   The regular DATA are added in seqno order: an add of one delivers nothing, and every add counts
+   1 towards the ACK whatever it holds, so their order changes neither packets nor state
+   (``spec/unicast_common.py`` ``cache_drain``, shared with UNICAST3; kept as a set in seqno order
+   until the JGroups lockstep showed two OOB DATA cached out of order delivered in arrival order).
+   Only start and stop clear it.
    Left out: DONT_LOOPBACK and messages to self (issue 30 item 1), max_xmit_req_size, the
    AgeOutCache, send_atomically, DISCONNECT (removeAllConnections would close every entry:
    decision 7 for all at once).
@@ -104,8 +110,8 @@ Decisions, with JGroups' code (ReliableUnicast.java, UNICAST4.java, FixedBuffer.
    count, no ACK. So an OOB DATA counts once (on add), a regular one twice. It is acknowledged
    (cumulatively, once hd passes it) and retransmitted like any other: an OOB delivery does not free
    the sender's window, which only hd moves (a sender blocked behind a gap stays blocked until the
-   gap is filled, OOB or not). A cached OOB DATA is delivered when the drain of the cache adds it
-   (in seqno order here, arrival order in JGroups, as UNICAST3's oob-cache-order).
+   gap is filled, OOB or not). A cached OOB DATA is delivered when the drain of the cache adds it,
+   in the queue's arrival order (``Node.cache_order``, decision 8).
 11. Batches (``up(MessageBatch)``): ``on_batch`` in ``spec/unicast4_batch.py``, with its note.
 
 Variants (``Variant``), all off is UNICAST4 as shipped: ``drop_dont_block`` (JGRP-2873, 5.4.5),
@@ -163,7 +169,7 @@ from spec.unicast4_state import (  # noqa: F401  (the vocabulary, re-exported fo
     window_order,
     window_within_capacity,
 )
-from spec.unicast_common import missing_requests
+from spec.unicast_common import cache_add, cache_drain, missing_requests
 
 E = TypeVar("E")
 AnyEffect = Effect | SendDropped
@@ -257,29 +263,20 @@ def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
 
 
 def receive_entry(cfg: Config, node: Node, src: int, msg: Data) -> tuple[Node, RecvEntry | None, list[AnyEffect]]:
-    """getReceiverEntry and compareConnIds: the entry ``msg`` goes to, or None: then the DATA goes
-    into the message cache (after a rate-limited SEND_FIRST_SEQNO where the first seqno is missing)."""
+    """getReceiverEntry and compareConnIds: the entry ``msg`` goes to, or None (after a rate-limited
+    SEND_FIRST_SEQNO where the first seqno is missing; for a lower conn_id, dropped at the drain):
+    the caller then puts its DATA into the message cache (decision 8)."""
     entry = node.recv[src]
     if entry is not None and entry.conn_id == msg.conn_id:
         return node, entry, []
     newer = entry is None or msg.conn_id > entry.conn_id or cfg.variant.any_conn_id
     if not newer:
-        return _cached(node, src, msg), None, []  # a lower conn_id: cached, dropped at the drain
+        return node, None, []
     if not msg.first:
         step = _request_first_seqno(node, src)
-        return _cached(step.node, src, msg), None, list(step.effects)
+        return step.node, None, list(step.effects)
     created = RecvEntry(msg.conn_id, OPEN, msg.seqno - 1, (), False, 0)
     return node, created, [WindowCreated(src, msg.conn_id, msg.seqno - 1)]
-
-
-def _cached(node: Node, src: int, msg: Data) -> Node:
-    """msg_cache.add(src, msg) (decision 8: one copy of each DATA)."""
-    return with_cache(node, src, node.cache[src] | {msg})
-
-
-def with_cache(node: Node, src: int, cached: frozenset[Data]) -> Node:
-    """``node`` with ``cached`` as its message cache for ``src``."""
-    return replace(node, cache=_set(node.cache, src, cached))
 
 
 def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
@@ -288,10 +285,8 @@ def _on_data(cfg: Config, node: Node, src: int, msg: Data) -> Step:
     deliver the run and count it; ACKs before the batch goes up."""
     node, entry, effects = receive_entry(cfg, node, src, msg)
     if entry is None:
-        return Step(node, tuple(effects))
-    queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
-    if node.cache[src]:
-        node = with_cache(node, src, frozenset())
+        return Step(cache_add(node, src, msg), tuple(effects))
+    node, queued = cache_drain(node, src, entry.conn_id)  # addQueuedMessages
     for added in (*queued, msg):
         node, entry, acked = add_message(cfg, node, src, entry, added)
         effects.extend(acked)

@@ -62,10 +62,10 @@ from spec.unicast4 import (
     count_acks,
     receive_entry,
     remove_and_deliver,
-    with_cache,
     with_recv,
 )
 from spec.unicast4_state import OPEN, Ack, Config, Data, Node, RecvEntry
+from spec.unicast_common import cache_add, cache_drain
 
 
 def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Data, ...]) -> Step:
@@ -83,11 +83,11 @@ def on_batch(cfg: Config, node: Node, src: int, msgs: tuple[Data, ...]) -> Step:
             lowest = m
     node, entry, found = receive_entry(cfg, node, src, lowest)
     effects: list[AnyEffect] = list(found)
-    if entry is None:  # receive_entry cached ``lowest``: every other DATA of the list goes with it
-        return Step(with_cache(node, src, node.cache[src] | frozenset(ours)), tuple(effects))
-    queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)  # addQueuedMessages
-    if node.cache[src]:
-        node = with_cache(node, src, frozenset())
+    if entry is None:  # every DATA of the list goes into the cache, in the batch's order
+        for m in ours:
+            node = cache_add(node, src, m)
+        return Step(node, tuple(effects))
+    node, queued = cache_drain(node, src, entry.conn_id)  # addQueuedMessages
     for m in queued:
         node, entry, acked = add_message(cfg, node, src, entry, m)
         effects.extend(acked)

@@ -182,6 +182,7 @@ class Node:
     timestamper: int  # last timestamp issued
     next_conn_id: int  # last_conn_id: the conn_id the next send entry gets
     cache: tuple[frozenset[Data], ...] = ()  # msg_cache per sender: DATA that found no usable entry
+    cache_order: tuple[tuple[Data, ...], ...] = ()  # ... its OOB DATA in arrival order; () when none
 
 
 def initial_node(me: int, cfg: Config, members: frozenset[int]) -> Node:

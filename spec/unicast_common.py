@@ -1,5 +1,6 @@
 """What UNICAST2 and UNICAST3 share: the receive window's add-and-deliver, the previous-batch
-retransmission request (digest 1.0.1, 1.0.2), and the properties of window state (digest 2.1, P6).
+retransmission request (digest 1.0.1, 1.0.2), and the properties of window state (digest 2.1, P6);
+and what UNICAST3 and UNICAST4 share: the message cache's add and drain (JGRP-2327).
 
 Both specs keep per-peer tuples ``send`` and ``recv`` of entries shaped alike: a send entry has
 ``conn_id``, ``acked`` (HA, everything up to it purged), ``unacked`` (payloads of HA+1 .. HS),
@@ -10,7 +11,11 @@ serves both protocols; ``spec/unicast2.py`` and ``spec/unicast3.py`` re-export t
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from dataclasses import Field
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,3 +165,53 @@ def nothing_unacked(node: Any, peer: int) -> bool:
     """Liveness goal clause: the send entry to ``peer`` (if any) has every message acknowledged."""
     entry = node.send[peer]
     return entry is None or not entry.unacked
+
+
+# ---------------------------------------------------------------------------------------------
+# The message cache (JGRP-2327; UNICAST3's decision 7, UNICAST4's decision 8): per sender, the set
+# of DATA cached (``Node.cache``) and the arrival order of its OOB DATA (``Node.cache_order``, ()
+# while no OOB DATA is cached anywhere, so that models without OOB keep their states).
+class CachingNode(Protocol):
+    """A UNICAST3 or UNICAST4 member: a frozen dataclass with a message cache."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+
+    @property
+    def cache(self) -> tuple[frozenset[Any], ...]: ...
+
+    @property
+    def cache_order(self) -> tuple[tuple[Any, ...], ...]: ...
+
+
+N = TypeVar("N", bound=CachingNode)
+
+
+def _set_peer(entries: tuple[Any, ...], peer: int, value: Any) -> tuple[Any, ...]:
+    return entries[:peer] + (value,) + entries[peer + 1 :]
+
+
+def cache_add(node: N, src: int, msg: Any) -> N:
+    """``msg_cache.add(src, msg)``: a copy of a DATA already cached changes nothing (its adds would
+    be refused); an OOB one joins the arrival order."""
+    if msg in node.cache[src]:
+        return node
+    order = node.cache_order
+    if msg.oob:
+        order = order or ((),) * len(node.cache)
+        order = _set_peer(order, src, order[src] + (msg,))
+    return replace(node, cache=_set_peer(node.cache, src, node.cache[src] | {msg}), cache_order=order)
+
+
+def cache_drain(node: N, src: int, conn_id: int) -> tuple[N, list[Any]]:
+    """``msg_cache.drain(src)`` and ``addQueuedMessages``' filter: the node with ``src``'s queue
+    emptied, and its DATA of connection ``conn_id`` in an order of adds that delivers as the queue's
+    does: the regular ones in seqno order (adding them delivers nothing; UNICAST4 counts each add
+    towards its ACK, and every add counts alike, so their order changes neither the packets nor
+    the state), then the OOB ones in arrival order (each is delivered when added)."""
+    regular = sorted(m for m in node.cache[src] if m.conn_id == conn_id and not m.oob)
+    order = node.cache_order
+    queued = regular + [m for m in (order[src] if order else ()) if m.conn_id == conn_id]
+    if order and order[src]:
+        order = _set_peer(order, src, ())
+        order = order if any(order) else ()
+    return replace(node, cache=_set_peer(node.cache, src, frozenset()), cache_order=order), queued

@@ -26,6 +26,7 @@ from models.world import LosePacket
 from spec import unicast4 as u4
 from spec import unicast4_batch as u4_batch
 from spec.effects import Deliver, Send
+from spec.unicast_common import cache_drain
 
 if TYPE_CHECKING:
     from checks.jgroups.lockstep import Divergence
@@ -64,15 +65,25 @@ def _placeholder(e: dict[str, Any], index: int) -> u4.Data:
 
 
 def node(state: dict[str, Any], me: int, n: int) -> u4.Node:
-    """The spec node a JGroups member's state stands for (its msg_cache as a set per sender: the
-    spec keeps one copy of each DATA, decision 8)."""
+    """The spec node a JGroups member's state stands for (its msg_cache as a set per sender, the
+    spec keeping one copy of each DATA, and the first arrivals of its OOB DATA in queue order:
+    decision 8)."""
     send = tuple(_send_entry(state["send"][str(p)]) if str(p) in state["send"] else None for p in range(n))
     recv = tuple(_recv_entry(state["recv"][str(p)]) if str(p) in state["recv"] else None for p in range(n))
     xmit = tuple(int(state["xmit_last"].get(str(p), 0)) for p in range(n))
     cached = state.get("cached", {})
-    cache = tuple(frozenset(message(m) for m in cached.get(str(p), [])) for p in range(n))
+    queues = [[_cached_data(m) for m in cached.get(str(p), [])] for p in range(n)]
+    cache = tuple(frozenset(queue) for queue in queues)
+    order = tuple(tuple(dict.fromkeys(m for m in queue if m.oob)) for queue in queues)  # first arrivals
     return u4.Node(me, frozenset(state["members"]), send, recv, frozenset(state["sync_sent"]), xmit,
-                   state["timestamper"], state["next_conn_id"], cache)  # type: ignore[arg-type]
+                   state["timestamper"], state["next_conn_id"], cache, order if any(order) else ())
+
+
+def _cached_data(m: dict[str, Any]) -> u4.Data:
+    msg = message(m)
+    if not isinstance(msg, u4.Data):
+        raise ValueError(f"msg_cache holds a {type(msg).__name__}: JGroups caches only DATA")
+    return msg
 
 
 def timer(t: u4.Timer) -> tuple[str, int | None]:
@@ -157,8 +168,7 @@ def _drained_with_copies(cfg: u4.Config, node: u4.Node, src: int, msgs: tuple[u4
     node, entry, effects = u4.receive_entry(cfg, node, src, lowest)
     if entry is None:
         return node, effects
-    queued = sorted(m for m in node.cache[src] if m.conn_id == entry.conn_id)
-    node = u4.with_cache(node, src, frozenset())
+    node, queued = cache_drain(node, src, entry.conn_id)
     for m in queued:
         for _ in range(max(copies[m], 1)):
             node, entry, added = u4.add_message(cfg, node, src, entry, m)
@@ -170,27 +180,6 @@ def _drained_with_copies(cfg: u4.Config, node: u4.Node, src: int, msgs: tuple[u4
     effects += added
     node, entry, added = u4.remove_and_deliver(cfg, node, src, entry)
     return u4.with_recv(node, src, entry), effects + added
-
-
-def _oob_cache_order(divergence: Divergence, run: Any) -> bool:
-    """A drain of a cache holding two OOB DATA or more: JGroups delivers them in the order they
-    arrived (its queue's), the spec in seqno order (decision 8: a set). The step was a DATA, or a batch
-    of DATA (decision 11: the batch path drains the cache the same way), from a sender whose cached OOB
-    DATA (in the member's spec cache before the step) were drained, and the two delivery lists differ
-    only in the order of those payloads: every other position agrees. (UNICAST3's spec keeps the
-    arrival order since main's dc6ddc9; UNICAST4's does not yet.)"""
-    if divergence.kind != "deliveries" or divergence.member < 0:
-        return False
-    action = run.path[-1][0]
-    packet = getattr(action, "packet", None) or next(iter(getattr(action, "packets", ())), None)
-    if packet is None or not isinstance(packet.msg, u4.Data):
-        return False
-    cached = run.world.view(run.before).nodes[divergence.member].cache[packet.src]
-    oob = {(packet.src, m.payload) for m in cached if m.oob}
-    spec, jgroups = divergence.spec_delivered, divergence.jgroups_delivered
-    if len(oob) < 2 or len(spec) != len(jgroups) or sorted(spec) != sorted(jgroups):
-        return False
-    return all(x == y or (x in oob and y in oob) for x, y in zip(spec, jgroups))
 
 
 DIFFERENCES = (
@@ -206,18 +195,6 @@ DIFFERENCES = (
         "ReliableUnicast.java handleDataReceived: msg_cache.add(sender, msg); addQueuedMessages -> addMessage "
         "-> needToSendAck(entry, 1) per copy; MessageCache.add keeps duplicates",
         _cache_copies),
-    Difference(
-        "oob-cache-order", "unicast4", "abstraction", "5.4.0 and later",
-        "ReliableUnicast's msg_cache is a queue per sender; its drain (by a DATA or a batch) adds the queued "
-        "DATA in arrival order, and each OOB one is delivered when added. The spec keeps the cache as a set "
-        "(decision 8) and adds in seqno order, so with two OOB DATA cached out of order JGroups delivers them "
-        "in arrival order and the spec in seqno order. Both are orders in_order allows (OOB messages are "
-        "exempt); the schedule ends there.",
-        "spec/unicast4.py: decisions 8 and 10, _on_data (queued = sorted(cache)); spec/unicast4_batch.py "
-        "(decision 11), on_batch",
-        "ReliableUnicast.java handleDataReceived and up(MessageBatch) -> msg_cache.drain(sender) -> "
-        "addQueuedMessages -> addMessage: if(oob && added) deliverMessage",
-        _oob_cache_order),
 )
 
 BINDING = JGroupsBinding(

@@ -226,14 +226,16 @@ class Member(Generic[P]):
         self.stats.cached += 1
 
     def cache_drain(self, peer: P) -> list[DataMsg]:
-        """msg_cache.drain: every DATA cached from ``peer``, in (conn_id, seqno, first) order; the cache
-        forgets them."""
+        """msg_cache.drain: every DATA cached from ``peer``, the cache forgetting them: the regular ones in
+        (conn_id, seqno, first) order, then the OOB ones in the order they arrived (each is delivered when
+        added; spec ``cache_drain``)."""
         queue = self.cache.pop(peer, None)
         if not queue:
             return []
         self.cache_count -= len(queue)
         self.cache_bytes -= sum(held_size(m) for m in queue.values())
-        return [queue[key] for key in sorted(queue)]
+        regular = [queue[key] for key in sorted(queue) if not queue[key].oob]
+        return regular + [m for m in queue.values() if m.oob]  # a dict keeps the first arrival's place
 
     def remove_recv(self, peer: P) -> None:
         self.held.release(self.recv.pop(peer))

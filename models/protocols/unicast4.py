@@ -7,7 +7,6 @@ blocked threads in charts."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any, ClassVar
 
 from models.protocols.base import NodeProperty, PairProperty, doc_of
@@ -121,14 +120,6 @@ class Unicast4Adapter(UnicastAdapter):
             text = self.timer_text[u4.SEND].format(peer=name(timer.peer), seqno=timer.seqno)
             return f"{name(action.member)}: {text}"
         return super().format_action(action, name)
-
-    def permute_node(self, node: Any, perm: tuple[int, ...]) -> Any:
-        """UNICAST3's renaming, and the message cache per sender moved with it."""
-        moved = super().permute_node(node, perm)
-        cache: list[Any] = [frozenset()] * len(node.cache)
-        for peer, cached in enumerate(node.cache):
-            cache[perm[peer]] = cached
-        return replace(moved, cache=tuple(cache))
 
     def describe_node(self, node: Any, names: Sequence[str]) -> list[str]:
         lines = super().describe_node(node, names)

@@ -119,3 +119,28 @@ def test_under_oob_redelivers_the_drain_delivers_again() -> None:
     n = u4.on_receive(cfg, node(cfg), A, data(1)).node
     n, effects = u4.on_receive(cfg, n, A, data(2, oob=True))
     assert [e for e in effects if isinstance(e, Deliver)] == [Deliver(A, 2), Deliver(A, 2)]
+
+
+def test_cached_oob_messages_are_delivered_in_the_order_they_arrived() -> None:
+    """msg_cache is a queue: its drain adds the OOB DATA in arrival order, each delivered when added
+    (decision 8, ``Node.cache_order``, as UNICAST3's); a second copy keeps the first one's place; the
+    regular ones are added in seqno order, which changes no ACK (every add counts 1)."""
+    cfg = u4.Config(2, capacity=8, ack_threshold=2)
+    n = node(cfg)
+    for msg in (data(4, oob=True), data(3), data(2, oob=True), data(4, oob=True)):
+        n = u4.on_receive(cfg, n, A, msg).node
+    assert n.cache_order == ((data(4, oob=True), data(2, oob=True)), ())
+    step = u4.on_receive(cfg, n, A, data(1))
+    delivered = [e.payload for e in step.effects if isinstance(e, Deliver)]
+    assert delivered == [4, 2, 1, 3]
+    assert step.node.cache == (frozenset(), frozenset()) and step.node.cache_order == ()
+
+
+def test_a_batch_that_finds_no_window_is_cached_in_its_order() -> None:
+    """up(MessageBatch) with no usable entry: ``msg_cache.add`` for each DATA of the list in the
+    batch's order (not the lowest seqno first), so its OOB DATA drain in that order."""
+    cfg = u4.Config(2, capacity=8, ack_threshold=2)
+    step = on_batch(cfg, node(cfg), A, (data(3, oob=True), data(2, oob=True)))
+    assert step.node.cache_order == ((data(3, oob=True), data(2, oob=True)), ())
+    step = u4.on_receive(cfg, step.node, A, data(1))
+    assert [e.payload for e in step.effects if isinstance(e, Deliver)] == [3, 2, 1]

@@ -69,6 +69,17 @@ def test_the_sender_flags_every_resend_blocks_oob_sends_and_forgets_on_purge() -
     a.check_invariants()
 
 
+def test_cached_oob_messages_are_delivered_in_the_order_they_arrived() -> None:
+    """The message cache drains its OOB DATA in arrival order (spec ``cache_drain``), after the regular
+    ones in seqno order; a second copy keeps the first one's place."""
+    b = engine(capacity=8, ack_threshold=2)
+    for seqno, oob in ((4, True), (3, False), (2, True), (4, True)):
+        b.received("A", data(seqno, oob=oob), now=1)  # no window and not first: cached
+    assert delivered(b) == []
+    b.received("A", data(1), now=1)
+    assert delivered(b) == [4, 2, 1, 3]
+
+
 def test_a_bad_oob_argument_is_one_line_and_changes_nothing() -> None:
     a = engine()
     with pytest.raises(LocalProtocolError, match=r"^send: oob must be a bool, got int$"):
