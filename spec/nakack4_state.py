@@ -416,3 +416,16 @@ def acks_truthful(sender: Node, receiver: Node) -> bool:
     if sender.me not in receiver.members or receiver.me not in sender.members:
         return True
     return acked <= window.delivered
+
+
+def purge_to_min(node: Node, new_min: int) -> Step:
+    """Record the AckTable's new minimum; if it rose, purge the own window to it."""
+    old_min = node.ack_min
+    node = replace(node, ack_min=new_min)
+    own = node.windows[node.me]
+    if new_min <= old_min or own is None:
+        return Step(node, ())
+    purged = purge(own, new_min)
+    if purged.low == own.low:
+        return Step(node, ())
+    return Step(with_window(node, node.me, purged), (AckPurged(purged.low),))
