@@ -30,7 +30,7 @@ TABLE = Path(__file__).with_name("budgets.json")
 CALIBRATE_ENV = "SEQCHECK_PROVE_CALIBRATE"
 FACTOR = 20  # budget = FACTOR x the calibrated use: room for another process history (rule 2)
 FLOOR = 2_000_000  # no query gets less (a few ms of z3's work)
-DEFAULT = 400_000_000  # a query not in the table (rule 2)
+DEFAULT = 1_000_000_000  # a query not in the table (rule 2): FACTOR x the heaviest calibrated use (49.9M)
 
 _table: dict[str, int] | None = None
 _used: dict[str, int] = {}

@@ -73,24 +73,27 @@ def obligations(invariants: Sequence[Invariant], v: Any, *, model: ModelSpec = U
     ``extra(ops, pre)`` adds a side condition to the pre-state of every consecution query (e.g. a
     bounded network for a concrete CTI). ``rlimit``: every query's work budget (default: its
     calibrated one, ``checks/symbolic/budget``)."""
-    o = Z3Ops()
+    # A query's text (so its calibrated budget, checks/symbolic/budget) is the same alone (``only``) or
+    # in a run: the names of bound variables come from a builder per action, branched per goal.
     p, q = symbolic_state("", model.fields), symbolic_state("'", model.fields)
-    inv_p = conjunction(o, p, invariants, v)
-    side = [] if extra is None else [extra(o, p)]
     for inv in invariants:
         if inv.state is None or (only is not None and not only("init", inv.name)):
             continue
         watch = Stopwatch()
+        o = Z3Ops()
         result, found = _solve([model.initial(o, p), z3.Not(inv.state(o, p, v))], rlimit)
         yield Result(f"init / {inv.name}", "init", inv.name, result, *watch.elapsed(), found, p)
     for action in model.actions if actions is None else actions:
         params = symbolic_params(action)
-        relation = action.relation(o, p, q, params, v)
+        shared = Z3Ops()
+        inv_p, relation = conjunction(shared, p, invariants, v), action.relation(shared, p, q, params, v)
+        side = [] if extra is None else [extra(shared, p)]
         for inv in invariants:
             if only is not None and not only(action.name, inv.name):
                 continue
-            goal = inv.state(o, q, v) if inv.state is not None else inv.step(o, p, q, v)  # type: ignore[misc]
             watch = Stopwatch()
+            o = shared.branch()
+            goal = inv.state(o, q, v) if inv.state is not None else inv.step(o, p, q, v)  # type: ignore[misc]
             result, found = _solve([inv_p, relation, *side, z3.Not(goal)], rlimit)
             if result == UNKNOWN and extra is None:  # a bounded pre-state is one of the states: its CTI is one too
                 result, found = _solve([inv_p, relation, bounded(model.fields)(o, p), z3.Not(goal)], rlimit)

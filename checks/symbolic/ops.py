@@ -21,7 +21,6 @@ finite loops; on z3 they become ``ForAll`` with fresh bound variables.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -182,11 +181,17 @@ class ConcreteOps(Ops):
 class Z3Ops(Ops):
     """Construction of z3 terms; quantifiers get fresh bound variables."""
 
-    def __init__(self) -> None:
-        self._fresh = itertools.count()
+    def __init__(self, first: int = 0) -> None:
+        self._next = first
+
+    def branch(self) -> Z3Ops:
+        """A builder whose bound variables are named on from here, this one's left as they are: the
+        terms of one query then read the same whatever other queries were built before."""
+        return Z3Ops(self._next)
 
     def _var(self, sort: z3.SortRef) -> z3.ExprRef:
-        return z3.Const(f"q{next(self._fresh)}", sort)
+        self._next += 1
+        return z3.Const(f"q{self._next - 1}", sort)
 
     def And(self, *args: Any) -> Any:
         return z3.And(*args)
