@@ -187,6 +187,8 @@ def test_a_query_reads_the_same_alone_or_after_others() -> None:
         for name in ("view_b / first_data_above_acked", "deliver_data / window_within_sent", "init / window_order"):
             keys.clear()
             action, invariant = name.split(" / ")
-            pick = (action, invariant)
-            list(obligations(TARGETS + STRENGTHENINGS, Variant(), only=lambda a, i, want=pick: (a, i) == want))
+            def only(a: str, i: str, want: tuple[str, str] = (action, invariant)) -> bool:
+                return (a, i) == want
+
+            list(obligations(TARGETS + STRENGTHENINGS, Variant(), only=only))
             assert keys == [in_run[name]], name
