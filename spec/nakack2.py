@@ -82,7 +82,9 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
 5. Which gaps are requested (6.22, 1.0.2): the previous-batch rule of JGRP-1539, shared with the
    unicast specs (``spec/unicast_common.missing_requests``). max_xmit_req_size (1024) is not
    modelled: model windows are far smaller. The JGRP-2574 trim is moot: delivery happens in the
-   handler, so nothing requested is ever deliverable.
+   handler, so nothing requested is ever deliverable. 3.6.0 to 5.1.x ask for every gap when the
+   previous run's record is below hd (JGRP-2573, the bitset SeqnoList of 3.6.0 shared with
+   UNICAST3; fixed in 5.2.0): variant ``stale_xmit_record_asks_all``.
 6. HIGHEST_SEQNO (6.19, JGRP-1904): announces the *counter* (equal to hr here, decision 1), is
    multicast to the view without the sender itself (DONT_LOOPBACK), and is skipped when the
    counter is 0, on the first run after an application send, and once the same value was
@@ -106,13 +108,15 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
 10. STABLE's round (``spec/nakack2_stable.py``; fixed-windows 4, STABLE.java): the gossip task of
     each member sends its digest (hd, hr for the members of its view) to the coordinator (the
     lowest member number of its view), unless STABLE is suspended or the digest lacks a member of
-    the view; the coordinator merges its own digest at once (JGroups sends it to itself through
-    the loopback). A vote counts only if it names the coordinator's own view, is the voter's
-    first this round and STABLE is not suspended; the merge is min hd, max hr per sender (a vote
-    without an entry for a sender leaves it as it was). When every member voted, a new round
-    starts, STABILITY(view, merged) goes to every other member of the view (JGroups multicasts
-    it unreliably and the coordinator drops its own copy) and the coordinator passes the digest
-    to its own NAKACK2 at once. A view change starts a new round too.
+    the view; the coordinator merges its own digest at once. A vote counts only if it names the
+    coordinator's own view, is the voter's first this round and STABLE is not suspended; the
+    merge is min hd, max hr per sender (a vote without an entry for a sender leaves it as it
+    was). When every member voted, a new round starts, STABILITY(view, merged) goes to every
+    other member of the view (JGroups multicasts it unreliably with DONT_LOOPBACK) and the
+    coordinator passes the digest to its own NAKACK2 at once. A view change starts a new round
+    too. Before 5.1.6 (variant ``stable_vote_to_self``) the coordinator's vote is a packet to
+    itself and STABILITY loops back to it (a copy it ignores); before 4.0 STABILITY left from a
+    timer task due in 1 ms (``stability_delay`` 0), which the model sends at once.
 11. STABILITY at a member (fixed-windows 4): ignored while suspended, when it is the member's own
     or when it names another view; otherwise a new round, then, per sender P: with retransmission
     on, XMIT_REQ(previous digest's hr) to P if that is above the local hr for P, then the
@@ -190,18 +194,22 @@ Decisions (digest section 6 and the NAKACK2 flows of 1.4 (c), (c2)), with JGroup
 
 Variants (flags in ``Variant``); all off is NAKACK2 as shipped with JGRP-2675's fix:
 
-=============================  ==============================================================
-``bounded_queue_no_xmit``      JGRP-2675: with xmit_interval <= 0 the become_server_queue stays
-                               bounded; a joiner's window keeps a permanent gap (digest 3.10)
-``queue_drops_oldest``         the BoundedList of before JGRP-2675: a full queue evicts its
-                               oldest message instead of refusing the newest (seed's correction)
-``stable_xmit_current_hr``     before JGRP-2678: STABILITY makes a member ask for the *current*
-                               digest's hr at once, even when that message is still in flight
-``xmit_all_gaps``              before JGRP-1539: every retransmit run requests every gap it
-                               sees, including messages still in flight
-``oob_redelivers``             a plausible defect (decision 17, no release): the removal delivers
-                               an OOB message again (the placeholder keeps it)
-=============================  ==============================================================
+===============================  ==============================================================
+``bounded_queue_no_xmit``        JGRP-2675: with xmit_interval <= 0 the become_server_queue stays
+                                 bounded; a joiner's window keeps a permanent gap (digest 3.10)
+``queue_drops_oldest``           the BoundedList of before JGRP-2675: a full queue evicts its
+                                 oldest message instead of refusing the newest (seed's correction)
+``stable_xmit_current_hr``       before JGRP-2678: STABILITY makes a member ask for the *current*
+                                 digest's hr at once, even when that message is still in flight
+``xmit_all_gaps``                before JGRP-1539: every retransmit run requests every gap it
+                                 sees, including messages still in flight
+``stable_vote_to_self``          before 5.1.6 (commit 605ea5b3e): the coordinator's STABLE vote is
+                                 a packet to itself, and its STABILITY a copy to itself (ignored)
+``stale_xmit_record_asks_all``   JGRP-2573 (3.6.0 to 5.1.x): a previous-batch record below the
+                                 window's hd filters nothing, so every gap is asked for at once
+``oob_redelivers``               a plausible defect (decision 17, no release): the removal delivers
+                                 an OOB message again (the placeholder keeps it)
+===============================  ==============================================================
 """
 
 from __future__ import annotations
@@ -468,7 +476,8 @@ def _retransmit_task(cfg: Config, node: Node) -> Step:
     if cfg.variant.xmit_all_gaps:
         requests = [(p, w.missing()) for p, w in enumerate(node.windows) if w is not None and w.missing()]
     else:
-        xmit_last, requests = missing_requests(node.windows, node.xmit_last)
+        xmit_last, requests = missing_requests(node.windows, node.xmit_last,
+                                               stale_asks_all=cfg.variant.stale_xmit_record_asks_all)
         node = replace(node, xmit_last=xmit_last)
     effects: list[Effect] = [Send(p, XmitReq(p, wanted)) for p, wanted in requests]
     if cfg.resend_last_seqno:

@@ -53,7 +53,9 @@ def on_vote(cfg: Config, node: Node, src: int, msg: StableVote) -> Step:
     (same view), STABLE is not suspended and the voter has not voted this round. The vote is
     merged (min hd, max hr per sender). Once every member of the view voted, a new round starts,
     STABILITY with the merged digest goes to every other member of the view, and the
-    coordinator passes the digest down to its own NAKACK2 at once (it ignores its own copy)."""
+    coordinator passes the digest down to its own NAKACK2 at once. Variant ``stable_vote_to_self``
+    (before 5.1.6, the same commit 605ea5b3e): STABILITY is a multicast without DONT_LOOPBACK, so
+    the coordinator gets a copy too, which it ignores (``on_stability``: its own)."""
     if (not node.members or node.coordinator != node.me or msg.view != node.view or node.stable_suspended
             or src not in node.members or src in node.votes):
         return Step(node, ())
@@ -62,7 +64,8 @@ def on_vote(cfg: Config, node: Node, src: int, msg: StableVote) -> Step:
     if node.votes != node.members:
         return Step(node, ())
     stability = Stability(node.view, merged)
-    sent = tuple(Send(member, stability) for member in node.view if member != node.me)
+    sent = tuple(Send(member, stability) for member in node.view
+                 if member != node.me or cfg.variant.stable_vote_to_self)
     step = stable(cfg, reset_round(node), merged)
     return Step(step.node, sent + step.effects)
 

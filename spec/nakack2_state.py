@@ -125,7 +125,8 @@ class Variant:
     queue_drops_oldest: bool = False  # before JGRP-2675: BoundedList evicts the oldest when full
     stable_xmit_current_hr: bool = False  # before JGRP-2678: STABLE asks for the current digest's hr
     xmit_all_gaps: bool = False  # before JGRP-1539: every run requests every gap it sees
-    stable_vote_to_self: bool = False  # before 5.1.6: the coordinator's own STABLE vote is a packet to itself
+    stable_vote_to_self: bool = False  # before 5.1.6: STABLE's vote and STABILITY copy to self are packets
+    stale_xmit_record_asks_all: bool = False  # JGRP-2573 (3.6-5.1): a record below hd filters nothing
     oob_redelivers: bool = False  # a defect (decision 17): the removal delivers an OOB message again
 
 

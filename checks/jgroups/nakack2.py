@@ -9,7 +9,10 @@ view), its merged digest (an entry no vote set yet is None) and whether GMS susp
 Release profiles (the first tag holding each fix, from JGroups' history): JGRP-1539 (previous-batch
 retransmission) from 3.3, JGRP-2678 (STABLE asks for the previous digest's hr) and JGRP-2675 (an
 unbounded become_server_queue without retransmission) from 5.2.13. Before JGRP-2675 the queue was a
-BoundedList that evicts its oldest entry (``queue_drops_oldest``). The no-retransmission mode the
+BoundedList that evicts its oldest entry (``queue_drops_oldest``). Before 5.1.6 STABLE sends the
+coordinator its own vote and STABILITY as packets (``stable_vote_to_self``); from 3.6.0 to 5.1.x
+the retransmit task has UNICAST3's JGRP-2573 (``stale_xmit_record_asks_all``: the SeqnoList is
+shared). The no-retransmission mode the
 spec's ``xmit_interval <= 0`` stands for existed from 5.2.13 to 5.4.3: 5.4.4 on refuses it (the
 harness's reset then fails with JGroups' own message).
 """
@@ -80,16 +83,21 @@ def props(cfg: n2.Config) -> dict[str, Any]:
             "become_server_queue_size": cfg.become_server_queue_size, "dont_loopback": cfg.dont_loopback}
 
 
+_OLD_STABLE = ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest")
+
 BINDING = JGroupsBinding(
     "nakack2", "nakack2", message, node, timer,
-    (ReleaseProfile((3, 0, 0), (3, 3, 0), ("xmit_all_gaps", "stable_xmit_current_hr", "bounded_queue_no_xmit",
-                                           "queue_drops_oldest", "stable_vote_to_self"),
+    (ReleaseProfile((3, 0, 0), (3, 3, 0), ("xmit_all_gaps", *_OLD_STABLE, "stable_vote_to_self"),
                     "3.0-3.2: before JGRP-1539, JGRP-2678 and JGRP-2675"),
-     ReleaseProfile((3, 3, 0), (5, 1, 6), ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest",
-                                           "stable_vote_to_self"),
-                    "3.3-5.1.5: JGRP-1539 fixed; before JGRP-2678 and JGRP-2675; the coordinator's STABLE vote a "
-                    "packet to itself (sendStableMessage merges it directly from 5.1.6)"),
-     ReleaseProfile((5, 1, 6), (5, 2, 13), ("stable_xmit_current_hr", "bounded_queue_no_xmit", "queue_drops_oldest"),
-                    "5.1.6-5.2.12: the coordinator merges its own vote; before JGRP-2678 and JGRP-2675"),
+     ReleaseProfile((3, 3, 0), (3, 6, 0), (*_OLD_STABLE, "stable_vote_to_self"),
+                    "3.3-3.5: JGRP-1539 fixed; before JGRP-2678 and JGRP-2675; the coordinator's STABLE vote and "
+                    "STABILITY copy packets to itself (5.1.6 merges the vote directly and sends STABILITY with "
+                    "DONT_LOOPBACK: commit 605ea5b3e) (run on 3.4.8)"),
+     ReleaseProfile((3, 6, 0), (5, 1, 6), (*_OLD_STABLE, "stable_vote_to_self", "stale_xmit_record_asks_all"),
+                    "3.6-5.1.5: as 3.3-3.5, and JGRP-2573: 3.6.0's bitset SeqnoList ignores a previous-batch record "
+                    "below hd, fixed in 5.2.0 (run on 3.6.20)"),
+     ReleaseProfile((5, 1, 6), (5, 2, 0), (*_OLD_STABLE, "stale_xmit_record_asks_all"),
+                    "5.1.6-5.1.x: the coordinator merges its own vote; JGRP-2573; before JGRP-2678 and JGRP-2675"),
+     ReleaseProfile((5, 2, 0), (5, 2, 13), _OLD_STABLE, "5.2.0-5.2.12: before JGRP-2678 and JGRP-2675 (run on 5.2.12)"),
      ReleaseProfile((5, 2, 13), None, (), "5.2.13 on: JGRP-2678 and JGRP-2675 fixed")),
     props=props, check=check, drive=mc.drive)

@@ -37,8 +37,9 @@ def stable_task(m: Member[P]) -> None:
 def on_vote(m: Member[P], src: P, msg: StableMsg) -> None:
     """Spec ``on_vote``: merged (min hd, max hr) if this member coordinates the voter's view, STABLE
     is not suspended and the voter is a member that has not voted this round. Once every member
-    voted: a new round, STABILITY to every other member of the view, then the digest passed down
-    to the own NAKACK2 at once."""
+    voted: a new round, STABILITY to every other member of the view (variant
+    ``stable_vote_to_self``, before 5.1.6: to itself too, a copy it ignores), then the digest
+    passed down to the own NAKACK2 at once."""
     if (not m.members or m.coordinator != m.me or msg.view != m.view or m.stable_suspended
             or src not in m.members or src in m.votes):
         m.stats.votes_ignored += 1
@@ -57,7 +58,7 @@ def on_vote(m: Member[P], src: P, msg: StableMsg) -> None:
     stability = StabilityMsg(m.view, wire_digest(digest))
     m.stats.stability_sent += 1
     for member in m.view:
-        if member != m.me:
+        if member != m.me or m.variant.stable_vote_to_self:
             m.emit(member, stability)
     stable(m, digest)
 

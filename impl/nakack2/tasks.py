@@ -28,7 +28,7 @@ def retransmit(m: Member[P]) -> None:
             if missing:
                 m.emit(peer, XmitReqMsg(tuple(missing)))
     else:
-        common_request_missing(m, XmitReqMsg)
+        common_request_missing(m, XmitReqMsg, stale_asks_all=m.variant.stale_xmit_record_asks_all)
     if m.config.resend_last_seqno:
         resend_last_seqno(m)
 

@@ -78,6 +78,7 @@ class Nakack2Adapter(MulticastAdapter):
         "JGRP-2675": "bounded_queue_no_xmit", "JGRP-2678": "stable_xmit_current_hr",
         "JGRP-1539": "xmit_all_gaps", "BoundedList": "queue_drops_oldest",
         "5.1.5-stable-vote-to-self": "stable_vote_to_self", "oob-redelivers": "oob_redelivers",
+        "JGRP-2573": "stale_xmit_record_asks_all",
     }
     # [config]: (default, minimum); xmit_interval's sign alone matters (time is abstract), and the
     # switches (boolean_settings) read true/false

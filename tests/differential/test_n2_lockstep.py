@@ -102,7 +102,8 @@ def purge_one_past_the_digest(m: Member[Any], digest: dict[Any, tuple[int, int]]
     ORIGINAL_STABLE(m, {p: (hd + 1, hr + 1) if p == m.me else (hd, hr) for p, (hd, hr) in digest.items()})
 
 
-def request_every_gap(m: Member[Any], make_request: Callable[[tuple[int, ...]], Any]) -> None:
+def request_every_gap(m: Member[Any], make_request: Callable[[tuple[int, ...]], Any], *,
+                      stale_asks_all: bool = False) -> None:
     for peer in sorted(m.recv):
         missing = m.recv[peer].window.missing(m.config.max_xmit_req_size)
         if missing:

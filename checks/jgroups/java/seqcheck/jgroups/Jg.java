@@ -262,10 +262,12 @@ final class Jg {
         return null;
     }
 
-    /** A scheduled task that never runs by itself: the harness runs it when a schedule says so. */
+    /** A scheduled task that never runs by itself: the harness runs it when a schedule says so (or at
+     *  once, then ``done``: ``Clock.AT_ONCE_MS``). */
     static final class Pending implements ScheduledFuture<Object> {
         final Runnable task;
         volatile boolean cancelled;
+        volatile boolean done;
 
         Pending(Runnable task) {
             this.task = task;
@@ -275,7 +277,7 @@ final class Jg {
         public int compareTo(Delayed o) { return 0; }
         public boolean cancel(boolean interrupt) { cancelled = true; return true; }
         public boolean isCancelled() { return cancelled; }
-        public boolean isDone() { return cancelled; }
+        public boolean isDone() { return cancelled || done; }
         public Object get() { return null; }
         public Object get(long timeout, TimeUnit unit) { return null; }
     }

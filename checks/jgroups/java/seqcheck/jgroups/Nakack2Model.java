@@ -93,9 +93,19 @@ final class Nakack2Model extends NakackModel {
         int type = ((Number) Reflect.get(hdr, "type")).intValue();
         out.put("type", type == 1 ? "STABLE_VOTE" : type == 2 ? "STABILITY" : "STABLE-" + type);
         out.put("view", member.harness.viewMembers(Reflect.get(hdr, "view_id")));
-        out.put("digest", digest(member.harness, (Digest) Jg.object(msg, Digest.class)));
+        out.put("digest", digest(member.harness, stableDigest(stable, msg)));
         out.put("n", member.harness.size());  // the group's size: the spec's digest has an entry per member
         return out;
+    }
+
+    /** The digest of a STABLE message as STABLE reads it: before 5.0 its own ``readDigest`` (the
+     *  Digest's Streamable form, Util.streamableToBuffer, already in 3.4 where other payloads are
+     *  still Java-serialised objects), from 5.0 the message's object. */
+    private static Digest stableDigest(Protocol stable, Message msg) {
+        if (Jg.V5 || !Reflect.hasMethod(stable, "readDigest", 3))
+            return (Digest) Jg.object(msg, Digest.class);
+        return (Digest) Reflect.call(stable, "readDigest", Reflect.call(msg, "getRawBuffer"),
+                                     Reflect.call(msg, "getOffset"), Reflect.call(msg, "getLength"));
     }
 
     @Override
