@@ -21,6 +21,7 @@ DETERMINISTIC = [
     ("JoinPurgeRace", "5.4.12"), ("JoinPurgeRace", "master"),
     ("Jgrp3034Fixed", "master"), ("Jgrp3034Fixed", "5.4.12"),
     ("MergeDigestLagsLoopback", "5.4.12"), ("MergeDigestLagsLoopback", "master"),
+    ("OobAckThresholdOne", "5.4.12"), ("OobAckThresholdOne", "master"),
 ]
 
 
@@ -43,6 +44,19 @@ def test_reproduction(tmp_path: Path, name: str, version: str) -> None:
         assert ("JGRP-3034 itself" in out) == (version == "5.4.12")
     if name == "JoinPurgeRace":  # the receiving thread blocks before JGRP-2906's fix only
         assert ("JGRP-2906" in out) == (version == "5.4.12")
+    if name == "OobAckThresholdOne":  # stalls at thresholds 0 and 1; the twins (threshold 2) deliver everything
+        for threshold in (0, 1):
+            assert (f"capacity 1, ack_threshold {threshold}: after 50 retransmit round(s) B delivered 1 of 2; "
+                    "A's send window low=0 high=1; A's last send STILL BLOCKED") in out
+        assert ("capacity 4, ack_threshold 1, all OOB, last first: after 50 retransmit round(s) B delivered 4 of 5; "
+                "A's send window low=0 high=4; A's last send STILL BLOCKED") in out
+        twins = {"capacity 1, ack_threshold 2:": "B delivered 2 of 2; A's send window low=2 high=2; A's last send done",
+                 "capacity 8, ack_threshold 2:": "B delivered 9 of 9; A's send window low=9 high=9; A's last send done",
+                 "capacity 8, ack_threshold 2, all OOB, last first:":
+                 "B delivered 9 of 9; A's send window low=9 high=9; A's last send done"}
+        lines = out.splitlines()
+        for twin, outcome in twins.items():
+            assert any(line.startswith(twin + " after") and line.endswith(outcome) for line in lines), twin
 
 
 @pytest.mark.slow
