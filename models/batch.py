@@ -83,8 +83,8 @@ class BatchExpander:
         bounds, not expanded); per successor whether its action is progress (not a fault). With
         ``where``, per successor its action's *place* is appended to it: ``src * n + dst`` for an
         action of one directed pair (a send, a packet's delivery, duplicate or loss, a timer or
-        receiver removal with a peer), ``-1 - member`` for one of a whole member (a view, a timer
-        without peer): what ``models/reduction.py`` needs."""
+        receiver removal with a peer), ``-1 - member`` for one of a whole member (a timer without
+        peer), ``-1 - n - member`` for a view: what ``models/reduction.py`` needs."""
         afters: list[tuple[int, ...]] = []
         counts: list[int] = []
         progress: list[bool] = []
@@ -164,7 +164,7 @@ class BatchExpander:
                 afters.append(after)
                 progress.append(False)
                 if where is not None:
-                    where.append(-1 - member)
+                    where.append(-1 - n - member)  # a view: its own place (models/reduction.py rule 1)
         if env.removal >= 0:
             for member in range(n):
                 receivers = self.receivers.get(world[member])

@@ -12,9 +12,14 @@ Rules
    connections it reads or writes: a delivery, duplicate or loss of a packet and an application
    send touch one; a timer touches one if the adapter says it acts on its peer's connection alone
    (``timer_on_one_connection``), else all of its member's; so does a receiver removal (UNICAST's
-   hook flushes every pending ACK) and a view installation.
+   hook flushes every pending ACK). A view installation touches the connections of the peers the
+   adapter names for any view of its member's script (``view_peers``: UNICAST3's, with
+   conn_expiry off, the peers outside the view or the one before), else all of its member's; and
+   if a view of the script leaves a peer out and the adapter says that may make a timer on the
+   whole member possible later (``view_widens``: UNICAST3's conn_close_timeout on the receive
+   entry the view makes CLOSING flushes every pending ACK), all of its member's.
 2. What connections share besides: a member's view (written only by its view installations: while
-   a member has views left in its script, its connections are one *cluster*), its next conn_id
+   a member has views left in its script, the connections they touch are one *cluster*), its next conn_id
    (taken by an application send that opens a send entry: while one of a member's sends would open
    one now, the connections it still has sends for are one cluster; not where the world ranks
    conn_ids per stream, rule 5b, after which the order of two openings leaves no trace), the actions on a whole member
@@ -61,17 +66,33 @@ class ConnectionClusters:
                 count += 1
         self.connections = count
         self.of_member = [tuple(self.connection[m][p] for p in range(n) if p != m) for m in range(n)]
+        self.of_views = [self._view_footprint(m) for m in range(n)]  # rule 1: any view of the member's
         # memoised on ids (environments, histories, nodes: few distinct values) and on what they decide
-        self._viewing: dict[int, tuple[bool, ...]] = {}  # environment -> members with views left
+        self._viewing: dict[int, tuple[int, ...]] = {}  # environment -> per member, 2: a removal left, 1: views
         self._sending: dict[int, tuple[frozenset[int], ...]] = {}  # history -> per member, peers with sends left
         self._opening: dict[int, frozenset[int]] = {}  # node -> peers a send to would open a send entry
         self._wide: dict[int, bool] = {}  # node -> may a timer on the whole member fire (adapter)
         self._couplings: dict[tuple[Any, ...], tuple[tuple[int, ...], ...]] = {}
         self._roots: dict[tuple[Any, ...], dict[int, int]] = {}
 
+    def _view_footprint(self, member: int) -> tuple[int, ...]:
+        """The connections any view of ``member``'s script touches (rule 1, ``view_peers``)."""
+        world, peers = self.world, set[int]()
+        old = world.initial_views[member]
+        if world.adapter.view_widens(world.cfg) and any(set(range(world.n)) - {member} - view
+                                                        for view in world.bounds.views[member]):
+            return self.of_member[member]
+        for new in world.bounds.views[member]:
+            touched = world.adapter.view_peers(world.cfg, member, old, new)
+            if touched is None:
+                return self.of_member[member]
+            peers |= touched
+            old = new
+        return tuple(sorted({self.connection[member][p] for p in peers}))
+
     def place(self, action: Any) -> int:
         """Where ``action`` acts, as ``models/batch.py`` reports it: ``src * n + dst`` for one
-        directed pair, ``-1 - member`` for a whole member (rule 1)."""
+        directed pair, ``-1 - member`` for a whole member, ``-1 - n - member`` for a view (rule 1)."""
         n, kind = self.world.n, type(action).__name__
         if kind == "AppSend":
             return int(action.src * n + action.dst)
@@ -84,10 +105,14 @@ class ConnectionClusters:
             return int(action.member * n + action.timer.peer)
         if kind == "RemoveReceiver" and adapter.removal_on_one_connection():
             return int(action.member * n + action.peer)
-        return -1 - int(action.member)  # a view, a timer or removal on the whole member
+        if kind == "InstallView":
+            return -1 - n - int(action.member)
+        return -1 - int(action.member)  # a timer or removal on the whole member
 
     def footprint(self, place: int) -> tuple[int, ...]:
-        """The connections an action at ``place`` touches (rule 1)."""
+        """The connections an action at ``place`` touches (rule 1); a view may touch none."""
+        if place < -self.world.n:
+            return self.of_views[-1 - self.world.n - place]
         if place < 0:
             return self.of_member[-1 - place]
         return (self.connection[place // self.world.n][place % self.world.n],)
@@ -96,11 +121,11 @@ class ConnectionClusters:
         """The clusters rule 2 forms in ``state`` (besides enabled actions' footprints)."""
         world, n = self.world, self.world.n
         viewing = self._viewing.get(state[n + 1])
-        if viewing is None:  # views left, or a receiver removal left (the hook flushes every ACK)
+        if viewing is None:  # a receiver removal left (the hook flushes every ACK), or views left
             env = world.env_table.values[state[n + 1]]
             removing = env.removals > 0 and not world.adapter.removal_on_one_connection()
-            viewing = self._viewing[state[n + 1]] = tuple(
-                removing or index < len(script) for index, script in zip(env.view_index, world.bounds.views))
+            viewing = self._viewing[state[n + 1]] = tuple(2 if removing else int(index < len(script))
+                                                          for index, script in zip(env.view_index, world.bounds.views))
         sending = self._sending.get(state[n + 2])
         if sending is None:
             channels = world.hist_table.values[state[n + 2]].channels
@@ -123,11 +148,22 @@ class ConnectionClusters:
         key = (viewing, sending, tuple(opening), tuple(wide))
         found = self._couplings.get(key)
         if found is None:
-            groups = [self.of_member[m] if viewing[m] or wide[m]
-                      else tuple(self.connection[m][p] for p in sorted(sending[m]))
-                      for m in range(n) if viewing[m] or wide[m] or (opening[m] and len(sending[m]) > 1)]
-            found = self._couplings[key] = tuple(groups)
+            found = self._couplings[key] = self._groups(viewing, sending, opening, wide)
         return found
+
+    def _groups(self, viewing: tuple[int, ...], sending: tuple[frozenset[int], ...], opening: list[bool],
+                wide: list[bool]) -> tuple[tuple[int, ...], ...]:
+        """Rule 2's clusters, from what ``couplings`` found per member."""
+        groups: list[tuple[int, ...]] = []
+        for m in range(self.world.n):
+            if viewing[m] == 2 or wide[m]:
+                groups.append(self.of_member[m])
+                continue
+            if viewing[m] and len(self.of_views[m]) > 1:
+                groups.append(self.of_views[m])
+            if opening[m] and len(sending[m]) > 1:
+                groups.append(tuple(self.connection[m][p] for p in sorted(sending[m])))
+        return tuple(groups)
 
     def masks(self, states: Sequence[tuple[int, ...]], counts: Sequence[int], places: Sequence[int],
               progress: Sequence[bool]) -> list[list[Any]]:
@@ -176,15 +212,16 @@ class ConnectionClusters:
                 c = parent[c]
             return c
 
-        for group in groups + tuple(self.footprint(p) for p in wide):
+        for group in groups + tuple(f for p in wide if (f := self.footprint(p))):
             root = find(group[0])
             for c in group[1:]:
                 other = find(c)
                 if other != root:
                     parent[other] = root
         n = self.world.n
-        places = [src * n + dst for src, dst in self.world.pairs] + [-1 - m for m in range(n)]
-        found = self._roots[groups, wide] = {p: find(self.footprint(p)[0]) for p in places}
+        places = [src * n + dst for src, dst in self.world.pairs] + [-1 - m for m in range(2 * n)]
+        # a view that touches no connection is a cluster of its own, named by its place (below 0)
+        found = self._roots[groups, wide] = {p: find(f[0]) if (f := self.footprint(p)) else p for p in places}
         return found
 
 

@@ -152,6 +152,16 @@ class ProtocolAdapter:
         protocol says so (then it acts on the whole member)."""
         return False
 
+    def view_peers(self, cfg: Any, member: int, old: frozenset[int], new: frozenset[int]) -> frozenset[int] | None:
+        """The peers whose connections ``member``'s installation of view ``new`` after view ``old``
+        may read or write, in any state (``models/reduction.py`` rule 1); None: every peer."""
+        return None
+
+    def view_widens(self, cfg: Any) -> bool:
+        """May a view without a peer make a timer on the whole member possible later (e.g.
+        UNICAST3's conn_close_timeout on the receive entry it makes CLOSING)?"""
+        return True
+
     def removal_on_one_connection(self) -> bool:
         """Does the receiver-removal hook touch only the removed window? No unless a protocol says so."""
         return False

@@ -108,6 +108,21 @@ class Unicast3Adapter(UnicastAdapter):
         # receive entry runs removeReceiveConnection, which flushes every pending ACK
         return bool(timer.peer >= 0 and timer.kind != u3.CLOSE_RECV)
 
+    def view_peers(self, cfg: Any, member: int, old: frozenset[int], new: frozenset[int]) -> frozenset[int] | None:
+        """on_view makes the entries of peers outside ``new`` CLOSING (or removes them: JGRP-1586's
+        variant) and drops their xmit record; it reopens the CLOSING entries of members, which are
+        those of peers outside ``old`` (traffic reopens an entry, and a view without the peer made
+        it CLOSING) unless conn_expiry idles entries out. ``members`` is read only by CLOSE_SEND,
+        about its own peer. So with conn_expiry off it touches the peers not in both views."""
+        if cfg.conn_expiry:
+            return None
+        return frozenset(p for p in range(cfg.members) if p != member and not (p in old and p in new))
+
+    def view_widens(self, cfg: Any) -> bool:
+        """A view without a peer makes its receive entry CLOSING, and conn_close_timeout on it
+        runs removeReceiveConnection, which flushes every pending ACK."""
+        return bool(cfg.conn_close)
+
     def wide_timers_possible(self, cfg: Any, node: Any) -> bool:
         """The retransmit task for every connection at once, or conn_close_timeout on a CLOSING
         receive entry (an entry becomes CLOSING by a view change, or by idling with conn_expiry)."""
