@@ -22,6 +22,7 @@ import atexit
 import hashlib
 import json
 import os
+import weakref
 from pathlib import Path
 
 import z3
@@ -34,7 +35,9 @@ DEFAULT = 1_000_000_000  # a query not in the table (rule 2): FACTOR x the heavi
 
 _table: dict[str, int] | None = None
 _used: dict[str, int] = {}
-_last_count = 0
+# z3's "rlimit count" grows per context (the main one, and the Context some lemmas make for themselves):
+# a query's use is its context's count less that context's count after the query before.
+_last_count: weakref.WeakKeyDictionary[z3.Context, int] = weakref.WeakKeyDictionary()
 
 
 def _key(solver: z3.Solver) -> str:
@@ -54,13 +57,12 @@ def budget(key: str) -> int:
 def check(solver: z3.Solver, rlimit: int | None = None) -> z3.CheckSatResult:
     """``solver.check()`` within the query's budget (rule 1; ``rlimit``: this one instead, for a
     test's own queries); records its use for a calibration."""
-    global _last_count
     key = _key(solver)
     solver.set("rlimit", budget(key) if rlimit is None else rlimit)
     answer = solver.check()
     count = int(solver.statistics().get_key_value("rlimit count"))
-    _used[key] = max(_used.get(key, 0), count - _last_count)
-    _last_count = count
+    _used[key] = max(_used.get(key, 0), count - _last_count.get(solver.ctx, 0))
+    _last_count[solver.ctx] = count
     return answer
 
 

@@ -164,6 +164,7 @@ def test_prove_all_is_as_expected_and_every_query_is_calibrated(tmp_path: Path) 
     table, asked = json.loads(budget.TABLE.read_text()), json.loads(used.read_text())
     missing = sorted(set(asked) - set(table))
     assert len(asked) > 1_500 and not missing, f"{len(missing)} of {len(asked)} queries not calibrated"
+    assert min(asked.values()) > 0 and min(table.values()) > 0  # a use of 0: the count read from another context
     assert max(table.values()) * budget.FACTOR <= budget.DEFAULT
 
 
