@@ -93,20 +93,42 @@ Rules
 11. Batches (``[faults] max_batch``, default off): ``DeliverBatch``, 2 to N packets of one channel
    and one bundle handed up as one input (``models/multicast_batch.py`` says which and how).
 
-Left out (issue 14 lists them; not built yet): batch expansion, packed states and symmetry reduction
-(the coordinator is the lowest member of a view, so renaming members does not commute with the
-handlers: this world offers no symmetry).
+12. Symmetry (``models/multicast_symmetry.py`` says when renaming members is a symmetry: the same
+   scripts for the renamed members, and every view's coordinator kept) and packed states (a world is
+   ``n`` node ids, a network, an environment and a history id: ``state_width``), as in
+   ``models/world.py``. The vocabulary (actions, bounds, environment) is ``models/multicast_types.py``'s.
+
+Left out (issue 14 lists it; not built yet): batch expansion.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from models.interning import InternedWorldStates, Interner
 from models.multicast_batch import batch_successors
 from models.multicast_batch import stimulus as batch_stimulus
+from models.multicast_symmetry import MulticastSymmetry
+from models.multicast_types import (
+    CRASH,
+    DONT_LOOPBACK,
+    FAULTS,
+    LEAVE,
+    OOB,
+    PREMATURE,
+    AnswerJoin,
+    AppMcast,
+    DropBelow,
+    McastAction,
+    McastBounds,
+    McastEnv,
+    MergeView,
+    Stop,
+    advance_view,
+    observe_channels,
+    stopped,
+)
 from models.world import (
     DeliverBatch,
     DeliverPacket,
@@ -120,79 +142,12 @@ from models.world import (
     fullest_channel,
     to_json,
 )
-from spec import reliable_fifo as fifo
 from spec.reliable_fifo import Channel
 
-
-class AppMcast(NamedTuple):
-    src: int
-
-
-class DropBelow(NamedTuple):
-    packet: Packet
-
-
-class AnswerJoin(NamedTuple):
-    coordinator: int
-    joiner: int
-
-
-class Stop(NamedTuple):
-    """``member`` leaves (``crash`` false: after its coordinator installed a view without it) or
-    crashes (at any moment): it acts no more; its packets in flight stay (rule 8)."""
-
-    member: int
-    crash: bool
-
-
-class MergeView(NamedTuple):
-    """``member`` installs its last scripted view as a merge view: MERGE_DIGEST first (each sender
-    of the view at the (hd, hr) of its own window, read from its node now), then the view (rule 10)."""
-
-    member: int
-    members: tuple[int, ...]
-
-
-McastAction = (AppMcast | DeliverPacket | DeliverBatch | DuplicatePacket | LosePacket | DropBelow | FireTimer
-               | InstallView | AnswerJoin | Stop | MergeView)
-FAULTS = (AppMcast, DuplicatePacket, LosePacket, DropBelow, InstallView, AnswerJoin, Stop, MergeView)
-LEAVE, CRASH = "leave", "crash"
-PREMATURE = 1  # History.step_violations: a step asked for a young copy (rule 9)
-DONT_LOOPBACK = "dont_loopback"  # the last item of an observed multicast stimulus that is DONT_LOOPBACK (rule 6)
-OOB = "oob"  # an item of a multicast stimulus flagged OOB, before DONT_LOOPBACK (rule 6)
-
-
-@dataclass(frozen=True, slots=True)
-class McastBounds:
-    """What the environment may do, from the model file."""
-
-    sends: tuple[int, ...]  # per member: multicasts its application makes
-    loss: int
-    duplicate: int
-    below_drop: int
-    views: tuple[tuple[frozenset[int], ...], ...]  # per member, installed in this order
-    joins: tuple[tuple[int, int], ...]  # (joiner, coordinator), each answered once
-    max_in_flight: int
-    sends_after_joins: bool = False  # multicasts only once every join is answered (rule 6)
-    stops: tuple[tuple[int, str], ...] = ()  # (member, LEAVE or CRASH), each at most once (rule 8)
-    track_young: bool = False  # keep McastEnv.young (rule 9): the model checks no_premature_xmit_req
-    views_are_progress: bool = False  # scripted views may be installed by fault-free continuations (rule 7)
-    merges: frozenset[int] = frozenset()  # members whose last scripted view is a merge view (rule 10)
-    dont_loopback: frozenset[tuple[int, int]] = frozenset()  # (member, send number): DONT_LOOPBACK (rule 6)
-    max_batch: int = 0  # rule 11: packets per batch delivery (0: no batches)
-    oob: frozenset[tuple[int, int]] = frozenset()  # (member, send number): OOB (rule 6)
-
-
-class McastEnv(NamedTuple):
-    """Remaining fault budgets, each member's position in its view script, joins answered."""
-
-    loss: int
-    duplicate: int
-    below_drop: int
-    view_index: tuple[int, ...]
-    joined: int  # bit i: join i of ``McastBounds.joins`` answered
-    stopped: int = 0  # bit m: member m left or crashed (rule 8)
-    young: frozenset[Packet] = frozenset()  # original copies sent since their receiver's last round (rule 9)
+# the vocabulary is ``models/multicast_types.py``'s; importers of this module may name it here
+__all__ = ["CRASH", "DONT_LOOPBACK", "FAULTS", "LEAVE", "OOB", "PREMATURE", "AnswerJoin", "AppMcast", "DropBelow",
+           "McastAction", "McastBounds", "McastEnv", "MergeView", "MulticastWorld", "Stop", "advance_view",
+           "observe_channels", "stopped"]
 
 
 class MulticastWorld(InternedWorldStates):
@@ -208,7 +163,6 @@ class MulticastWorld(InternedWorldStates):
         self.properties: list[Any] = []
         self.member_names: tuple[str, ...] = ()
         self.pairs = [(s, d) for s in range(n) for d in range(n) if s != d]
-        self.symmetry_group_size = 1  # no symmetry (see "Left out"); ``Symmetric`` is not offered
         self.node_table, self.net_table = Interner(), Interner()
         self.env_table, self.hist_table = Interner(), Interner()
         self._node_memo: dict[tuple[int, Hashable], tuple[int, tuple[Packet, ...], tuple[Any, ...]]] = {}
@@ -222,6 +176,12 @@ class MulticastWorld(InternedWorldStates):
         history = History(tuple(Channel() for _ in range(n * n)), 0, ())
         env = McastEnv(bounds.loss, bounds.duplicate, bounds.below_drop, (0,) * n, 0)
         self._init = nodes + (self.net_table(()), self.env_table(env), self.hist_table(history))
+        # rule 12: the renamings of members that map the model onto itself (models/multicast_symmetry.py),
+        # the group's order (1: none) and orbit representatives
+        self.symmetry = MulticastSymmetry(self)
+        self.symmetry_group_size = self.symmetry.group_size
+        self.canonical_batch = self.symmetry.canonical_batch
+        self.symmetry_images = self.symmetry.images_batch  # ``SymmetryImages``: for searches across processes
 
     # -- TransitionSystem ---------------------------------------------------------------------
     def init_states(self) -> Sequence[tuple[int, ...]]:
@@ -305,17 +265,17 @@ class MulticastWorld(InternedWorldStates):
                 if not keep(MergeView(member, tuple(sorted(view)))):
                     continue
                 yield from self._after(world, member, MergeView(member, tuple(sorted(view))),
-                                       self.merge_stimulus(world, view), None, _next_view(env, member))
+                                       self.merge_stimulus(world, view), None, advance_view(env, member))
                 continue
             if keep(InstallView(member, tuple(sorted(view)))):
                 yield from self._after(world, member, InstallView(member, tuple(sorted(view))), ("view", view),
-                                       None, _next_view(env, member))
+                                       None, advance_view(env, member))
         for i, (joiner, coordinator) in enumerate(self.bounds.joins):
             view = self.next_view(env, coordinator)
             if self.joined(env, i) or view is None or joiner not in view or stopped(env, coordinator) or \
                     not keep(AnswerJoin(coordinator, joiner)):
                 continue
-            after = _next_view(env, coordinator)._replace(joined=env.joined | 1 << i)
+            after = advance_view(env, coordinator)._replace(joined=env.joined | 1 << i)
             yield from self._after(world, coordinator, AnswerJoin(coordinator, joiner), ("join", joiner, view),
                                    None, after)
 
@@ -437,6 +397,11 @@ class MulticastWorld(InternedWorldStates):
     def canonical_action(self, world: tuple[int, ...], action: Hashable) -> Hashable:
         """``action`` as the checker names it: this world renumbers nothing (no timestamps)."""
         return action
+
+    @property
+    def state_width(self) -> int:
+        """``PackedStates``: a world is n node ids, a network, an environment and a history id (rule 12)."""
+        return self.n + 3
 
     def property_key(self, world: tuple[int, ...]) -> tuple[int, ...]:
         """``PropertyKey``: the nodes, the environment and the history, unless a selected property
@@ -587,24 +552,6 @@ class MulticastWorld(InternedWorldStates):
         return found
 
 
-def observe_channels(history: History, member: int, observed: tuple[tuple[str, Any], ...], n: int) -> History:
-    """The ``reliable_fifo`` channels after ``member``'s observations: a multicast is sent on every
-    channel ``(member, r)`` (a DONT_LOOPBACK one flagged so on ``(member, member)``, an OOB one OOB on
-    every channel: rule 6); a delivery, a window created or removed as in the unicast world."""
-    channels = list(history.channels)
-    for kind, value in observed:
-        if kind == "stimulus" and value[0] == "mcast":
-            flagged, oob = value[-1] == DONT_LOOPBACK, len(value) > 2 and value[2] == OOB
-            for r in range(n):
-                channels[member * n + r] = fifo.send(channels[member * n + r], oob,
-                                                     dont_loopback=flagged and r == member)
-        elif kind == "Deliver":
-            channels[value.src * n + member] = fifo.deliver(channels[value.src * n + member], value.payload)
-        elif kind in ("WindowCreated", "WindowRemoved"):
-            channels[value.src * n + member] = fifo.new_incarnation(channels[value.src * n + member])
-    return History(tuple(channels), history.step_violations, history.syncs)
-
-
 def _keeping(skip: Callable[[Hashable], bool] | None) -> Callable[[Hashable], bool]:
     """The actions ``MulticastWorld._successors`` yields: every one, or those ``skip`` does not name."""
     if skip is None:
@@ -614,12 +561,3 @@ def _keeping(skip: Callable[[Hashable], bool] | None) -> Callable[[Hashable], bo
 
 def _every(action: Hashable) -> bool:
     return True
-
-
-def stopped(env: McastEnv, member: int) -> bool:
-    return bool(env.stopped >> member & 1)
-
-
-def _next_view(env: McastEnv, member: int) -> McastEnv:
-    index = env.view_index
-    return env._replace(view_index=index[:member] + (index[member] + 1,) + index[member + 1:])

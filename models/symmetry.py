@@ -90,13 +90,18 @@ class MemberSymmetry:
 
     def __init__(self, world: World) -> None:
         self.world, self.n = world, world.n
-        self.perms, self.reason = model_symmetries(world)
+        self.perms, self.reason = self.find_symmetries()
         self.inverses = [tuple(sorted(range(self.n), key=perm.__getitem__)) for perm in self.perms]
         # per part (nodes, network, environment, history) and symmetry: image id by id, -1 unknown
         self._tables = [[np.full(64, -1, dtype=np.int64) for _ in self.perms] for _ in range(4)]
         init = world.init_states()[0]
         if any(self.image(init, k) != init for k in range(len(self.perms))):
             self.perms, self.inverses, self.reason = [], [], "the initial world is not its own image"
+
+    def find_symmetries(self) -> tuple[list[Perm], str]:
+        """The model's non-identity symmetries and why there are none (rule 1; a subclass for
+        another world, ``models/multicast_symmetry.py``, has its own rule)."""
+        return model_symmetries(self.world)
 
     @property
     def group_size(self) -> int:

@@ -10,6 +10,7 @@ attributes of ``ProtocolAdapter``; ``title`` names the protocol in rendered text
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -50,6 +51,11 @@ class MulticastAdapter(ProtocolAdapter):
         a message not the protocol's."""
         return self.batch_kinds.get(type(msg).__name__)
     oob_flag: ClassVar[bool] = False  # the spec's on_send takes ``oob`` (a model file's [oob] table)
+    # symmetry (models/multicast_symmetry.py): the node's fields that name no member (the others are
+    # ``me``, the layout's per-member tuples and member sets, and the queue's senders)
+    member_free: ClassVar[frozenset[str]] = frozenset()
+    # ... and whether a handler reads a view's coordinator (its lowest member): NAKACK2's STABLE does
+    coordinator_matters: ClassVar[bool] = True
 
     def make_config(self, members: int, variant: Sequence[str], timers: dict[str, bool],
                     settings: dict[str, int]) -> Any:
@@ -87,6 +93,40 @@ class MulticastAdapter(ProtocolAdapter):
         else:
             raise ValueError(f"{self.name}: no handler for the world's stimulus {stimulus!r}")
         return step.node, step.effects
+
+    # -- symmetry (models/multicast_symmetry.py) ---------------------------------------------------
+    def permute_node(self, node: Any, perm: tuple[int, ...]) -> Any:
+        """``node`` with every member it names renamed by ``perm``: its own number, its view and the
+        other member sets of the state layout, every per-member tuple (windows, digests, ACK, XMIT and
+        STABLE vectors, moved to the renamed index), and the senders and messages of its
+        become_server_queue. A field neither listed so nor in ``member_free`` is an error (a new field
+        must be classified before the world may rename members)."""
+        layout, changes = self.state_layout, {}
+        for f in dataclasses.fields(node):
+            name, value = f.name, getattr(node, f.name)
+            if name in self.member_free:
+                continue
+            if name == "me":
+                changes[name] = perm[value]
+            elif name in layout.per_member:
+                changes[name] = _moved(value, perm)
+            elif name in layout.member_set:
+                changes[name] = frozenset(perm[m] for m in value)
+            elif name == "queue":
+                changes[name] = tuple((perm[src], self.permute_message(msg, perm)) for src, msg in value)
+            else:
+                raise ValueError(f"{self.name}: the node's field {name!r} is not classified for renaming members")
+        return dataclasses.replace(node, **changes)
+
+    def permute_message(self, msg: Any, perm: tuple[int, ...]) -> Any:
+        """``msg`` renamed: the original sender of an XMIT_REQ or XMIT_RSP; the view (re-sorted) and
+        the per-member digest of a STABLE vote, a STABILITY or a JoinRsp; MSG, HIGHEST_SEQNO and ACK name
+        no member."""
+        if hasattr(msg, "sender"):
+            return msg._replace(sender=perm[msg.sender])
+        if hasattr(msg, "view"):
+            return msg._replace(view=tuple(sorted(perm[m] for m in msg.view)), digest=_moved(msg.digest, perm))
+        return msg
 
     def own_digest(self, node: Any) -> tuple[int, int] | None:
         """The digest entry of the member's own window, None without one (a merge digest's entry)."""
@@ -133,6 +173,14 @@ class MulticastAdapter(ProtocolAdapter):
     def timer_line(self, timer: Any, name: Callable[[int], str]) -> str:
         """What a timer's firing does, for traces."""
         return self.timer_text[timer.kind]
+
+
+def _moved(per_member: tuple[Any, ...], perm: tuple[int, ...]) -> tuple[Any, ...]:
+    """A per-member tuple renamed: member ``m``'s item at ``perm[m]``."""
+    out: list[Any] = [None] * len(per_member)
+    for member, value in enumerate(per_member):
+        out[perm[member]] = value
+    return tuple(out)
 
 
 class MulticastProperties:

@@ -87,6 +87,8 @@ class Nakack2Adapter(MulticastAdapter):
         "resend_last_seqno_max_times": (1, 1), "become_server_queue_size": (50, 0), "dont_loopback": (0, 0),
     }
     boolean_settings = frozenset({"use_mcast_xmit", "resend_last_seqno", "dont_loopback"})
+    member_free = frozenset({"seqno", "is_server", "become_server_pending", "last_seqno_resent", "num_resends",
+                             "skip_next_resend", "stable_suspended", "dont_loopback"})
     dont_loopback_per_send = True
     batches = True
     batch_spec: ClassVar[Any] = nakack2_batch

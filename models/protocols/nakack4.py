@@ -88,6 +88,9 @@ class Nakack4Adapter(MulticastAdapter):
     boolean_settings = frozenset({"send_atomically", "dont_block", "dont_loopback", "deliver_exceptions",
                                   "use_mcast_xmit"})
     oob_flag = True
+    member_free = frozenset({"seqno", "ack_min", "is_server", "become_server_pending", "skip_next_resend",
+                             "sending", "oob_sending", "oob_delivered"})
+    coordinator_matters = False  # no STABLE; the join's coordinator is the model's [[joins]] entry
     timer_text = ("retransmit task runs (ACKs, XMIT_REQs for gaps, HIGHEST_SEQNO)",
                   "BECOME_SERVER: drains the become_server_queue",
                   "the application thread holding #{peer} adds it and passes it down",
