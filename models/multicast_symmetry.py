@@ -88,7 +88,11 @@ def multicast_symmetries(world: MulticastWorld) -> tuple[list[Perm], str]:
     when that is so ("" otherwise)."""
     n, bounds = world.n, world.bounds
     init = world.init_states()[0]
-    if world.adapter.permute_node(world.node_table.values[init[0]], tuple(range(n))) is None:
+    try:
+        renamed = world.adapter.permute_node(world.node_table.values[init[0]], tuple(range(n)))
+    except ValueError as error:  # a node field the adapter has not classified: no symmetry, and why
+        return [], str(error)
+    if renamed is None:
         return [], f"protocol {world.adapter.name} does not rename members"
     found = []
     for perm in permutations(range(n)):

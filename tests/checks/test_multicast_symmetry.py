@@ -252,7 +252,7 @@ def test_shipped_symmetric_models_agree(path: str, group: int) -> None:
 
 def test_an_unclassified_node_field_is_refused() -> None:
     """A node field the adapter neither lists as naming no member nor knows how to rename stops the
-    renaming (a new field cannot silently break symmetry)."""
+    renaming (a new field cannot silently break symmetry): the world then offers none and says why."""
     from dataclasses import replace
 
     model = load(SHIPPED / "nakack2/three-members-loss.toml")
@@ -263,6 +263,8 @@ def test_an_unclassified_node_field_is_refused() -> None:
         type(adapter).member_free = original - {"seqno"}
         with pytest.raises(ValueError, match="'seqno' is not classified"):
             adapter.permute_node(replace(node), (0, 2, 1))
+        world = load(SHIPPED / "nakack2/three-members-loss.toml").world  # built anew: no symmetry, and why
+        assert world.symmetry_group_size == 1 and "'seqno' is not classified" in world.symmetry.reason
     finally:
         type(adapter).member_free = original
 
