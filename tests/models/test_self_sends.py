@@ -92,7 +92,8 @@ def test_unicast4_takes_sends_to_self_and_their_flags(tmp_path: Path) -> None:
     assert world.send_stimulus(0, 0, 3) == ("send", 0, 3)
 
 
-@pytest.mark.parametrize(("name", "verdict"), [("dont-loopback-mixed", None), ("dont-loopback-delivered", "no_self_delivery")])
+@pytest.mark.parametrize(("name", "verdict"), [("dont-loopback-mixed", None),
+                                               ("dont-loopback-delivered", "no_self_delivery")])
 def test_a_dont_loopback_send_to_self_is_never_delivered_and_no_loss(name: str, verdict: str | None) -> None:
     model = load(MODELS / "unicast4" / f"{name}.toml")
     assert "no_self_delivery" in [p.name for p in model.world.properties]

@@ -14,6 +14,7 @@ above a gap is passed over later (OOB_DELIVERED); UNICAST3 does the same with it
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from spec import unicast3 as u3
 from spec import unicast4 as u4
@@ -24,7 +25,7 @@ def delivered(effects: tuple[object, ...]) -> list[int]:
     return [e.payload for e in effects if isinstance(e, Deliver)]
 
 
-def sends(effects: tuple[object, ...]) -> list[object]:
+def sends(effects: tuple[object, ...]) -> list[Any]:
     return [e.msg for e in effects if isinstance(e, Send)]
 
 
