@@ -28,6 +28,8 @@ CHANNEL_PROPERTIES: tuple[tuple[str, Callable[[fifo.Channel], bool]], ...] = (
     ("in_order", fifo.in_order),
     ("delivered_was_sent", fifo.delivered_was_sent),
 )
+# with DONT_LOOPBACK to self (``ProtocolAdapter.dont_loopback_flag``: UNICAST3, UNICAST4)
+SELF_DELIVERY = ("no_self_delivery", fifo.no_self_delivery)
 LIVENESS = (
     ("eventually_delivered", "From every reachable state, without further faults, every message is "
                              "delivered at least once (unless the sender discarded it at the end of the "
@@ -41,15 +43,21 @@ WITNESS = ("all_delivered_witness", "Some reachable state has every budgeted mes
                                     "(guards against a model that cannot do anything).")
 
 
+def channel_properties(adapter: ProtocolAdapter) -> tuple[tuple[str, Callable[[fifo.Channel], bool]], ...]:
+    """The channel properties of ``adapter``'s worlds: the three, and ``no_self_delivery`` where a
+    send to oneself may be flagged DONT_LOOPBACK."""
+    return CHANNEL_PROPERTIES + ((SELF_DELIVERY,) if adapter.dont_loopback_flag else ())
+
+
 def property_names(adapter: ProtocolAdapter) -> list[str]:
-    return ([n for n, _ in CHANNEL_PROPERTIES] + [n for n, _ in adapter.step_properties]
+    return ([n for n, _ in channel_properties(adapter)] + [n for n, _ in adapter.step_properties]
             + [p.name for p in adapter.node_properties] + [p.name for p in adapter.pair_properties]
             + [n for n, _ in adapter.config_properties] + [n for n, _ in LIVENESS]
             + [n for n, _ in adapter.liveness_goals] + [WITNESS[0]])
 
 
 def property_docs(adapter: ProtocolAdapter) -> dict[str, str]:
-    docs = {n: (f.__doc__ or "").strip() for n, f in CHANNEL_PROPERTIES}
+    docs = {n: (f.__doc__ or "").strip() for n, f in channel_properties(adapter)}
     docs.update({p.name: p.doc.strip() for p in adapter.node_properties + adapter.pair_properties})
     docs.update({n: d.strip() for n, d in adapter.step_properties})
     docs.update({n: d.strip() for n, d in adapter.config_properties + adapter.liveness_goals})
@@ -107,7 +115,7 @@ def build_properties(world: World, adapter: ProtocolAdapter, selected: tuple[str
 
     out: list[Property] = []
     docs = property_docs(adapter)
-    for name, predicate in CHANNEL_PROPERTIES:
+    for name, predicate in channel_properties(adapter):
         if name in selected:
             out.append(Always(name, on_history(channels_hold(predicate)), docs[name]))
     for name, _ in adapter.step_properties:

@@ -51,7 +51,11 @@ SHARED = {
 KEY_DOCS: dict[str, dict[str, str]] = {
     "point-to-point": {
         **SHARED,
-        "sends": '`"A->B" = n`: application messages per ordered pair (`"A->A"`: to itself, UNICAST3)',
+        "sends": '`"A->B" = n`: application messages per ordered pair (`"A->A"`: to itself, UNICAST3 and '
+                 "UNICAST4; then no `max_batch`)",
+        "dont_loopback": '`"A->A" = [2]`: which of A\'s sends to itself (1 = the first) the application flags '
+                         "DONT_LOOPBACK: stored, never looped back, never delivered to A (UNICAST3 decision 27, "
+                         "UNICAST4 decision 13)",
         "oob": '`"A->B" = [2]`: which of those sends (1 = the first) the application flags OOB: delivered '
                "on receipt, still reliable (UNICAST3, UNICAST4; their spec decisions 12 and 10)",
         "faults.receiver_removals": "receive windows dropped via the test hook",

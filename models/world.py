@@ -140,6 +140,8 @@ class Bounds:
     # the application sends flagged OOB, as (src, dst, n): src's n-th message to dst (UNICAST3)
     oob: frozenset[tuple[int, int, int]] = frozenset()
     max_batch: int = 0  # rule 6b: DATA per batch delivery (0: no batches)
+    # the application sends to itself flagged DONT_LOOPBACK, as (member, member, n) (UNICAST3, UNICAST4)
+    dont_loopback: frozenset[tuple[int, int, int]] = frozenset()
 
 
 class Env(NamedTuple):
@@ -542,9 +544,14 @@ class World(InternedWorldStates):
 
     def send_stimulus(self, src: int, dst: int, payload: int) -> tuple[Any, ...]:
         """The handler input of ``src``'s application sending its ``payload``-th message to ``dst``:
-        ``("send", dst, payload)``, with a fourth element True when the model flags it OOB."""
-        if (src, dst, payload) in self.bounds.oob:
-            return ("send", dst, payload, True)
+        ``("send", dst, payload)``, followed by the flags the model gives it: ``"oob"`` ([oob]),
+        ``"dont_loopback"`` ([dont_loopback], a send to itself)."""
+        key = (src, dst, payload)
+        if key in self.bounds.oob:
+            return ("send", dst, payload, "oob", "dont_loopback") if key in self.bounds.dont_loopback else \
+                ("send", dst, payload, "oob")
+        if key in self.bounds.dont_loopback:
+            return ("send", dst, payload, "dont_loopback")
         return ("send", dst, payload)
 
     def app_payload(self, world: tuple[int, ...], action: WorldAction) -> int:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 FAULT_KEYS = {"loss": 0, "duplicate": 0, "receiver_removals": 0, "max_in_flight": 3, "max_batch": 0}  # default
 FAULT_OPTIONS = {"stale_packets": False, "dead": ()}  # the other [faults] keys: default
 VIEW_KEYS = ("member", "view")  # each [[views]] entry
-WORLD_KEYS = frozenset({"variant", "members", "sends", "oob", "faults", "views", "timers", "config"})
+WORLD_KEYS = frozenset({"variant", "members", "sends", "oob", "dont_loopback", "faults", "views", "timers", "config"})
 
 
 class WorldFactory:
@@ -62,9 +62,13 @@ class WorldFactory:
             raise reader.fail("faults.max_batch", "0 (no batches) or at least 2" if adapter.batches else
                               f"0: protocol {adapter.name} has no batch input (UNICAST3 and UNICAST4 have)")
         sends = _sends(reader, members, adapter)
+        if faults["max_batch"] and any(sends[m * n + m] for m in range(n)):
+            raise reader.fail("faults.max_batch", "0 in a model with messages to self (\"A->A\" in [sends]): "
+                                                  "batches from self (handleBatchFromSelf) are not modelled")
         bounds = Bounds(sends, faults["loss"], faults["duplicate"], faults["receiver_removals"],
                         _views(reader, members), faults["max_in_flight"], stale, dead,
-                        _oob(reader, members, sends, adapter), faults["max_batch"])
+                        _oob(reader, members, sends, adapter), faults["max_batch"],
+                        _flagged(reader, "dont_loopback", members, sends, adapter))
         _check_dead(reader, members, bounds)
         name = reader.path.stem if len(reader.names) == 1 else f"{reader.path.stem}[{protocol}]"
         world = World(name, adapter, cfg, n, bounds, [frozenset(range(n))] * n, [],
@@ -134,7 +138,7 @@ def _sends(reader: ModelReader, members: tuple[str, ...], adapter: ProtocolAdapt
         d = _member_index(reader, f"sends.{pair}", dst.strip(), members)
         if s == d and not adapter.self_sends:
             raise reader.fail(f"sends.{pair}", f"two different members (protocol {adapter.name} has no "
-                                               "messages to self here; UNICAST3 has)")
+                                               "messages to self here; UNICAST3 and UNICAST4 have)")
         sends[s * n + d] = reader.natural(f"sends.{pair}", count)
     return tuple(sends)
 
@@ -143,19 +147,33 @@ def _oob(reader: ModelReader, members: tuple[str, ...], sends: tuple[int, ...],
          adapter: ProtocolAdapter) -> frozenset[tuple[int, int, int]]:
     """``[oob]``: per pair ``"A->B"``, the numbers (1 = the first) of A's sends to B that the
     application flags OOB, as (src, dst, n)."""
-    raw = reader.raw.get("oob")
+    return _flagged(reader, "oob", members, sends, adapter)
+
+
+def _flagged(reader: ModelReader, table: str, members: tuple[str, ...], sends: tuple[int, ...],
+             adapter: ProtocolAdapter) -> frozenset[tuple[int, int, int]]:
+    """``[oob]`` or ``[dont_loopback]``: per pair ``"A->B"``, the numbers (1 = the first) of A's sends
+    to B that the application flags so, as (src, dst, n). DONT_LOOPBACK only on a member's sends to
+    itself (``"A->A"``): on a unicast to another member the flag changes nothing in UNICAST3/4."""
+    raw = reader.raw.get(table)
     if raw is None:
         return frozenset()
-    if not adapter.oob_flag:
+    if table == "oob" and not adapter.oob_flag:
         raise reader.fail("oob", f"no [oob] table: protocol {adapter.name} has no OOB flag "
                                  "(UNICAST3 and UNICAST4 have)")
+    if table == "dont_loopback" and not adapter.dont_loopback_flag:
+        raise reader.fail("dont_loopback", f"no [dont_loopback] table: protocol {adapter.name} has no "
+                                           "DONT_LOOPBACK unicasts to self here (UNICAST3 and UNICAST4 have)")
     n, chosen = len(members), set[tuple[int, int, int]]()
-    for pair, numbers in reader.table("oob", set()).items():
-        key = f"oob.{pair}"
+    for pair, numbers in reader.table(table, set()).items():
+        key = f"{table}.{pair}"
         src, sep, dst = pair.partition("->")
         if not sep:
-            raise reader.fail(key, "a key of the form \"A->B\"")
+            raise reader.fail(key, "a key of the form \"A->B\"" if table == "oob" else "a key of the form \"A->A\"")
         s, d = (_member_index(reader, key, name.strip(), members) for name in (src, dst))
+        if table == "dont_loopback" and s != d:
+            raise reader.fail(key, "a member's sends to itself (\"A->A\"): DONT_LOOPBACK on a unicast to another "
+                                   "member changes nothing in UNICAST3/UNICAST4")
         count = sends[s * n + d]
         if (not isinstance(numbers, list) or len(set(map(repr, numbers))) != len(numbers)
                 or not all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= count for k in numbers)):

@@ -16,10 +16,11 @@ Rules
    of the previous in-order position, skipping only OOB payloads already delivered in the same
    incarnation (JGroups' drain passes over their placeholders). No payload, OOB or not, is
    delivered twice within an incarnation. With no OOB sends the channel is exactly the FIFO one.
-4a. DONT_LOOPBACK (NAKACK2/NAKACK4): on the channel from a member to itself, a multicast flagged
-   DONT_LOOPBACK (``send`` with ``dont_loopback``) must never be delivered (``no_self_delivery``)
-   and need not arrive; the member's other own deliveries may pass over it (as over a delivered
-   OOB payload). The flag is per channel: the other members' channels get the message as any.
+4a. DONT_LOOPBACK (NAKACK2/NAKACK4 multicasts, UNICAST3/UNICAST4 unicasts to oneself): on the
+   channel from a member to itself, a message flagged DONT_LOOPBACK (``send`` with
+   ``dont_loopback``) must never be delivered (``no_self_delivery``) and need not arrive; the
+   member's other own deliveries may pass over it (as over a delivered OOB payload). The flag is
+   per channel: the other members' channels get a multicast as any.
 5. Liveness ("what eventually"): every sent payload is delivered at least once, unless the sender
    discarded it after the grace period the protocol promises (UNICAST3: conn_close_timeout of
    CLOSING, digest P11). Those payloads are *excused*.
@@ -164,6 +165,6 @@ def delivered_was_sent(channel: Channel) -> bool:
 
 
 def no_self_delivery(channel: Channel) -> bool:
-    """No DONT_LOOPBACK multicast is ever delivered to the member that sent it (``reliable_fifo``
-    rule 4a; the other members deliver it as any other message)."""
+    """No DONT_LOOPBACK message is ever delivered to the member that sent it (``reliable_fifo``
+    rule 4a; the other members deliver a DONT_LOOPBACK multicast as any other message)."""
     return not channel.violations & SELF_DELIVERED

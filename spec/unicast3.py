@@ -124,6 +124,10 @@ Decisions (digest section 6), each with JGroups' code as the reference
 25. Batches (``up(MessageBatch)``): ``on_batch`` in ``spec/unicast3_batch.py``, with its note.
 26. Messages to self (``handleDataReceivedFromSelf``): ``on_data_from_self`` in ``spec/unicast3_self.py``,
     with its note: the send window for oneself is the delivery window; nothing is acknowledged.
+27. DONT_LOOPBACK to self (``down``: ``msgs.add(seqno, msg, dont_loopback_filter)``, then
+    ``purge(getHighestDeliverable())``; 3.6 on): ``on_send(..., dont_loopback=True)`` to oneself stores
+    the message and sends nothing (the transport never loops it back); ``dont_loopback_added`` and the
+    drain pass over it undelivered (``spec/unicast3_self.py``, with its note and the finding it leads to).
 
 Variants (flags in ``Variant``) bring back historical behaviour, so the checker can find the defects
 of older releases: ``no_timestamps`` (JGRP-1873), ``no_hs_resend`` (JGRP-1548),
@@ -145,7 +149,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from spec.effects import Deliver, Discarded, Effect, Purged, Send, SyncRequested, WindowCreated, WindowRemoved
-from spec.unicast3_self import on_data_from_self
+from spec.unicast3_self import dont_loopback_added, on_data_from_self
 from spec.unicast3_state import (  # noqa: F401  (the vocabulary, re-exported for worlds and tests)
     CLOSE_RECV,
     CLOSE_SEND,
@@ -191,8 +195,9 @@ from spec.unicast_common import (  # noqa: F401  (the properties, re-exported)
 
 # ---------------------------------------------------------------------------------------------
 # Application send (UNICAST3.down, getSenderEntry).
-def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False) -> Step:
-    """The application sends ``payload`` to ``dst``, flagged OOB or not (decision 12).
+def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False, dont_loopback: bool = False) -> Step:
+    """The application sends ``payload`` to ``dst``, flagged OOB or not (decision 12), DONT_LOOPBACK
+    or not (decision 27: on a send to oneself, stored and never looped back).
 
     No entry: open a connection with a fresh conn_id. CLOSING: reopen. The message gets the next
     seqno, is stored before it is sent (so a failed send is retransmitted later), and is marked
@@ -210,6 +215,10 @@ def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False) 
     seqno = entry.highest_sent + 1
     entry = replace(entry, state=OPEN, unacked=entry.unacked + (payload,),
                     oob=entry.oob | {seqno} if oob else entry.oob)
+    if dont_loopback and dst == node.me and not cfg.variant.self_as_peer:  # decision 27
+        entry, purged = dont_loopback_added(node, replace(entry, dont_loopback=entry.dont_loopback | {seqno}))
+        node = replace(node, send=set_peer(node.send, dst, entry), next_conn_id=next_conn_id)
+        return Step(node, created + purged)
     node = replace(node, send=set_peer(node.send, dst, entry), next_conn_id=next_conn_id)
     return Step(node, created + (Send(dst, _stored(entry, seqno)),))
 
@@ -321,7 +330,8 @@ def _on_ack(cfg: Config, node: Node, src: int, msg: Ack) -> Step:
     effects: tuple[Effect, ...] = ()
     if upto > entry.acked:
         entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked :],
-                        oob=frozenset(s for s in entry.oob if s > upto) if entry.oob else entry.oob)
+                        oob=frozenset(s for s in entry.oob if s > upto) if entry.oob else entry.oob,
+                        dont_loopback=frozenset(s for s in entry.dont_loopback if s > upto))
         effects = (Purged(src, entry.conn_id, upto),)
     entry = replace(entry, last_ts=last_ts)
     return Step(replace(node, send=set_peer(node.send, src, entry)), effects)
@@ -470,7 +480,7 @@ def _retransmit_task(cfg: Config, node: Node, only: int | None = None) -> Step:
             continue
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == mark:
-            if not cfg.variant.no_hs_resend:
+            if not cfg.variant.no_hs_resend and mark[1] not in entry.dont_loopback:  # decision 27: never looped back
                 effects.append(Send(peer, _stored(entry, mark[1])))
         elif entry.watermark != mark:
             send[peer] = replace(entry, watermark=mark)

@@ -132,6 +132,7 @@ class SendEntry:
     watermark: tuple[int, int]  # (HA, HS) as read by the previous retransmit run
     last_ts: int  # newest ACK / SEND_FIRST_SEQNO timestamp accepted; 0 = none yet
     oob: frozenset[int] = frozenset()  # the unacked seqnos sent OOB (decision 12)
+    dont_loopback: frozenset[int] = frozenset()  # the entry for oneself: its DONT_LOOPBACK seqnos (decision 27)
 
     @property
     def highest_sent(self) -> int:

@@ -86,7 +86,7 @@ Decisions, with JGroups' code (ReliableUnicast.java, UNICAST4.java, FixedBuffer.
    (``spec/unicast_common.py`` ``cache_drain``, shared with UNICAST3; kept as a set in seqno order
    until the JGroups lockstep showed two OOB DATA cached out of order delivered in arrival order).
    Only start and stop clear it.
-   Left out: DONT_LOOPBACK and messages to self (issue 30 item 1), max_xmit_req_size, the
+   Left out: max_xmit_req_size, the
    AgeOutCache, send_atomically, DISCONNECT (removeAllConnections would close every entry:
    decision 7 for all at once).
 9. Expiry of an entry a thread is blocked on is certain: a blocked thread never refreshes the
@@ -113,13 +113,22 @@ Decisions, with JGroups' code (ReliableUnicast.java, UNICAST4.java, FixedBuffer.
    gap is filled, OOB or not). A cached OOB DATA is delivered when the drain of the cache adds it,
    in the queue's arrival order (``Node.cache_order``, decision 8).
 11. Batches (``up(MessageBatch)``): ``on_batch`` in ``spec/unicast4_batch.py``, with its note.
+12. Messages to self (``handleDataReceivedFromSelf``): ``on_data_from_self`` in ``spec/unicast4_self.py``,
+    with its note: UNICAST3's decision 26 on a FixedBuffer: the send window for oneself is the
+    delivery window, a loopback frees room (a sender blocked on it goes on), and each delivered batch
+    counts towards an ACK to oneself on the send entry (``SendEntry.acks_counted``), which purges nothing.
+13. DONT_LOOPBACK to self (``down``/``send`` with ``remove_filter``): ``on_send(..., dont_loopback=True)``
+    to oneself stores the message and sends nothing (the transport never loops it back); the add's
+    remove filter and purge (``dont_loopback_added``) and the drain pass over it undelivered
+    (``spec/unicast4_self.py``, with its note and the finding it leads to).
 
 Variants (``Variant``), all off is UNICAST4 as shipped: ``drop_dont_block`` (JGRP-2873, 5.4.5),
 ``zero_conn_timeouts`` (JGRP-2929: both timeouts 0, as a user could set them before the warning),
 ``any_conn_id`` (before JGRP-2852: UNICAST3's any-different conn_id rule). ``oob_redelivers`` is a
 plausible defect of decision 10, no release's (UNICAST3's variant of the same name): the window keeps
 the OOB message itself, not the placeholder, and the drain delivers (and counts) it a second time, as
-if ``removeAndDeliver`` had no filter for OOB messages already delivered.
+if ``removeAndDeliver`` had no filter for OOB messages already delivered. ``dont_loopback_delivered``
+is a plausible defect of decision 13, no release's: the drain delivers a DONT_LOOPBACK message to self.
 """
 
 from __future__ import annotations
@@ -128,6 +137,7 @@ from dataclasses import replace
 from typing import NamedTuple, TypeVar
 
 from spec.effects import Deliver, Discarded, Effect, Purged, Send, SyncRequested, WindowCreated, WindowRemoved
+from spec.unicast4_self import dont_loopback_added, on_data_from_self
 from spec.unicast4_state import (  # noqa: F401  (the vocabulary, re-exported for worlds and tests)
     CLOSE_BLOCKED,
     CLOSE_RECV,
@@ -199,25 +209,38 @@ def has_room(cfg: Config, entry: SendEntry, seqno: int) -> bool:
 
 # ---------------------------------------------------------------------------------------------
 # Application send (ReliableUnicast.down, getSenderEntry, send).
-def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False) -> Step:
-    """An application thread sends ``payload`` to ``dst``, flagged OOB or not (decisions 1, 2, 10)."""
+def on_send(cfg: Config, node: Node, dst: int, payload: int, oob: bool = False, dont_loopback: bool = False) -> Step:
+    """An application thread sends ``payload`` to ``dst``, flagged OOB or not, DONT_LOOPBACK or not
+    (decisions 1, 2, 10, 13; DONT_LOOPBACK changes something only on a send to oneself). A new send
+    entry to oneself is also the window oneself's messages are delivered from (decision 12): its
+    creation starts a new incarnation of that channel."""
     entry = node.send[dst]
+    created: tuple[AnyEffect, ...] = ()
     if entry is None:
         entry = SendEntry(node.next_conn_id, OPEN, 0, (), (0, 0), 0, 0, ())
         node = replace(node, next_conn_id=0 if node.next_conn_id >= SHORT_MAX else node.next_conn_id + 1)
+        if dst == node.me:
+            created = (WindowCreated(dst, entry.conn_id, 0),)
     seqno = entry.seqno + 1
-    entry = replace(entry, seqno=seqno)
+    entry = _flag(replace(entry, seqno=seqno), seqno, oob, dont_loopback and dst == node.me)
     if has_room(cfg, entry, seqno):
-        return _add_and_send(node, dst, _flag_oob(entry, seqno, oob), seqno, payload)
+        step = _add_and_send(node, dst, entry, seqno, payload)
+        return Step(step.node, created + step.effects)
     if cfg.dont_block and cfg.variant.drop_dont_block:
-        return Step(_with_send(node, dst, entry), (SendDropped(dst, seqno, payload),))
-    entry = replace(_flag_oob(entry, seqno, oob), blocked=tuple(sorted(entry.blocked + ((seqno, payload),))))
-    return Step(_with_send(node, dst, entry), ())
+        entry = replace(entry, oob=entry.oob - {seqno}, dont_loopback=entry.dont_loopback - {seqno})
+        return Step(_with_send(node, dst, entry), (*created, SendDropped(dst, seqno, payload)))
+    entry = replace(entry, blocked=tuple(sorted(entry.blocked + ((seqno, payload),))))
+    return Step(_with_send(node, dst, entry), created)
 
 
-def _flag_oob(entry: SendEntry, seqno: int, oob: bool) -> SendEntry:
-    """The send entry remembering that the thread holding ``seqno`` sends OOB (decision 10)."""
-    return replace(entry, oob=entry.oob | {seqno}) if oob else entry
+def _flag(entry: SendEntry, seqno: int, oob: bool, dont_loopback: bool) -> SendEntry:
+    """The send entry remembering that the thread holding ``seqno`` sends OOB (decision 10) or
+    DONT_LOOPBACK to oneself (decision 13)."""
+    if oob:
+        entry = replace(entry, oob=entry.oob | {seqno})
+    if dont_loopback:
+        entry = replace(entry, dont_loopback=entry.dont_loopback | {seqno})
+    return entry
 
 
 def stored_data(entry: SendEntry, seqno: int, first: bool) -> Data:
@@ -230,11 +253,15 @@ def stored_data(entry: SendEntry, seqno: int, first: bool) -> Data:
 
 def _add_and_send(node: Node, dst: int, entry: SendEntry, seqno: int, payload: int) -> Step:
     """Store (seqno, payload) in the send window (the caller checked the room), pass it down, and
-    reopen a CLOSING entry."""
+    reopen a CLOSING entry. A DONT_LOOPBACK message to oneself goes nowhere (the transport drops
+    it) and its add runs the remove filter and the purge (decision 13)."""
     index = seqno - entry.acked - 1
     slots = entry.unacked + (None,) * (index + 1 - len(entry.unacked))
     slots = slots[:index] + (payload,) + slots[index + 1:]
     entry = replace(entry, unacked=slots, state=OPEN)
+    if seqno in entry.dont_loopback:
+        entry, purged = dont_loopback_added(node, entry)
+        return Step(_with_send(node, dst, entry), purged)
     return Step(_with_send(node, dst, entry), (Send(dst, stored_data(entry, seqno, seqno == 1)),))
 
 
@@ -252,6 +279,8 @@ def _on_send_thread(cfg: Config, node: Node, dst: int, seqno: int) -> Step:
 def on_receive(cfg: Config, node: Node, src: int, msg: Msg) -> Step:
     """Dispatch a message from ``src`` to its handler."""
     if isinstance(msg, Data):
+        if src == node.me:
+            return Step(*on_data_from_self(cfg, node, msg))  # decision 12
         return _on_data(cfg, node, src, msg)
     if isinstance(msg, Ack):
         return _on_ack(node, src, msg)
@@ -378,8 +407,10 @@ def _on_ack(node: Node, src: int, msg: Ack) -> Step:
     effects: tuple[AnyEffect, ...] = ()
     entry = replace(entry, last_ts=msg.ts)
     if upto > entry.acked:
-        oob = frozenset(s for s in entry.oob if s > upto) if entry.oob else entry.oob
-        entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked:], oob=oob)
+        def above(seqnos: frozenset[int]) -> frozenset[int]:
+            return frozenset(s for s in seqnos if s > upto) if seqnos else seqnos
+        entry = replace(entry, acked=upto, unacked=entry.unacked[upto - entry.acked:], oob=above(entry.oob),
+                        dont_loopback=above(entry.dont_loopback), oob_delivered=above(entry.oob_delivered))
         effects = (Purged(src, entry.conn_id, upto),)
     return Step(_with_send(node, src, entry), effects)
 
@@ -515,7 +546,7 @@ def _retransmit_task(node: Node, only: int | None = None) -> Step:
             continue
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == mark:
-            if entry.unacked[-1] is not None:
+            if entry.unacked[-1] is not None and mark[1] not in entry.dont_loopback:  # decision 13
                 effects.append(Send(peer, stored_data(entry, mark[1], mark[1] == 1)))
         elif entry.watermark != mark:
             send[peer] = replace(entry, watermark=mark)

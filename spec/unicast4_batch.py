@@ -45,8 +45,8 @@ counted by their number). So, unlike the single path and unlike UNICAST3's batch
 Effects are in JGroups' order: the window creation or the SEND_FIRST_SEQNO, the cache drain's
 deliveries and ACKs, the OOB batch's ACK and deliveries, the in-order run's ACK and deliveries.
 Left out: control messages in a batch (the world batches DATA only; JGroups handles each of them
-at once, as a single message) and batches from self (``handleBatchFromSelf``: messages to self
-are left out, decision 8).
+at once, as a single message) and batches from self (``handleBatchFromSelf``: a world with
+messages to self has no batches, decision 12).
 """
 
 from __future__ import annotations

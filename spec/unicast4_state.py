@@ -96,6 +96,7 @@ class Variant:
     zero_conn_timeouts: bool = False  # JGRP-2929: conn_expiry_timeout = conn_close_timeout = 0
     any_conn_id: bool = False  # before JGRP-2852: any different conn_id (UNICAST3's rule), not a greater one
     oob_redelivers: bool = False  # a defect (decision 10): the window keeps an OOB message, the drain redelivers it
+    dont_loopback_delivered: bool = False  # a defect (decision 13): the drain delivers a DONT_LOOPBACK message to self
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +145,10 @@ class SendEntry:
     seqno: int  # the last seqno a thread took (SenderEntry.seqno - 1)
     blocked: tuple[tuple[int, int], ...]  # (seqno, payload) of the threads waiting for room, ascending
     oob: frozenset[int] = frozenset()  # the seqnos taken by OOB sends, stored unacked or held blocked (decision 10)
+    # the send entry for oneself only (decisions 12, 13; empty / 0 on every other):
+    dont_loopback: frozenset[int] = frozenset()  # seqnos taken by DONT_LOOPBACK sends, stored or held blocked
+    oob_delivered: frozenset[int] = frozenset()  # stored OOB seqnos a loopback delivered (OOB_DELIVERED)
+    acks_counted: int = 0  # acks_sent: deliverBatch's ACK counter (needToSendAck on the send entry)
 
     @property
     def highest_sent(self) -> int:

@@ -61,7 +61,8 @@ class WorldEngines:
     timed: Any = None
     dead: frozenset[int] = frozenset()  # members that never act (``models/world.py`` rule 7)
     oob: frozenset[tuple[int, int, int]] = frozenset()  # the sends flagged OOB, (src, dst, n) (UNICAST3, UNICAST4)
-    knows_me = False  # the engine takes its own address (``me=``): UNICAST3's messages to self
+    dont_loopback: frozenset[tuple[int, int, int]] = frozenset()  # sends to self flagged DONT_LOOPBACK (UNICAST3/4)
+    knows_me = False  # the engine takes its own address (``me=``): UNICAST3's and UNICAST4's messages to self
 
     def __init__(self, spec_cfg: Any, members: int, initial_views: Sequence[frozenset[int]]) -> None:
         config = self.engine_config(spec_cfg)
@@ -95,6 +96,7 @@ class WorldEngines:
         engines = cls(world.cfg, world.n, world.initial_views)
         engines.dead = getattr(world.bounds, "dead", frozenset())
         engines.oob = getattr(world.bounds, "oob", frozenset())
+        engines.dont_loopback = getattr(world.bounds, "dont_loopback", frozenset())
         return engines
 
     def drive(self, action: Any, payload_number: int, before: Any = None) -> int | None:
@@ -106,10 +108,11 @@ class WorldEngines:
         if acting is not None and acting in self.dead:
             return acting  # a dead member handles nothing (its packets are consumed)
         if isinstance(action, AppSend):
-            if (action.src, action.dst, payload_number) in self.oob:  # UNICAST3's and UNICAST4's engines take oob
-                self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now, oob=True)
-            else:
-                self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now)
+            key = (action.src, action.dst, payload_number)
+            # UNICAST3's and UNICAST4's engines take oob and dont_loopback
+            flags = {name: True for name, chosen in (("oob", self.oob), ("dont_loopback", self.dont_loopback))
+                     if key in chosen}
+            self.engines[action.src].send(action.dst, spec_payload(payload_number), now=now, **flags)
             return int(action.src)
         if isinstance(action, (DeliverPacket, DuplicatePacket)):
             packet = action.packet

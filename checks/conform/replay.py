@@ -178,9 +178,11 @@ def script_calls(model: Model, path: Sequence[tuple[Hashable, Hashable]]) -> lis
         call = _mcast_call(world, action, after, names, protocol) if isinstance(world, MulticastWorld) else None
         call = call or _call(world.action_to_json(action), names, protocol)
         sent: Any = action
-        if type(sent).__name__ == "AppSend" and (
-                (sent.src, sent.dst, world.app_payload(before, sent)) in getattr(world.bounds, "oob", ())):
-            call = ScriptCall("send", call.args, (("oob", True),))  # UNICAST3's and UNICAST4's OOB sends ([oob])
+        if type(sent).__name__ == "AppSend":  # UNICAST3's and UNICAST4's [oob] and [dont_loopback] sends
+            key = (sent.src, sent.dst, world.app_payload(before, sent))
+            flags = tuple((name, True) for name in ("oob", "dont_loopback") if key in getattr(world.bounds, name, ()))
+            if flags:
+                call = ScriptCall("send", call.args, flags)
         calls.append((call, world.format_action(action)))
         before = after
     return calls

@@ -103,14 +103,14 @@ class EngineScript:
         self.engines = {m: self.spec.engine(self.variant, self.members, self.settings, m) for m in self.members}
 
     # -- events ------------------------------------------------------------------------------------
-    def send(self, src: str, dst: str, oob: bool = False) -> None:
-        """The application of ``src`` sends its next message to ``dst`` (flagged OOB: UNICAST3, UNICAST4)."""
+    def send(self, src: str, dst: str, oob: bool = False, dont_loopback: bool = False) -> None:
+        """The application of ``src`` sends its next message to ``dst`` (flagged OOB: UNICAST3, UNICAST4;
+        DONT_LOOPBACK, to itself: UNICAST3, UNICAST4)."""
         number = self.sent[src, dst] = self.sent.get((src, dst), 0) + 1
-        if oob:
-            self.engines[src].send(dst, spec_payload(number), now=0, oob=True)
-        else:
-            self.engines[src].send(dst, spec_payload(number), now=0)
-        self.channels[src, dst] = fifo.send(self.channels.get((src, dst), fifo.Channel()), oob)
+        flags = {name: True for name, on in (("oob", oob), ("dont_loopback", dont_loopback)) if on}
+        self.engines[src].send(dst, spec_payload(number), now=0, **flags)
+        self.channels[src, dst] = fifo.send(self.channels.get((src, dst), fifo.Channel()), oob,
+                                            dont_loopback and src == dst)
         self._collect(src, ("send",))
 
     def deliver(self, src: str, dst: str, kind: str, **fields: object) -> None:

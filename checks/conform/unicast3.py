@@ -96,7 +96,7 @@ def view_of_spec_node(node: u3.Node) -> EngineView[int]:
     """The view of a spec member, peers being the spec's member numbers."""
     send = tuple(
         (peer, SendView(e.conn_id, e.state, e.acked, tuple(spec_payload(p) for p in e.unacked),
-                        e.watermark, e.last_ts, tuple(sorted(e.oob))))
+                        e.watermark, e.last_ts, tuple(sorted(e.oob)), tuple(sorted(e.dont_loopback))))
         for peer, e in enumerate(node.send)
         if e is not None
     )

@@ -50,6 +50,7 @@ class Unicast4Engines(WorldEngines):
     """n UNICAST4 engines standing for the n members of a world."""
 
     engine_class = Unicast4Engine
+    knows_me = True  # decision 12: messages to self
     wire_bytes = staticmethod(wire_bytes)
     reference_bytes = staticmethod(packet_encoder(reference_codec.unicast4))
 
@@ -94,7 +95,7 @@ def script_engine(variant: Any, members: Sequence[str], settings: dict[str, int]
     if "dont_block" in settings:
         given["dont_block"] = bool(settings["dont_block"])
     config = replace(harness_config(variant, **given), resume_blocked_sends=True)  # no SEND timer in a script
-    return Unicast4Engine[str](config, members=members, now=0)
+    return Unicast4Engine[str](config, members=members, now=0, me=me or None)
 
 
 SCRIPT = ScriptProtocol(
@@ -112,7 +113,8 @@ def view_of_spec_node(node: u4.Node) -> EngineView[int]:
     send = tuple(
         (peer, SendView(e.conn_id, e.state, e.acked,
                         tuple(None if p is None else spec_payload(p) for p in e.unacked), e.watermark, e.last_ts,
-                        e.seqno, tuple((s, spec_payload(p)) for s, p in e.blocked), tuple(sorted(e.oob))))
+                        e.seqno, tuple((s, spec_payload(p)) for s, p in e.blocked), tuple(sorted(e.oob)),
+                        tuple(sorted(e.dont_loopback)), tuple(sorted(e.oob_delivered)), e.acks_counted))
         for peer, e in enumerate(node.send) if e is not None)
     recv = tuple(
         (peer, RecvView(e.conn_id, e.state, e.delivered,

@@ -139,9 +139,10 @@ class JGroupsLockstep:
         if isinstance(action, AppSend):
             number = self.world.app_payload(before, action)
             payload = spec_payload(number).hex()
-            if (action.src, action.dst, number) in getattr(self.world.bounds, "oob", ()):  # [oob] sends
-                return command("send", m=action.src, dst=action.dst, payload=payload, oob=True, state=True)
-            return command("send", m=action.src, dst=action.dst, payload=payload, state=True)
+            key = (action.src, action.dst, number)
+            flags = {name: True for name in ("oob", "dont_loopback")  # [oob] and [dont_loopback] sends
+                     if key in getattr(self.world.bounds, name, ())}
+            return command("send", m=action.src, dst=action.dst, payload=payload, state=True, **flags)
         if isinstance(action, DeliverPacket):
             ids = self.inflight.pop(action.packet)
             return command("deliver", id=ids[0], discard=ids[1:], m=member, state=True)

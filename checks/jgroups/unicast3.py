@@ -45,7 +45,7 @@ def message(m: dict[str, Any]) -> u3.Msg:
 def _send_entry(e: dict[str, Any]) -> u3.SendEntry:
     unacked = tuple(payload_number(bytes.fromhex(p)) if p is not None else -1 for p in e["unacked"])
     return u3.SendEntry(e["conn_id"], _STATES[e["state"]], e["acked"], unacked, tuple(e["watermark"]),
-                        e["last_ts"], frozenset(e.get("oob", ())))
+                        e["last_ts"], frozenset(e.get("oob", ())), frozenset(e.get("dont_loopback", ())))
 
 
 def _recv_entry(e: dict[str, Any]) -> u3.RecvEntry:

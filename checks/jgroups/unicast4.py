@@ -49,7 +49,9 @@ def _send_entry(e: dict[str, Any]) -> u4.SendEntry:
     unacked = tuple(_payload(p) for p in e["unacked"])
     blocked = tuple(sorted((int(s), payload_number(bytes.fromhex(p))) for s, p in e["blocked"]))
     return u4.SendEntry(e["conn_id"], _STATES[e["state"]], e["acked"], unacked, tuple(e["watermark"]),
-                        e["last_ts"], e["seqno"], blocked, frozenset(int(s) for s in e.get("oob", ())))
+                        e["last_ts"], e["seqno"], blocked, frozenset(int(s) for s in e.get("oob", ())),
+                        frozenset(int(s) for s in e.get("dont_loopback", ())),
+                        frozenset(int(s) for s in e.get("oob_delivered", ())), int(e.get("acks_counted", 0)))
 
 
 def _recv_entry(e: dict[str, Any]) -> u4.RecvEntry:

@@ -27,7 +27,7 @@ from typing import Any
 CATALOGUE = Path(__file__).resolve().with_name("mutants.toml")
 ROOT = Path(__file__).resolve().parents[2]  # the checkout: spec/, impl/, models/, checks/
 PACKAGES = ("spec", "impl", "models", "checks")
-PROTOCOLS = ("unicast3", "unicast2", "nakack2", "nakack4")
+PROTOCOLS = ("unicast3", "unicast2", "unicast4", "nakack2", "nakack4")
 CLASSES = {
     "1": "time",
     "2": "stale packets, conn_id",

@@ -55,10 +55,12 @@ class Unicast3Engine(Generic[P]):
 
     # ------------------------------------------------------------------ inputs
 
-    def send(self, dst: P, payload: bytes, *, now: int, oob: bool = False) -> int:
+    def send(self, dst: P, payload: bytes, *, now: int, oob: bool = False, dont_loopback: bool = False) -> int:
         """The application sends ``payload`` to ``dst``, flagged OOB or not; returns the seqno it got.
         (An OOB message is delivered by the receiver on receipt, ahead of earlier ones, and is
         acknowledged and retransmitted like any other; every resend carries the flag.)
+        ``dont_loopback`` on a send to ``me`` (the constructor's): stored, never sent nor delivered
+        (spec decision 27); on a send to another member it changes nothing.
 
         No entry: opens a connection (fresh conn_id); CLOSING: reopens it. The message is stored
         before it is sent, so a lost datagram is retransmitted later. Raises ``SendWindowFull``
@@ -71,8 +73,9 @@ class Unicast3Engine(Generic[P]):
             self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"send: payload must be bytes, got {type(payload).__name__}")
-        if type(oob) is not bool:
-            raise LocalProtocolError(f"send: oob must be a bool, got {type(oob).__name__}")
+        for flag, value in (("oob", oob), ("dont_loopback", dont_loopback)):
+            if type(value) is not bool:
+                raise LocalProtocolError(f"send: {flag} must be a bool, got {type(value).__name__}")
         m, cfg = self._m, self._config
         entry = m.send.get(dst)
         if entry is None:
@@ -96,6 +99,10 @@ class Unicast3Engine(Generic[P]):
         entry.window.add(seqno, payload)
         if oob:
             entry.oob.add(seqno)
+        if dont_loopback and dst == m.me and not m.variant.self_as_peer:  # decision 27: never looped back
+            entry.dont_loopback.add(seqno)
+            receive.dont_loopback_added(entry)
+            return seqno
         m.outbox.append((dst, data))
         m.stats.datagrams_sent += 1
         return seqno
@@ -225,7 +232,7 @@ class Unicast3Engine(Generic[P]):
         m = self._m
         send = tuple(
             (peer, SendView(e.conn_id, int(e.state), e.acked, stored_payloads(e.window, e.acked, e.highest_sent),
-                            e.watermark, e.last_ts, tuple(sorted(e.oob))))
+                            e.watermark, e.last_ts, tuple(sorted(e.oob)), tuple(sorted(e.dont_loopback))))
             for peer, e in sorted(m.send.items())
         )
         recv = tuple(

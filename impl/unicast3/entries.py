@@ -124,7 +124,7 @@ class Entry:
 class SendEntry(Entry):
     """SenderEntry: messages to one peer. HA = ``window.hd`` (forced purge), HS = ``window.hr``."""
 
-    __slots__ = ("last_ts", "oob", "resend_since", "resend_spent", "watermark", "window")
+    __slots__ = ("dont_loopback", "last_ts", "oob", "resend_since", "resend_spent", "watermark", "window")
     ROLE = Role.SEND
 
     def __init__(self, conn_id: int, window: Table[bytes], *, now: int) -> None:
@@ -134,6 +134,7 @@ class SendEntry(Entry):
         self.last_ts = 0  # newest accepted ACK / SEND_FIRST_SEQNO timestamp; 0 = none yet
         self.resend_since, self.resend_spent = now, 0  # max_resend_bytes: this interval's start and bytes
         self.oob: set[int] = set()  # the unacked seqnos sent OOB (their resends carry the flag too)
+        self.dont_loopback: set[int] = set()  # the entry for oneself: its DONT_LOOPBACK seqnos (spec decision 27)
 
     @property
     def acked(self) -> int:

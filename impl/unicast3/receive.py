@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from impl.common import evict_stalest, held_size, reopen_offset, resend_budget, will_hold
 from impl.unicast3.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg
-from impl.unicast3.entries import Event, RecvEntry
+from impl.unicast3.entries import Event, RecvEntry, SendEntry
 from impl.unicast3.state import Member, P
 from impl.window import Table, WindowSpanError
 
@@ -234,11 +234,25 @@ def on_data_from_self(m: Member[P], msg: DataMsg, *, now: int) -> None:
     if early:
         m.deliver(me, window.get(seqno) or b"")
     for stored in range(window.hd + 1, window.hr + 1):
-        if not (early and stored == seqno):
+        if not (early and stored == seqno) and stored not in entry.dont_loopback:  # decision 27: never delivered
             m.deliver(me, window.get(stored) or b"")
     if window.hr > window.hd:
         window.purge(window.hr, force=True)
     entry.oob.clear()
+    entry.dont_loopback.clear()
+
+
+def dont_loopback_added(entry: SendEntry) -> None:
+    """Spec ``dont_loopback_added`` (decision 27): after a DONT_LOOPBACK add to the window for
+    oneself, HA moves over the DONT_LOOPBACK messages from HA + 1 on (removed, never delivered)."""
+    window = entry.window
+    upto = window.hd
+    while upto < window.hr and upto + 1 in entry.dont_loopback:
+        upto += 1
+    if upto > window.hd:
+        window.purge(upto, force=True)
+        entry.oob = {s for s in entry.oob if s > upto}
+        entry.dont_loopback = {s for s in entry.dont_loopback if s > upto}
 
 
 def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:
@@ -254,6 +268,8 @@ def on_ack(m: Member[P], src: P, msg: AckMsg) -> None:
         entry.window.purge(upto, force=True)
         if entry.oob:
             entry.oob = {seqno for seqno in entry.oob if seqno > upto}
+        if entry.dont_loopback:
+            entry.dont_loopback = {seqno for seqno in entry.dont_loopback if seqno > upto}
 
 
 def on_send_first_seqno(m: Member[P], src: P, msg: SendFirstSeqnoMsg) -> None:

@@ -33,6 +33,7 @@ class SendView:
     watermark: tuple[int, int]
     last_ts: int  # 0 = none yet
     oob: tuple[int, ...] = ()  # the unacked seqnos sent OOB, ascending
+    dont_loopback: tuple[int, ...] = ()  # the entry for oneself: its DONT_LOOPBACK seqnos, ascending
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ def resend_highest(m: Member[P]) -> None:
         entry = m.send[peer]
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == mark:
-            if not m.variant.no_hs_resend:
+            if not m.variant.no_hs_resend and mark[1] not in entry.dont_loopback:  # decision 27: never looped back
                 hs = mark[1]
                 payload = entry.window.get(hs)
                 assert payload is not None

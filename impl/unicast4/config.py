@@ -34,6 +34,7 @@ class Variant:
     zero_conn_timeouts: bool = False  # JGRP-2929: conn_expiry_timeout and conn_close_timeout read as 0
     any_conn_id: bool = False  # before JGRP-2852: any different conn_id replaces (UNICAST3's rule)
     oob_redelivers: bool = False  # a defect: an OOB DATA is held as itself and the drain delivers it again
+    dont_loopback_delivered: bool = False  # a defect: the drain of the window to self delivers a DONT_LOOPBACK message
 
 
 _FLAGS = ("dont_block", "resume_blocked_sends")

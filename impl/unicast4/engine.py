@@ -32,25 +32,32 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
     opaque, hashable, ordered addresses. After every input, drain ``datagrams_to_send``,
     ``deliveries`` and ``failed_sends`` and re-arm the timer from ``get_timer``."""
 
-    def __init__(self, config: Config | None = None, *, members: Iterable[P] = (), now: int) -> None:
+    def __init__(self, config: Config | None = None, *, members: Iterable[P] = (), now: int,
+                 me: P | None = None) -> None:
         self._config = config if config is not None else Config()
         self._now = check_time(now, None)
-        self._m: Member[P] = Member(self._config, frozenset(members))
+        # ``me``: the local address, if the caller sends to itself (spec decision 12: a DATA from ``me``
+        # is delivered from the send window for ``me``); None: no such path
+        self._m: Member[P] = Member(self._config, frozenset(members), me)
         self._next_xmit = now + self._config.xmit_interval
 
     # ------------------------------------------------------------------ inputs
-    def send(self, dst: P, payload: bytes, *, now: int, oob: bool = False) -> tuple[int, SendStatus]:
+    def send(self, dst: P, payload: bytes, *, now: int, oob: bool = False,
+             dont_loopback: bool = False) -> tuple[int, SendStatus]:
         """The application sends ``payload`` to ``dst``, flagged OOB or not: (its seqno, SENT /
         BLOCKED / DROPPED). An OOB message blocks on a full window like any other; the receiver
-        delivers it on receipt, and every resend carries the flag. Raises ``SendWindowFull``
-        (max_blocked_sends, max_blocked_bytes) or ``LocalProtocolError`` (payload not bytes, oob not
-        a bool, or too big for the codec) without changing any state."""
+        delivers it on receipt, and every resend carries the flag. ``dont_loopback`` on a send to
+        ``me`` (the constructor's): stored, never sent nor delivered (spec decision 13); on a send
+        to another member it changes nothing. Raises ``SendWindowFull`` (max_blocked_sends,
+        max_blocked_bytes) or ``LocalProtocolError`` (payload not bytes, a flag not a bool, or too
+        big for the codec) without changing any state."""
         self._advance(now)
         if type(payload) is not bytes:
             raise LocalProtocolError(f"send: payload must be bytes, got {type(payload).__name__}")
-        if type(oob) is not bool:
-            raise LocalProtocolError(f"send: oob must be a bool, got {type(oob).__name__}")
-        return receive.send(self._m, dst, payload, now=now, oob=oob)
+        for flag, value in (("oob", oob), ("dont_loopback", dont_loopback)):
+            if type(value) is not bool:
+                raise LocalProtocolError(f"send: {flag} must be a bool, got {type(value).__name__}")
+        return receive.send(self._m, dst, payload, now=now, oob=oob, dont_loopback=dont_loopback)
 
     def received(self, src: P, data: bytes, *, now: int) -> None:
         """A datagram from ``src``. Malformed ones are counted (``stats.malformed``) and dropped."""
@@ -150,7 +157,8 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
         send = tuple(
             (peer, SendView(e.conn_id, e.state, e.acked,
                             tuple(e.window.get(s) for s in range(e.acked + 1, e.highest_sent + 1)),
-                            e.watermark, e.last_ts, e.seqno, tuple(sorted(e.blocked.items())), tuple(sorted(e.oob))))
+                            e.watermark, e.last_ts, e.seqno, tuple(sorted(e.blocked.items())), tuple(sorted(e.oob)),
+                            tuple(sorted(e.dont_loopback)), tuple(sorted(e.oob_delivered)), e.acks_counted))
             for peer, e in sorted(m.send.items()))
         recv = tuple(
             (peer, RecvView(e.conn_id, e.state, e.delivered, tuple(e.window.seqnos()), e.ack_pending,
@@ -171,7 +179,8 @@ class Unicast4Engine(MemberOutputs[P], Generic[P]):
             assert s.window.hd == s.window.low and s.window.offset == 0, (peer, s.window)
             assert s.watermark[0] <= s.watermark[1] <= s.highest_sent <= s.seqno, (peer, s.watermark)
             assert all(s.acked < q <= s.seqno and s.window.get(q) is None for q in s.blocked), (peer, s.blocked)
-            assert all(s.acked < q <= s.seqno for q in s.oob), (peer, s.oob)
+            assert all(s.acked < q <= s.seqno for q in (*s.oob, *s.dont_loopback)), (peer, s.oob)
+            assert s.oob_delivered <= s.oob and (peer == m.me or not (s.dont_loopback or s.acks_counted)), peer
             blocked += sum(len(p) for p in s.blocked.values())
         for peer, r in m.recv.items():
             r.window.check_invariants()

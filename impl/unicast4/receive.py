@@ -32,17 +32,19 @@ from impl.common import (
     resend_budget,
 )
 from impl.fixed_window import MAX_SEQNO, AddStatus
+from impl.unicast4 import loopback
 from impl.unicast4.codec import AckMsg, CloseMsg, DataMsg, SendFirstSeqnoMsg, WireMsg, XmitReqMsg, encode_data
 from impl.unicast4.state import OPEN, Member, P, RecvEntry, SendEntry, SendStatus
 
 
 # ---------------------------------------------------------------------------------------------
 # The application's send (spec on_send, _add_and_send, _on_send_thread).
-def send(m: Member[P], dst: P, payload: bytes, *, now: int, oob: bool = False) -> tuple[int, SendStatus]:
+def send(m: Member[P], dst: P, payload: bytes, *, now: int, oob: bool = False,
+         dont_loopback: bool = False) -> tuple[int, SendStatus]:
     """Spec ``on_send``: take the entry's next seqno (opening a connection if there is none); add
     and send it if the window has room, else hold it blocked, or (variant drop_dont_block with
-    DONT_BLOCK) drop it; an OOB send's seqno is remembered while stored or blocked. Limits and an
-    unencodable payload raise before any state changes."""
+    DONT_BLOCK) drop it; an OOB send's seqno, and a DONT_LOOPBACK send's to oneself, is remembered
+    while stored or blocked. Limits and an unencodable payload raise before any state changes."""
     cfg = m.config
     entry = m.send.get(dst)
     seqno = 1 if entry is None else entry.seqno + 1
@@ -66,32 +68,40 @@ def send(m: Member[P], dst: P, payload: bytes, *, now: int, oob: bool = False) -
         if cfg.max_retransmit_time > 0 and dst not in m.members:
             m.age_out.setdefault(dst, now + cfg.max_retransmit_time)
     entry.seqno = seqno
-    if not full:
-        if oob:
-            entry.oob.add(seqno)
-        add_and_send(m, dst, entry, seqno, payload, now=now)
-        return seqno, SendStatus.SENT
-    m.stats.sends_blocked += 1
-    entry.window.num_blockings += 1
-    if cfg.drops_when_full:
+    if cfg.drops_when_full and full:
+        m.stats.sends_blocked += 1
+        entry.window.num_blockings += 1
         m.stats.sends_dropped += 1
         return seqno, SendStatus.DROPPED
     if oob:
         entry.oob.add(seqno)
+    if dont_loopback and dst == m.me:  # spec decision 13: stored, never looped back
+        entry.dont_loopback.add(seqno)
+    if not full:
+        add_and_send(m, dst, entry, seqno, payload, now=now)
+        return seqno, SendStatus.SENT
+    m.stats.sends_blocked += 1
+    entry.window.num_blockings += 1
     entry.blocked[seqno] = payload
     m.blocked_bytes += len(payload)
     return seqno, SendStatus.BLOCKED
 
 
 def add_and_send(m: Member[P], dst: P, entry: SendEntry, seqno: int, payload: bytes, *, now: int) -> None:
-    """Spec ``_add_and_send``: store, pass down, reopen a CLOSING entry, refresh its age."""
+    """Spec ``_add_and_send``: store, pass down, reopen a CLOSING entry, refresh its age. A
+    DONT_LOOPBACK message to oneself goes nowhere (the transport never loops it back); its add's
+    remove filter and purge may free room (spec decision 13)."""
     status = entry.window.add(seqno, payload, block=True)
     assert status is AddStatus.ADDED, status
+    m.set_state(entry, OPEN, now=now)
+    entry.touched = now
+    if seqno in entry.dont_loopback:
+        if loopback.dont_loopback_added(entry) and entry.blocked:
+            resume(m, dst, entry, now=now)
+        return
     m.outbox.append((dst, encode_data(seqno, entry.conn_id, seqno == 1, payload, m.config.codec_limits,
                                       seqno in entry.oob)))
     m.stats.datagrams_sent += 1
-    m.set_state(entry, OPEN, now=now)
-    entry.touched = now
 
 
 def resume(m: Member[P], dst: P, entry: SendEntry, *, now: int) -> None:
@@ -100,6 +110,8 @@ def resume(m: Member[P], dst: P, entry: SendEntry, *, now: int) -> None:
     if not m.config.resume_blocked_sends:
         return
     for seqno in sorted(entry.blocked):
+        if seqno not in entry.blocked:  # sent by a resume nested in this one (a DONT_LOOPBACK add's purge)
+            continue
         if entry.window.full_for(seqno):
             return
         send_blocked(m, dst, seqno, now=now)
@@ -176,6 +188,11 @@ def on_data(m: Member[P], src: P, msg: DataMsg, *, now: int) -> None:
     it; every ACK goes before the batch it acknowledges is delivered."""
     if msg.seqno == 0:
         m.stats.bad_seqno += 1
+        return
+    if m.me is not None and src == m.me:  # spec decision 12: the send window for oneself delivers
+        drained = loopback.on_data_from_self(m, src, msg, now=now)
+        if drained is not None and drained.blocked:
+            resume(m, src, drained, now=now)
         return
     before = m.recv.get(src)
     entry = _receive_entry(m, src, msg, now=now)
@@ -285,8 +302,8 @@ def on_ack(m: Member[P], src: P, msg: AckMsg, *, now: int) -> None:
     if not m.accept_timestamp(entry, msg.timestamp):
         return
     purged = entry.window.purge(msg.seqno, force=True)
-    if purged and entry.oob:
-        entry.oob = {s for s in entry.oob if s > entry.acked}
+    if purged:
+        loopback.forget_below(entry)
     if purged and entry.blocked:
         resume(m, src, entry, now=now)
 

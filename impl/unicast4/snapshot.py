@@ -29,6 +29,11 @@ class SendView:
     seqno: int  # the last seqno a send took
     blocked: tuple[tuple[int, bytes], ...]  # (seqno, payload) of the blocked sends, ascending
     oob: tuple[int, ...] = ()  # the seqnos taken by OOB sends, stored unacked or blocked, ascending
+    # the send entry for oneself (spec decisions 12, 13): DONT_LOOPBACK seqnos (stored or blocked),
+    # OOB seqnos a loopback delivered, ascending; the ACK counter
+    dont_loopback: tuple[int, ...] = ()
+    oob_delivered: tuple[int, ...] = ()
+    acks_counted: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,8 +53,8 @@ class SendEntry:
     """SenderEntry: a FixedBuffer at offset 0 (HA = low = hd after a forced purge, HS = high), the
     seqno counter, the watermark, the last timestamp and the sends blocked on the window."""
 
-    __slots__ = ("blocked", "conn_id", "last_ts", "oob", "resend_since", "resend_spent", "seqno", "state",
-                 "touched", "watermark", "window")
+    __slots__ = ("acks_counted", "blocked", "conn_id", "dont_loopback", "last_ts", "oob", "oob_delivered",
+                 "resend_since", "resend_spent", "seqno", "state", "touched", "watermark", "window")
 
     def __init__(self, conn_id: int, capacity: int, *, now: int) -> None:
         self.conn_id, self.state, self.touched = conn_id, OPEN, now
@@ -64,6 +64,10 @@ class SendEntry:
         self.last_ts = 0
         self.blocked: dict[int, bytes] = {}  # seqno -> payload of the sends waiting for room
         self.oob: set[int] = set()  # the seqnos taken by OOB sends, stored unacked or blocked
+        # the send entry for oneself only (spec decisions 12, 13; empty / 0 on every other):
+        self.dont_loopback: set[int] = set()  # seqnos taken by DONT_LOOPBACK sends, stored or blocked
+        self.oob_delivered: set[int] = set()  # stored OOB seqnos a loopback delivered (OOB_DELIVERED)
+        self.acks_counted = 0  # deliverBatch's ACK counter on the send entry
         self.resend_since, self.resend_spent = now, 0  # max_resend_bytes: this interval's start and bytes
 
     @property
@@ -96,10 +100,11 @@ class RecvEntry:
 class Member(Generic[P]):
     """The state of one member. Handlers in ``receive`` and ``tasks`` mutate it in place."""
 
-    def __init__(self, config: Config, members: frozenset[P]) -> None:
+    def __init__(self, config: Config, members: frozenset[P], me: P | None = None) -> None:
         self.config = config
         self.variant = config.variant
         self.members = members
+        self.me = me  # the local address, if known: a DATA from it takes the self path (spec decision 12)
         self.send: dict[P, SendEntry] = {}
         self.recv: dict[P, RecvEntry] = {}
         self.sync_sent: dict[P, int] = {}  # last_sync_sent: peer -> time of the last request

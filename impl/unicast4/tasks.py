@@ -58,7 +58,7 @@ def resend_highest(m: Member[P], only: P | None = None) -> None:
         mark = (entry.acked, entry.highest_sent)
         if mark[0] < mark[1] and entry.watermark == mark:
             payload = entry.window.get(mark[1])
-            if payload is not None:
+            if payload is not None and mark[1] not in entry.dont_loopback:  # never looped back (decision 13)
                 m.emit(peer, DataMsg(mark[1], entry.conn_id, mark[1] == 1, payload, mark[1] in entry.oob))
         elif entry.watermark != mark:
             entry.watermark = mark

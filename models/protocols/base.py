@@ -76,6 +76,7 @@ class ProtocolAdapter:
     oob_flag: ClassVar[bool] = False  # the spec's on_send takes ``oob`` (a model file's [oob] table)
     batches: ClassVar[bool] = False  # the spec has ``on_batch`` (a model file's [faults] max_batch)
     self_sends: ClassVar[bool] = False  # a member may send to itself (a model file's "A->A" in [sends])
+    dont_loopback_flag: ClassVar[bool] = False  # on_send takes ``dont_loopback`` (a model file's [dont_loopback])
     liveness_goals: tuple[tuple[str, str], ...] = ()
     state_layout: ClassVar[StateLayout] = GENERIC  # what the state's fields mean, for the viewer's panel
 
@@ -101,8 +102,8 @@ class ProtocolAdapter:
         if isinstance(stimulus, tuple) and len(stimulus) == 4 and hasattr(stimulus, "msg"):
             step = spec.on_receive(cfg, node, stimulus.src, stimulus.msg)  # type: ignore[attr-defined]
         elif stimulus[0] == "send":  # type: ignore[index]
-            oob = {"oob": True} if len(stimulus) > 3 else {}  # type: ignore[arg-type]  # World.send_stimulus
-            step = spec.on_send(cfg, node, stimulus[1], stimulus[2], **oob)  # type: ignore[index]
+            flags = {flag: True for flag in stimulus[3:]}  # type: ignore[index]  # World.send_stimulus
+            step = spec.on_send(cfg, node, stimulus[1], stimulus[2], **flags)  # type: ignore[index]
         elif stimulus[0] == "timer":  # type: ignore[index]
             step = spec.on_timer(cfg, node, stimulus[1])  # type: ignore[index]
         elif stimulus[0] == "view":  # type: ignore[index]
@@ -260,7 +261,8 @@ class ProtocolAdapter:
         violations, grace = history.step_violations, history.grace
         for kind, value in observed:
             if kind == "stimulus" and value[0] == "send":
-                channels[member * n + value[1]] = fifo.send(channels[member * n + value[1]], len(value) > 3)
+                channels[member * n + value[1]] = fifo.send(channels[member * n + value[1]], "oob" in value[3:],
+                                                            "dont_loopback" in value[3:])
             elif kind == "stimulus":
                 self.observe_timer(value[1], member, n, syncs)
             elif kind == "Deliver":

@@ -59,6 +59,7 @@ class Unicast3Adapter(UnicastAdapter):
     oob_flag: ClassVar[bool] = True
     batches: ClassVar[bool] = True
     self_sends: ClassVar[bool] = True
+    dont_loopback_flag: ClassVar[bool] = True  # decision 27
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {"ack_threshold": (100, 2)}
     timer_text = (
         "retransmit task runs (pending ACKs, XMIT_REQs, highest-sent resend){for_peer}",

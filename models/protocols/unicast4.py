@@ -49,10 +49,12 @@ class Unicast4Adapter(UnicastAdapter):
                                            "blocked on is progress (spec/unicast4.py decision 9)."),)
     variant_aliases: ClassVar[dict[str, str]] = {
         "JGRP-2873": "drop_dont_block", "JGRP-2929": "zero_conn_timeouts", "JGRP-2852": "any_conn_id",
-        "oob-redelivers": "oob_redelivers",
+        "oob-redelivers": "oob_redelivers", "dont-loopback-delivered": "dont_loopback_delivered",
     }
     oob_flag: ClassVar[bool] = True
     batches: ClassVar[bool] = True
+    self_sends: ClassVar[bool] = True  # decision 12
+    dont_loopback_flag: ClassVar[bool] = True  # decision 13
     timer_keys: ClassVar[dict[str, bool]] = {"conn_expiry": True, "conn_close": True, "xmit_per_connection": False}
     config_keys: ClassVar[dict[str, tuple[int, int]]] = {
         "capacity": (u4.DEFAULT_CAPACITY, 1), "ack_threshold": (0, 0), "first_conn_id": (0, 0), "dont_block": (0, 0),

@@ -6,7 +6,8 @@ Invariant tested: on every walk, after every step, the engines emitted the spec'
 byte, delivered the same payloads in the same order and hold the spec's abstract state, with every
 member sending itself messages (some OOB) beside its messages to others. An engine that treats itself
 as a peer (a receive entry and ACKs: the 3.4.x path), one whose loopback delivers only the message it
-carries, and one that delivers an OOB message to self again in line must each be reported.
+carries, and one that delivers an OOB message to self again in line must each be reported; on the world with
+DONT_LOOPBACK messages to self (decision 27) the walks agree too, and an engine delivering one is reported.
 """
 
 from __future__ import annotations
@@ -89,3 +90,32 @@ def test_planted_defects_are_caught(model: Model, defect: str, monkeypatch: pyte
         monkeypatch.setattr(receive, name, replacement)
     found = [random_walk(model, seed, STEPS).divergence for seed in range(WALKS)]
     assert any(d is not None for d in found), defect
+
+
+DONT_LOOPBACK = MODELS_DIR / "fuzz" / "unicast3-lockstep-self-dont-loopback.toml"
+
+
+def test_engine_agrees_with_spec_on_dont_loopback_walks() -> None:
+    """Decision 27: some messages to self DONT_LOOPBACK (never sent, never delivered, never resent)."""
+    model = load(DONT_LOOPBACK)
+    assert {s for s, d, _ in model.world.bounds.dont_loopback if s == d} == {0, 1, 2}
+    steps = 0
+    for seed in range(WALKS):
+        result = random_walk(model, seed, STEPS)
+        assert result.divergence is None, f"seed {seed}: {result.divergence}"
+        steps += result.steps
+    assert steps > 2_000
+
+
+def delivers_dont_loopback(m: Member[int], msg: DataMsg, *, now: int) -> None:
+    entry = m.send.get(m.me) if m.me is not None else None
+    if entry is not None:
+        entry.dont_loopback.clear()  # the drain below delivers them too
+    ORIGINAL(m, msg, now=now)
+
+
+def test_an_engine_delivering_dont_loopback_to_self_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(receive, "on_data_from_self", delivers_dont_loopback)
+    model = load(DONT_LOOPBACK)
+    found = [random_walk(model, seed, STEPS).divergence for seed in range(WALKS)]
+    assert any(d is not None for d in found)

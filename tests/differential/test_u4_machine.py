@@ -1,7 +1,8 @@
 """Hypothesis state machine on UNICAST4: the environment's actions as rules (blocked sends resumed
 by their SEND timer among them), "engine == spec" and the spec's safety properties as invariants
 (``lockstep_machine.WorldAgreement``), under every variant (the variant dimension); the same on the
-worlds with OOB sends and with batches (a rule of its own for a batch delivery).
+worlds with OOB sends, with batches (a rule of its own for a batch delivery) and with messages to self
+(OOB and DONT_LOOPBACK among them).
 
 Default profile: 60 runs of up to 80 steps; ``pytest --hypothesis-profile=long`` runs 5,000 of up
 to 400.
@@ -47,6 +48,16 @@ class Unicast4BatchAgreement(WorldAgreement):
 
 
 TestUnicast4BatchAgreement = Unicast4BatchAgreement.TestCase
+
+
+class Unicast4SelfAgreement(WorldAgreement):
+    """The same machine on the world with messages to self, some OOB, some DONT_LOOPBACK (spec
+    decisions 12 and 13)."""
+
+    MODEL = load(MODELS_DIR / "fuzz" / "unicast4-lockstep-self.toml")
+
+
+TestUnicast4SelfAgreement = Unicast4SelfAgreement.TestCase
 
 
 def test_machine_finds_a_planted_defect(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -90,7 +90,7 @@ def test_oob_sends_load_as_src_dst_number(tmp_path: Path) -> None:
     model = load(write(tmp_path, model_text(sends='"A->B" = 3\n"B->A" = 1', views='[oob]\n"A->B" = [3, 1]')))
     world = model.world
     assert world.bounds.oob == frozenset({(0, 1, 1), (0, 1, 3)})
-    assert world.send_stimulus(0, 1, 1) == ("send", 1, 1, True)
+    assert world.send_stimulus(0, 1, 1) == ("send", 1, 1, "oob")
     assert world.send_stimulus(0, 1, 2) == ("send", 1, 2)
     assert world.send_stimulus(1, 0, 1) == ("send", 0, 1)
 
@@ -111,7 +111,7 @@ def test_base_model_checks_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 MISTAKES: list[tuple[str, str, str, str]] = [
     # top level
     ("unknown-top-key", model_text(top=TOP + '\ncolour = "red"'), "colour",
-     "one of check, config, description, faults, members, oob, protocol, sends, timers, variant, views"),
+     "one of check, config, description, dont_loopback, faults, members, oob, protocol, sends, timers, variant, views"),
     ("description-not-string", model_text(top=TOP.replace('"a test model"', "3")), "description", "a string"),
     # protocol
     ("protocol-missing", model_text(top='members = ["A", "B"]'), "protocol",
@@ -159,7 +159,7 @@ MISTAKES: list[tuple[str, str, str, str]] = [
     ("sends-unknown-member", model_text(sends='"A->C" = 1'), "sends.A->C", "a member name (A, B), got 'C'"),
     ("sends-unknown-source", model_text(sends='"Z->B" = 1'), "sends.Z->B", "a member name (A, B), got 'Z'"),
     ("sends-self", model_text(top=TOP.replace('"unicast3"', '"unicast2"'), sends='"A->A" = 1'), "sends.A->A",
-     "two different members (protocol unicast2 has no messages to self here; UNICAST3 has)"),
+     "two different members (protocol unicast2 has no messages to self here; UNICAST3 and UNICAST4 have)"),
     ("sends-negative", model_text(sends='"A->B" = -1'), "sends.A->B", "a whole number >= 0, got -1"),
     ("sends-fraction", model_text(sends='"A->B" = 1.5'), "sends.A->B", "a whole number >= 0, got 1.5"),
     ("sends-bool", model_text(sends='"A->B" = true'), "sends.A->B", "a whole number >= 0, got True"),

@@ -122,7 +122,8 @@ public final class Harness {
                 reset(command);
                 break;
             case "send":
-                // dont_loopback: this multicast alone is flagged DONT_LOOPBACK (NAKACK2's per-send choice)
+                // dont_loopback: this send alone is flagged DONT_LOOPBACK (NAKACK2's per-send choice; a
+                // UNICAST3/UNICAST4 send to itself)
                 member(command, "m").dontLoopbackNext = Boolean.TRUE.equals(command.get("dont_loopback"));
                 if (Boolean.TRUE.equals(command.get("oob")))
                     model.sendOob(member(command, "m"), index(command, "dst"), Hex.parse(Json.text(command, "payload")));

@@ -104,7 +104,9 @@ final class Member {
     }
 
     /** Something the protocol sent down: serialized (the source set as a transport sets it), then kept;
-     *  a multicast as one packet per destination copy (the model's ``multicastTargets``). */
+     *  a multicast as one packet per destination copy (the model's ``multicastTargets``). A unicast to
+     *  itself flagged DONT_LOOPBACK goes nowhere: a transport never loops it back (5.x's
+     *  BaseBundler.loopbackUnlessDontLoopbackIsSet, 3.6's TP.send), nor a resend of it. */
     void captured(Message msg) {
         if (retired)
             return;
@@ -113,6 +115,8 @@ final class Member {
         Address dest = msg.getDest();
         byte[] data = Jg.serialize(msg);
         if (dest != null) {
+            if (dest.equals(address) && Jg.dontLoopback(msg))
+                return;
             harness.capture(index, harness.indexOf(dest), data);
             return;
         }

@@ -111,7 +111,7 @@ final class Unicast3Model implements ProtocolModel {
         out.put("members", view);
         Map<String, Object> send = new TreeMap<>();
         for (Map.Entry<Address, Object> e : ((Map<Address, Object>) Reflect.get(prot, "send_table")).entrySet())
-            send.put(String.valueOf(h.indexOf(e.getKey())), sendEntry(member, e.getValue()));
+            send.put(String.valueOf(h.indexOf(e.getKey())), sendEntry(member, e.getValue(), h.indexOf(e.getKey()) == member.index));
         out.put("send", send);
         Map<String, Object> recv = new TreeMap<>();
         for (Map.Entry<Address, Object> e : ((Map<Address, Object>) Reflect.get(prot, "recv_table")).entrySet())
@@ -145,7 +145,7 @@ final class Unicast3Model implements ProtocolModel {
     }
 
     @SuppressWarnings("unchecked")
-    private Map<String, Object> sendEntry(Member member, Object entry) {
+    private Map<String, Object> sendEntry(Member member, Object entry, boolean self) {
         Map<String, Object> out = new LinkedHashMap<>();
         Table<Message> win = (Table<Message>) Reflect.get(entry, "msgs", "sent_msgs");
         out.put("conn_id", ((Number) Reflect.get(entry, "conn_id")).intValue());
@@ -154,14 +154,18 @@ final class Unicast3Model implements ProtocolModel {
         out.put("acked", hd);
         List<Object> unacked = new ArrayList<>();
         List<Object> oob = new ArrayList<>();
+        List<Object> dontLoopback = new ArrayList<>();  // the window for itself (spec decision 27)
         for (long s = hd + 1; s <= hr; s++) {
             Message m = win.get(s);
             unacked.add(m == null ? null : Hex.of(Jg.payload(m)));
             if (m != null && m.isFlagSet(Message.Flag.OOB))
                 oob.add(s);
+            if (m != null && self && Jg.dontLoopback(m))
+                dontLoopback.add(s);
         }
         out.put("unacked", unacked);
         out.put("oob", oob);
+        out.put("dont_loopback", dontLoopback);
         long[] mark = (long[]) Reflect.get(entry, "watermark");
         List<Object> watermark = new ArrayList<>();
         watermark.add(mark[0]);

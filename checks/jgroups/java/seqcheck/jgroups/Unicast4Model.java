@@ -33,6 +33,7 @@ final class Unicast4Model implements ProtocolModel {
     static final long FAR = 1L << 40;  // ms: never, in a run
     private final List<SendGate.Sender> senders = new ArrayList<>();
     private final java.util.Set<SendGate.Sender> oobSenders = new java.util.HashSet<>();
+    private final java.util.Set<SendGate.Sender> dontLoopbackSenders = new java.util.HashSet<>();
     private boolean flagDontBlock;
 
     public Protocol create(Map<String, Object> props) {
@@ -75,9 +76,15 @@ final class Unicast4Model implements ProtocolModel {
             dontBlock(msg);
         if (oob)
             msg.setFlag(Message.Flag.OOB);
+        boolean dontLoopback = member.dontLoopbackNext;
+        member.dontLoopbackNext = false;
+        if (dontLoopback)
+            Jg.setTransientFlag(msg, "DONT_LOOPBACK");
         SendGate.Sender sender = new SendGate.Sender(dst, payload);
         if (oob)
             oobSenders.add(sender);
+        if (dontLoopback)
+            dontLoopbackSenders.add(sender);
         sender.thread = new Thread(() -> {
             try {
                 Jg.down(member.protocol, msg);
@@ -132,6 +139,7 @@ final class Unicast4Model implements ProtocolModel {
         if (gate == null) {
             senders.remove(sender);
             oobSenders.remove(sender);
+            dontLoopbackSenders.remove(sender);
             return;
         }
         sender.gate = gate;
@@ -206,6 +214,7 @@ final class Unicast4Model implements ProtocolModel {
         senders.clear();
         senderOwners.clear();
         oobSenders.clear();
+        dontLoopbackSenders.clear();
     }
 
     // -- state ----------------------------------------------------------------------------------
@@ -257,11 +266,18 @@ final class Unicast4Model implements ProtocolModel {
         out.put("acked", low);
         List<Object> unacked = new ArrayList<>();
         List<Object> oob = new ArrayList<>();
+        List<Object> dontLoopback = new ArrayList<>();  // the window for itself (spec decisions 12, 13)
+        List<Object> oobDelivered = new ArrayList<>();
+        boolean self = peer == member.index;
         for (long s = low + 1; s <= high; s++) {
             Message m = (Message) Reflect.call(win, "get", s);
             unacked.add(m == null ? null : Hex.of(Jg.payload(m)));
             if (m != null && m.isFlagSet(Message.Flag.OOB))
                 oob.add(s);
+            if (m != null && self && Jg.dontLoopback(m))
+                dontLoopback.add(s);
+            if (m != null && self && Jg.transientFlag(m, "OOB_DELIVERED"))
+                oobDelivered.add(s);
         }
         out.put("unacked", unacked);
         long[] mark = (long[]) Reflect.get(entry, "watermark");
@@ -275,9 +291,14 @@ final class Unicast4Model implements ProtocolModel {
                 blocked.add(List.of(s.seqno, Hex.of(s.payload)));
                 if (oobSenders.contains(s))
                     oob.add(s.seqno);
+                if (self && dontLoopbackSenders.contains(s))
+                    dontLoopback.add(s.seqno);
             }
         out.put("blocked", blocked);
         out.put("oob", oob);
+        out.put("dont_loopback", dontLoopback);
+        out.put("oob_delivered", oobDelivered);
+        out.put("acks_counted", ((Number) Reflect.call(Reflect.get(entry, "acks_sent"), "get")).longValue());
         return out;
     }
 
