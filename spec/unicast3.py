@@ -419,8 +419,8 @@ def enabled_timers(cfg: Config, node: Node) -> tuple[Timer, ...]:
     """The timers that can fire now, in a fixed order."""
     timers = [Timer(XMIT, -1)] if not cfg.xmit_per_connection else []
     for peer in range(cfg.members):
-        if cfg.xmit_per_connection and peer != node.me:
-            timers.append(Timer(XMIT, peer))
+        if cfg.xmit_per_connection and (peer != node.me or node.send[peer] or node.recv[peer]):
+            timers.append(Timer(XMIT, peer))  # oneself's only while a connection to oneself exists
         s, r = node.send[peer], node.recv[peer]
         if cfg.conn_expiry and s is not None and s.state == OPEN:
             timers.append(Timer(IDLE_SEND, peer))
