@@ -157,8 +157,7 @@ def unicast(protocol: str, members: tuple[str, ...] = ("A", "B"), **fields: Any)
     """A UNICAST3 or UNICAST4 pair (or group) with the Config ``fields`` JGroups' test sets."""
     config_class, engine_class, decode = UNICAST[protocol]
     config = config_class(**fields)
-    me: Callable[[str], dict[str, str]] = (lambda m: {"me": m}) if protocol == "unicast3" else (lambda m: {})
-    engines = {m: engine_class(config, members=members, now=0, **me(m)) for m in members}
+    engines = {m: engine_class(config, members=members, now=0, me=m) for m in members}  # to self: the self path
     return Net(engines, decode)
 
 
