@@ -174,13 +174,17 @@ class Member(Generic[P]):
     def count_acks(self, peer: P, entry: RecvEntry, n: int) -> None:
         """Entry.update(n, add_acks): an ACK now when the counter reaches the threshold (it resets),
         otherwise the counter grows and the ACK is left pending for the retransmit task."""
-        total = entry.acks_counted + n
-        if total >= self.config.threshold:
-            entry.acks_counted = 0
+        if self.ack_due(entry, n):
             self.send_ack(peer, entry)
         else:
-            entry.acks_counted = total
             entry.ack_pending = True
+
+    def ack_due(self, entry: RecvEntry | SendEntry, n: int) -> bool:
+        """The counting half of Entry.update(n, add_acks), on a receive entry or (messages to self)
+        the send entry for oneself: True, the counter reset, when it reaches the threshold."""
+        total = entry.acks_counted + n
+        entry.acks_counted = 0 if total >= self.config.threshold else total
+        return total >= self.config.threshold
 
     def send_pending_acks(self, only: P | None = None) -> None:
         """sendPendingAcks: ACK(highest delivered, conn_id, new timestamp) per pending entry."""
